@@ -1,0 +1,37 @@
+/* `airlock boot` options: parsing and the checks that need nothing but the
+ * options themselves. */
+#ifndef AIRLOCK_VMM_BOOT_OPTIONS_H
+#define AIRLOCK_VMM_BOOT_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boot/kernel.h"
+
+#define BOOT_DEFAULT_CMDLINE "console=ttyS0 reboot=k panic=-1"
+#define BOOT_DEFAULT_MEM_MIB 256
+#define BOOT_DEFAULT_KVM     "/dev/kvm"
+
+struct boot_options {
+    const char *kernel;
+    const char *initrd;
+    const char *cmdline;
+    uint64_t mem_mib;
+    unsigned cpus;
+    const char *console; /* "stdio", "none" or a path */
+    const char *kvm_path;
+    enum kernel_entry entry;
+    bool allow_pvm;
+};
+
+/* Parses argv (after "boot").  Returns 0, 1 when --help was printed, or
+ * -EINVAL with `err` naming the bad option. */
+int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err, size_t errlen);
+
+void boot_options_usage(void);
+
+/* Strict decimal parse: digits only, no sign, no overflow, <= max. */
+int parse_uint(const char *s, uint64_t max, uint64_t *out);
+
+#endif

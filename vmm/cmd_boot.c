@@ -1,0 +1,233 @@
+/* `airlock boot`: one linear sequence, in the order a reader would check it.
+ * Everything that depends only on the user's input (options, files, the
+ * kernel's headers, whether it fits in RAM) is checked before /dev/kvm is
+ * touched, so a bad input is reported the same way on every host. */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "boot/layout.h"
+#include "boot/loader.h"
+#include "devices/i8042.h"
+#include "devices/serial.h"
+#include "vmm/boot_options.h"
+#include "vmm/commands.h"
+#include "vmm/console.h"
+#include "vmm/evloop.h"
+#include "vmm/exit_codes.h"
+#include "vmm/mapped_file.h"
+#include "vmm/vm.h"
+
+#define ERRLEN 384
+
+struct boot_session {
+    struct boot_options opt;
+    struct mapped_file kernel_file, initrd_file;
+    struct kernel_image img;
+    struct gmem mem;
+    struct boot_plan plan;
+    struct kvm kvm;
+    struct vm vm;
+    struct serial serial;
+    struct i8042 kbd;
+    struct console console;
+    struct evloop loop;
+    int signal_fd;
+    char err[ERRLEN];
+};
+
+static int report(const char *msg)
+{
+    fprintf(stderr, "airlock: %s\n", msg);
+    return EXIT_AIRLOCK_ERROR;
+}
+
+/* Steps 1-3: files, headers, guest RAM, boot layout. */
+static int prepare_guest(struct boot_session *s)
+{
+    struct boot_options *o = &s->opt;
+    if (mapped_file_open(&s->kernel_file, "--kernel", o->kernel, KERNEL_FILE_MAX, s->err, ERRLEN))
+        return report(s->err);
+    if (kernel_parse(s->kernel_file.data, s->kernel_file.size, &s->img)) {
+        snprintf(s->err, ERRLEN, "--kernel %s: %s", o->kernel, s->img.error);
+        return report(s->err);
+    }
+    if (o->initrd &&
+        mapped_file_open(&s->initrd_file, "--initrd", o->initrd, LAYOUT_MMIO_GAP_START, s->err, ERRLEN))
+        return report(s->err);
+    int e = gmem_init(&s->mem, o->mem_mib);
+    if (e) {
+        snprintf(s->err, ERRLEN, "--mem %llu: cannot map guest RAM: %s",
+                 (unsigned long long)o->mem_mib, strerror(-e));
+        return report(s->err);
+    }
+    struct boot_request req = {
+        .cmdline = o->cmdline, .initrd = s->initrd_file.data,
+        .initrd_size = s->initrd_file.size, .entry = o->entry, .ncpus = o->cpus,
+    };
+    e = loader_load(&s->img, &s->mem, &req, &s->plan);
+    if (e == -E2BIG)
+        snprintf(s->err, ERRLEN, "--cmdline: %s", s->plan.error);
+    else if (e == -ENOMEM)
+        snprintf(s->err, ERRLEN, "--mem %llu is too small: %s", (unsigned long long)o->mem_mib,
+                 s->plan.error);
+    else if (e)
+        snprintf(s->err, ERRLEN, "--entry: %s (%s)", s->plan.error, o->kernel);
+    return e ? report(s->err) : 0;
+}
+
+/* Step 4: /dev/kvm, and whether this kernel can run on it. */
+static int open_kvm(struct boot_session *s)
+{
+    struct boot_options *o = &s->opt;
+    if (kvm_open(&s->kvm, o->kvm_path, s->err, ERRLEN))
+        return report(s->err);
+    if ((int)o->cpus > s->kvm.max_vcpus) {
+        snprintf(s->err, ERRLEN, "--cpus %u: this KVM allows at most %d vCPUs", o->cpus,
+                 s->kvm.max_vcpus);
+        return report(s->err);
+    }
+    if (s->kvm.pvm && s->img.is_linux && !o->allow_pvm) {
+        snprintf(s->err, ERRLEN,
+                 "%s is kvm-pvm (paging-based, no VT-x/AMD-V): it emulates guest kernel code and "
+                 "cannot boot a stock Linux kernel like %s; run it under tests/lab/run or on a "
+                 "hardware-KVM host (--allow-pvm tries anyway, for PVM-aware kernels)",
+                 o->kvm_path, o->kernel);
+        return report(s->err);
+    }
+    return 0;
+}
+
+static void kbd_reset(void *opaque)
+{
+    struct boot_session *s = opaque;
+    if (atomic_load(&s->console.panicked))
+        vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "guest kernel panicked: %s", s->console.panic_line);
+    else
+        vm_stop(&s->vm, 0, "guest reset");
+}
+
+static void serial_set_irq(void *opaque, int level)
+{
+    struct boot_session *s = opaque;
+    struct kvm_irq_level irq = {.irq = LAYOUT_COM1_IRQ, .level = (uint32_t)level};
+    if (ioctl(s->vm.fd, KVM_IRQ_LINE, &irq) < 0)
+        vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "KVM_IRQ_LINE failed: %s", strerror(errno));
+}
+
+static void serial_tx(void *opaque, uint8_t byte)
+{
+    struct boot_session *s = opaque;
+    console_tx(&s->console, byte);
+}
+
+static void serial_drained(void *opaque)
+{
+    struct boot_session *s = opaque;
+    console_rx_drained(&s->console);
+}
+
+static const struct serial_ops serial_ops = {
+    .tx = serial_tx, .set_irq = serial_set_irq, .rx_drained = serial_drained,
+};
+
+/* Step 5: the devices the guest can reach. */
+static int attach_devices(struct boot_session *s)
+{
+    struct bus *bus = &s->vm.bus;
+    serial_init(&s->serial, &serial_ops, s);
+    s->kbd = (struct i8042){.reset = kbd_reset, .opaque = s};
+    int e = bus_register(bus, BUS_PIO, LAYOUT_COM1_PORT, SERIAL_PORTS, "serial-8250 (COM1)",
+                         serial_io, &s->serial);
+    if (!e)
+        e = bus_register(bus, BUS_PIO, LAYOUT_I8042_DATA_PORT, 1, "i8042 data", i8042_data_io,
+                         &s->kbd);
+    if (!e)
+        e = bus_register(bus, BUS_PIO, LAYOUT_I8042_CMD_PORT, 1, "i8042 command", i8042_cmd_io,
+                         &s->kbd);
+    if (e) {
+        snprintf(s->err, ERRLEN, "registering devices: %s", strerror(-e));
+        return report(s->err);
+    }
+    return 0;
+}
+
+static void on_vm_stopped(void *opaque, uint32_t events)
+{
+    struct boot_session *s = opaque;
+    (void)events;
+    s->loop.quit = true;
+}
+
+static void on_signal(void *opaque, uint32_t events)
+{
+    struct boot_session *s = opaque;
+    struct signalfd_siginfo si;
+    (void)events;
+    if (read(s->signal_fd, &si, sizeof(si)) == sizeof(si))
+        vm_stop(&s->vm, 128 + (int)si.ssi_signo, "stopped by signal %s", strsignal((int)si.ssi_signo));
+}
+
+/* Signals that end airlock arrive as events; the kick signal is only for
+ * vCPU threads.  Blocked here, before any thread exists, so all inherit it. */
+static int block_signals(struct boot_session *s)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    sigdelset(&set, SIGUSR1);
+    s->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    signal(SIGPIPE, SIG_IGN);
+    return s->signal_fd < 0 ? -errno : 0;
+}
+
+/* Steps 6-7: run until something ends the VM, report how it ended. */
+static int run_vm(struct boot_session *s)
+{
+    if (evloop_init(&s->loop) || block_signals(s) ||
+        evloop_add(&s->loop, s->vm.stop_efd, EPOLLIN, on_vm_stopped, s) ||
+        evloop_add(&s->loop, s->signal_fd, EPOLLIN, on_signal, s) ||
+        console_attach(&s->console, &s->loop, &s->serial)) {
+        snprintf(s->err, ERRLEN, "setting up the event loop: %s", strerror(errno));
+        return report(s->err);
+    }
+    if (vm_start(&s->vm, s->err, ERRLEN))
+        return report(s->err);
+    int e = evloop_run(&s->loop);
+    if (e)
+        vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "event loop failed: %s", strerror(-e));
+    vm_destroy(&s->vm); /* joins the vCPU threads: no more console output */
+    console_close(&s->console);
+    if (s->vm.exit_status != 0)
+        fprintf(stderr, "airlock: %s\n", s->vm.exit_reason);
+    return s->vm.exit_status;
+}
+
+int cmd_boot(int argc, char **argv)
+{
+    static struct boot_session s; /* large; one per process */
+    s.signal_fd = -1;
+    int r = boot_options_parse(&s.opt, argc, argv, s.err, ERRLEN);
+    if (r)
+        return r > 0 ? 0 : report(s.err);
+    if ((r = prepare_guest(&s)) || (r = open_kvm(&s)))
+        return r;
+    if (console_open(&s.console, s.opt.console, s.err, ERRLEN))
+        return report(s.err);
+    if (vm_create(&s.vm, &s.kvm, &s.mem, s.err, ERRLEN) ||
+        vm_create_vcpus(&s.vm, s.opt.cpus, &s.plan, s.err, ERRLEN))
+        return report(s.err);
+    if ((r = attach_devices(&s)))
+        return r;
+    return run_vm(&s);
+}

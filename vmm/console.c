@@ -1,0 +1,162 @@
+#include "vmm/console.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define PANIC_MARK "Kernel panic - not syncing"
+
+int console_open(struct console *c, const char *spec, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof(*c));
+    c->out_fd = c->in_fd = c->drained_efd = -1;
+    if (strcmp(spec, "none") == 0)
+        return 0;
+    if (strcmp(spec, "stdio") == 0) {
+        c->out_fd = STDOUT_FILENO;
+        c->in_fd = STDIN_FILENO;
+        return 0;
+    }
+    c->out_fd = open(spec, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (c->out_fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "--console %s: %s", spec, strerror(e));
+        return -e;
+    }
+    c->out_owned = true;
+    return 0;
+}
+
+static void console_write_all(struct console *c, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(c->out_fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            /* A closed or broken sink must not stall the guest: stop writing. */
+            c->out_failed = true;
+            return;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+void console_tx(void *opaque, uint8_t byte)
+{
+    struct console *c = opaque;
+    if (c->out_fd >= 0 && !c->out_failed)
+        console_write_all(c, &byte, 1);
+    if (byte == '\n' || c->line_len == CONSOLE_LINE_MAX - 1) {
+        c->line[c->line_len] = 0;
+        if (!atomic_load(&c->panicked) && strstr(c->line, PANIC_MARK)) {
+            size_t n = strcspn(c->line, "\r");
+            snprintf(c->panic_line, sizeof(c->panic_line), "%.*s", (int)n, c->line);
+            atomic_store(&c->panicked, true);
+        }
+        c->line_len = 0;
+    }
+    if (byte != '\n')
+        c->line[c->line_len++] = (char)byte;
+}
+
+/* Offers what is pending to the guest; pauses stdin until the guest has
+ * room for more, so no input is dropped. */
+static void console_feed(struct console *c)
+{
+    size_t n = serial_receive(c->serial, c->pending + c->pending_off,
+                              c->pending_len - c->pending_off);
+    c->pending_off += n;
+    if (c->pending_off == c->pending_len) {
+        c->pending_off = c->pending_len = 0;
+        evloop_modify(c->loop, c->in_fd, EPOLLIN);
+    } else {
+        evloop_modify(c->loop, c->in_fd, 0);
+    }
+}
+
+static void console_on_input(void *opaque, uint32_t events)
+{
+    struct console *c = opaque;
+    (void)events;
+    ssize_t n = read(c->in_fd, c->pending, sizeof(c->pending));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (n <= 0) {
+        /* End of input: the guest simply gets no more. */
+        evloop_remove(c->loop, c->in_fd);
+        return;
+    }
+    c->pending_off = 0;
+    c->pending_len = (size_t)n;
+    console_feed(c);
+}
+
+static void console_on_drained(void *opaque, uint32_t events)
+{
+    struct console *c = opaque;
+    uint64_t v;
+    (void)events;
+    if (read(c->drained_efd, &v, sizeof(v)) < 0)
+        return;
+    if (c->pending_len)
+        console_feed(c);
+}
+
+void console_rx_drained(void *opaque)
+{
+    struct console *c = opaque;
+    uint64_t one = 1;
+    if (c->drained_efd >= 0 && write(c->drained_efd, &one, sizeof(one)) < 0) {
+        /* eventfd counter overflow is impossible here */
+    }
+}
+
+int console_attach(struct console *c, struct evloop *loop, struct serial *serial)
+{
+    c->serial = serial;
+    c->loop = loop;
+    if (c->in_fd < 0)
+        return 0;
+    if (isatty(c->in_fd) && tcgetattr(c->in_fd, &c->saved_tty) == 0) {
+        /* Characters go to the guest as typed and the guest echoes them;
+         * ISIG stays so ^C still ends airlock. */
+        struct termios raw = c->saved_tty;
+        raw.c_lflag &= ~(ICANON | ECHO);
+        raw.c_iflag &= ~(ICRNL | IXON);
+        raw.c_cc[VMIN] = 1;
+        raw.c_cc[VTIME] = 0;
+        if (tcsetattr(c->in_fd, TCSANOW, &raw) == 0)
+            c->tty_saved = true;
+    }
+    c->drained_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (c->drained_efd < 0)
+        return -errno;
+    int err = evloop_add(loop, c->drained_efd, EPOLLIN, console_on_drained, c);
+    if (!err)
+        err = evloop_add(loop, c->in_fd, EPOLLIN, console_on_input, c);
+    if (err == -EPERM) {
+        /* stdin is a regular file or /dev/null (epoll refuses those): the
+         * guest gets no input rather than airlock failing. */
+        err = 0;
+    }
+    return err;
+}
+
+void console_close(struct console *c)
+{
+    if (c->tty_saved)
+        tcsetattr(c->in_fd, TCSANOW, &c->saved_tty);
+    c->tty_saved = false;
+    if (c->out_owned && c->out_fd >= 0)
+        close(c->out_fd);
+    if (c->drained_efd >= 0)
+        close(c->drained_efd);
+    c->out_fd = c->drained_efd = -1;
+}

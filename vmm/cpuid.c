@@ -1,0 +1,75 @@
+#include "vmm/cpuid.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+
+#define CPUID_MAX_ENTRIES 256
+
+#define LEAF1_ECX_VMX        (1u << 5)
+#define LEAF1_ECX_MONITOR    (1u << 3)
+#define LEAF1_ECX_HYPERVISOR (1u << 31)
+#define EXT1_ECX_SVM         (1u << 2)
+#define TOPO_TYPE_SMT        1
+#define TOPO_TYPE_CORE       2
+
+struct kvm_cpuid2 *cpuid_supported(int kvm_fd)
+{
+    struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + CPUID_MAX_ENTRIES * sizeof(c->entries[0]));
+    if (!c)
+        return NULL;
+    c->nent = CPUID_MAX_ENTRIES;
+    if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
+        int e = errno;
+        free(c);
+        errno = e;
+        return NULL;
+    }
+    return c;
+}
+
+static unsigned bits_for(unsigned n)
+{
+    unsigned b = 0;
+    while ((1u << b) < n)
+        b++;
+    return b;
+}
+
+void cpuid_filter(struct kvm_cpuid2 *c, unsigned id, unsigned ncpus)
+{
+    for (unsigned i = 0; i < c->nent; i++) {
+        struct kvm_cpuid_entry2 *e = &c->entries[i];
+        switch (e->function) {
+        case 0x1:
+            e->ebx = (e->ebx & 0x00ffffff) | (id << 24);
+            e->ecx = (e->ecx & ~(LEAF1_ECX_VMX | LEAF1_ECX_MONITOR)) | LEAF1_ECX_HYPERVISOR;
+            break;
+        case 0xa: /* architectural PMU */
+            e->eax = e->ebx = e->ecx = e->edx = 0;
+            break;
+        case 0xb:
+        case 0x1f:
+            /* One thread per core, ncpus cores in one package; x2APIC ID = id. */
+            e->edx = id;
+            if (e->index == 0) {
+                e->eax = 0;
+                e->ebx = 1;
+                e->ecx = (TOPO_TYPE_SMT << 8);
+            } else if (e->index == 1) {
+                e->eax = bits_for(ncpus);
+                e->ebx = ncpus;
+                e->ecx = (TOPO_TYPE_CORE << 8) | 1;
+            } else {
+                e->eax = e->ebx = 0;
+                e->ecx = e->index;
+            }
+            break;
+        case 0x80000001:
+            e->ecx &= ~EXT1_ECX_SVM;
+            break;
+        default:
+            break;
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/* The monitor's event loop: one epoll set on the main thread for work that
+ * waits on file descriptors (console input, signals, the VM stopping), so
+ * nothing that blocks runs on a vCPU thread. */
+#ifndef AIRLOCK_VMM_EVLOOP_H
+#define AIRLOCK_VMM_EVLOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define EVLOOP_MAX_HANDLERS 32
+
+typedef void (*evloop_fn)(void *opaque, uint32_t events);
+
+struct evloop_handler {
+    int fd;
+    evloop_fn fn;
+    void *opaque;
+};
+
+struct evloop {
+    int epfd;
+    bool quit;
+    struct evloop_handler handlers[EVLOOP_MAX_HANDLERS];
+};
+
+int evloop_init(struct evloop *loop);
+void evloop_destroy(struct evloop *loop);
+
+/* Watches fd for `events` (EPOLLIN...).  0 or -errno. */
+int evloop_add(struct evloop *loop, int fd, uint32_t events, evloop_fn fn, void *opaque);
+
+/* Changes the events watched on fd (0 pauses it). */
+int evloop_modify(struct evloop *loop, int fd, uint32_t events);
+
+/* Stops watching fd. */
+void evloop_remove(struct evloop *loop, int fd);
+
+/* Dispatches events until a handler sets loop->quit.  0 or -errno. */
+int evloop_run(struct evloop *loop);
+
+#endif

@@ -1,0 +1,47 @@
+/* Guest memory: the regions that back guest RAM, and the one checked
+ * accessor through which every other module turns a guest-physical address
+ * into a host pointer (DESIGN.md rule 1). */
+#ifndef AIRLOCK_VMM_GMEM_H
+#define AIRLOCK_VMM_GMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GMEM_MAX_REGIONS 4
+
+struct gmem_region {
+    uint64_t gpa;   /* first guest-physical byte */
+    uint64_t size;  /* bytes */
+    uint8_t *host;  /* host mapping of the region */
+};
+
+struct gmem {
+    struct gmem_region regions[GMEM_MAX_REGIONS];
+    unsigned nregions;
+    uint64_t ram_bytes;   /* total RAM, all regions */
+};
+
+/* Maps `mib` MiB of anonymous memory as guest RAM, split around the MMIO gap
+ * (boot/layout.h).  Returns 0 or -errno. */
+int gmem_init(struct gmem *mem, uint64_t mib);
+
+/* Adds an existing host buffer as a region (unit tests use this to build a
+ * fake guest).  Regions must not overlap.  Returns 0 or -errno. */
+int gmem_add_region(struct gmem *mem, uint64_t gpa, void *host, uint64_t size);
+
+/* Unmaps what gmem_init mapped. */
+void gmem_destroy(struct gmem *mem);
+
+/* Host pointer for [gpa, gpa+len) when that whole range lies inside one
+ * region (overflow checked, len 0 allowed inside a region); else NULL. */
+void *gmem_ptr(const struct gmem *mem, uint64_t gpa, uint64_t len);
+
+/* Copies into / out of guest memory through gmem_ptr; -EFAULT if the range
+ * is not all RAM. */
+int gmem_write(const struct gmem *mem, uint64_t gpa, const void *src, uint64_t len);
+int gmem_read(const struct gmem *mem, void *dst, uint64_t gpa, uint64_t len);
+
+/* End of the RAM region that starts at 0 (the "low" RAM below the gap). */
+uint64_t gmem_low_end(const struct gmem *mem);
+
+#endif

@@ -1,0 +1,76 @@
+/* One microVM: the KVM VM, its RAM, its bus, its vCPU threads, and how it
+ * ends.  Whatever ends it first (a guest reset, a fault, a signal) records
+ * the exit status and reason; later causes are ignored. */
+#ifndef AIRLOCK_VMM_VM_H
+#define AIRLOCK_VMM_VM_H
+
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "boot/loader.h"
+#include "devices/bus.h"
+#include "vmm/gmem.h"
+#include "vmm/kvm.h"
+
+struct vm;
+
+struct vcpu {
+    struct vm *vm;
+    unsigned id;
+    int fd;
+    struct kvm_run *run;
+    pthread_t thread;
+    bool started;
+};
+
+struct vm {
+    struct kvm *kvm;
+    int fd;
+    struct gmem mem;
+    struct bus bus;
+    struct vcpu *vcpus;
+    unsigned ncpus;
+    atomic_bool stopping;
+    pthread_mutex_t stop_lock;
+    int exit_status;
+    char exit_reason[256];
+    int stop_efd; /* becomes readable once the VM is stopping */
+};
+
+/* Creates the VM with in-kernel irqchip and PIT, and gives it `mem` as its
+ * RAM (the VM owns it from then on, even on failure: vm_destroy frees it).
+ * -errno with `err` explaining. */
+int vm_create(struct vm *vm, struct kvm *kvm, struct gmem *mem, char *err, size_t errlen);
+
+/* Creates `ncpus` vCPUs; the first gets the entry state of `plan`, the rest
+ * wait for the guest's INIT/SIPI. */
+int vm_create_vcpus(struct vm *vm, unsigned ncpus, const struct boot_plan *plan,
+                    char *err, size_t errlen);
+
+/* Starts one thread per vCPU. */
+int vm_start(struct vm *vm, char *err, size_t errlen);
+
+/* Ends the VM with `status` (first call wins) and kicks every vCPU out of
+ * KVM_RUN.  Safe from any thread. */
+void vm_stop(struct vm *vm, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline bool vm_stopping(struct vm *vm)
+{
+    return atomic_load_explicit(&vm->stopping, memory_order_acquire);
+}
+
+/* Joins the vCPU threads and releases everything. */
+void vm_destroy(struct vm *vm);
+
+/* The vCPU thread body (vcpu.c). */
+void *vcpu_thread(void *arg);
+
+/* Per-vCPU setup: CPUID, MSRs, LAPIC, FPU, and for the boot vCPU the entry
+ * registers (vcpu_setup.c).  -errno with `err` explaining. */
+int vcpu_setup(struct vcpu *v, struct kvm_cpuid2 *cpuid, unsigned ncpus,
+               const struct boot_plan *plan, char *err, size_t errlen);
+
+#endif
