@@ -20,3 +20,5 @@ $(BUILD)/probe/probe-pvh.elf: tests/probe/entry_pvh.S $(PROBE_DEPS) | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) -m32 $(PROBE_CFLAGS) $(PROBE_LDFLAGS) -o $@.32 tests/probe/entry_pvh.S tests/probe/probe.c
 	objcopy -O elf64-x86-64 $@.32 $@
+
+include tests/unit/unit.mk
