@@ -1,0 +1,35 @@
+# guest/guest.mk: the guest kernel and images; included by the top Makefile.
+#   make guest    build/guest/{vmlinux,bzImage,initramfs.cpio.gz,rootfs.ext4}
+# The kernel comes from a cache outside the repo (guest/README.md); a changed
+# fragment or build script is a new cache key, so make's timestamps and the
+# cache agree on when to rebuild.
+
+BUILD ?= build
+GUEST_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
+GUEST_OUT := $(BUILD)/guest
+
+# What the kernel cache key is made of (the package version is read by the
+# script; the tarball's mtime changes with it). wildcard: a missing package
+# is reported by the script, not as "no rule to make target".
+GUEST_KERNEL_INPUTS := $(GUEST_DIR)/kernel.config $(GUEST_DIR)/build-kernel.sh \
+                       $(wildcard /usr/src/linux-source-6.1.tar.xz)
+GUEST_KERNEL_OUTPUTS := $(addprefix $(GUEST_OUT)/,vmlinux bzImage System.map \
+                        kernel.config.final gen_init_cpio)
+# Inputs of the root tree both images are made from.
+GUEST_STAGE_INPUTS := $(GUEST_DIR)/stage-root.sh $(GUEST_DIR)/init \
+                      $(wildcard /bin/busybox)
+
+.PHONY: guest
+guest: $(GUEST_OUT)/vmlinux $(GUEST_OUT)/bzImage \
+       $(GUEST_OUT)/initramfs.cpio.gz $(GUEST_OUT)/rootfs.ext4
+
+# deps-check (top Makefile) installs scripts/packages/guest.list first.
+$(GUEST_KERNEL_OUTPUTS) &: $(GUEST_KERNEL_INPUTS) | deps-check
+	$(GUEST_DIR)/build-kernel.sh $(GUEST_OUT)
+
+$(GUEST_OUT)/initramfs.cpio.gz: $(GUEST_DIR)/build-initramfs.sh $(GUEST_STAGE_INPUTS) \
+                                $(GUEST_OUT)/gen_init_cpio | deps-check
+	$(GUEST_DIR)/build-initramfs.sh $@ $(GUEST_OUT)/gen_init_cpio
+
+$(GUEST_OUT)/rootfs.ext4: $(GUEST_DIR)/build-rootfs.sh $(GUEST_STAGE_INPUTS) | deps-check
+	$(GUEST_DIR)/build-rootfs.sh $@
