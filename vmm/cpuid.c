@@ -1,6 +1,7 @@
 #include "vmm/cpuid.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 
@@ -10,6 +11,12 @@
 #define LEAF1_ECX_MONITOR    (1u << 3)
 #define LEAF1_ECX_HYPERVISOR (1u << 31)
 #define EXT1_ECX_SVM         (1u << 2)
+#define LEAF7_ECX_PKU        (1u << 3)
+#define LEAF7_ECX_OSPKE      (1u << 4)
+/* XSAVE state components the guest may enable: x87, SSE, AVX, MPX, AVX-512.
+ * Not PKRU: our guest kernel has no protection keys, and offering PKRU made
+ * 6.1 warn "XSAVE consistency problem" under nested KVM. */
+#define XSTATE_ALLOWED       0xffu
 #define TOPO_TYPE_SMT        1
 #define TOPO_TYPE_CORE       2
 
@@ -36,14 +43,46 @@ static unsigned bits_for(unsigned n)
     return b;
 }
 
+/* Leaf 0xd: drop state components outside XSTATE_ALLOWED and recompute the
+ * largest save area (subleaf 0 ECX) from what is left. */
+static void cpuid_filter_xsave(struct kvm_cpuid2 *c)
+{
+    struct kvm_cpuid_entry2 *top = NULL;
+    uint32_t max_size = 576; /* legacy area + XSAVE header */
+    for (unsigned i = 0; i < c->nent; i++) {
+        struct kvm_cpuid_entry2 *e = &c->entries[i];
+        if (e->function != 0xd)
+            continue;
+        if (e->index == 0) {
+            top = e;
+        } else if (e->index >= 2 && e->index < 32) {
+            if (!(XSTATE_ALLOWED & (1u << e->index))) {
+                e->eax = e->ebx = e->ecx = e->edx = 0;
+            } else if (e->eax && e->ebx + e->eax > max_size) {
+                max_size = e->ebx + e->eax;
+            }
+        }
+    }
+    if (top) {
+        top->eax &= XSTATE_ALLOWED;
+        top->edx = 0;
+        top->ecx = max_size;
+    }
+}
+
 void cpuid_filter(struct kvm_cpuid2 *c, unsigned id, unsigned ncpus)
 {
+    cpuid_filter_xsave(c);
     for (unsigned i = 0; i < c->nent; i++) {
         struct kvm_cpuid_entry2 *e = &c->entries[i];
         switch (e->function) {
         case 0x1:
             e->ebx = (e->ebx & 0x00ffffff) | (id << 24);
             e->ecx = (e->ecx & ~(LEAF1_ECX_VMX | LEAF1_ECX_MONITOR)) | LEAF1_ECX_HYPERVISOR;
+            break;
+        case 0x7:
+            if (e->index == 0)
+                e->ecx &= ~(LEAF7_ECX_PKU | LEAF7_ECX_OSPKE);
             break;
         case 0xa: /* architectural PMU */
             e->eax = e->ebx = e->ecx = e->edx = 0;

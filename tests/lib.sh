@@ -1,0 +1,78 @@
+# Shared helpers for airlock's shell tests.  Source it, call the check
+# functions, end with `finish NAME`, which prints "NAME: N passed, N failed"
+# and returns non-zero if anything failed.
+#
+# Each check runs a command, captures its stdout, stderr and status, and
+# asserts on them.  A failing check prints what it saw.
+
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+AIRLOCK=${AIRLOCK:-$TOP/build/airlock}
+PASSED=0
+FAILED=0
+T_OUT=""
+T_ERR=""
+T_RC=0
+T_TMP=$(mktemp -d /tmp/airlock-test.XXXXXX)
+trap 'rm -rf "$T_TMP"' EXIT
+
+# run CMD...: runs it (30 s limit unless T_TIMEOUT says otherwise), keeps output and status.
+run() {
+    timeout --kill-after=5 "${T_TIMEOUT:-30}" "$@" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null
+    T_RC=$?
+    T_OUT=$(cat "$T_TMP/out")
+    T_ERR=$(cat "$T_TMP/err")
+}
+
+# run_stdin INPUT CMD...: like run, with INPUT on stdin.
+run_stdin() {
+    local input=$1
+    shift
+    printf '%s' "$input" | timeout --kill-after=5 "${T_TIMEOUT:-30}" "$@" >"$T_TMP/out" 2>"$T_TMP/err"
+    T_RC=$?
+    T_OUT=$(cat "$T_TMP/out")
+    T_ERR=$(cat "$T_TMP/err")
+}
+
+_fail() {
+    FAILED=$((FAILED + 1))
+    echo "not ok - $1: $2"
+    echo "    status: $T_RC"
+    echo "    stdout: $(printf '%s' "$T_OUT" | tail -c 600)"
+    echo "    stderr: $(printf '%s' "$T_ERR" | tail -c 600)"
+}
+
+_pass() {
+    PASSED=$((PASSED + 1))
+    echo "ok - $1"
+}
+
+# expect NAME STATUS [--out REGEX]... [--err REGEX]... [--no-out REGEX]...
+# Asserts on the last run: exit status, and extended regexes that stdout or
+# stderr must (or must not) match.  For status 125 the error must be one line.
+expect() {
+    local name=$1 want=$2
+    shift 2
+    if [ "$T_RC" != "$want" ]; then
+        _fail "$name" "exit status $T_RC, want $want"
+        return
+    fi
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --out) printf '%s' "$T_OUT" | grep -Eq -- "$2" || { _fail "$name" "stdout lacks /$2/"; return; } ;;
+        --err) printf '%s' "$T_ERR" | grep -Eq -- "$2" || { _fail "$name" "stderr lacks /$2/"; return; } ;;
+        --no-out) printf '%s' "$T_OUT" | grep -Eq -- "$2" && { _fail "$name" "stdout has /$2/"; return; } ;;
+        *) _fail "$name" "bad expect argument $1"; return ;;
+        esac
+        shift 2
+    done
+    if [ "$want" = 125 ] && [ "$(printf '%s\n' "$T_ERR" | grep -c .)" != 1 ]; then
+        _fail "$name" "error is not exactly one line"
+        return
+    fi
+    _pass "$name"
+}
+
+finish() {
+    echo "$1: $PASSED passed, $FAILED failed"
+    [ "$FAILED" = 0 ]
+}
