@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 epoch=${SOURCE_DATE_EPOCH:-1672531200}
 # Fixed UUID, hash seed and creation time: the same tree gives the same image.
 uuid=4a1f0c3e-9b2d-4e57-8a6c-2d3b5e7f9a10
-export E2FSPROGS_FAKE_TIME=$epoch
+export E2FSPROGS_FAKE_TIME="$epoch"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/airlock-rootfs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
