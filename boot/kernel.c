@@ -34,6 +34,15 @@ int kernel_parse(const uint8_t *data, size_t size, struct kernel_image *img)
 
 int kernel_check_fits(struct kernel_image *img, const struct gmem *mem)
 {
+    /* load_end covers every segment (parsers keep them below the MMIO gap),
+     * so this one message tells the user how much RAM the kernel needs. */
+    if (img->load_end > gmem_low_end(mem)) {
+        snprintf(img->error, sizeof(img->error),
+                 "kernel needs guest RAM up to %llu MiB, guest has %llu MiB below the MMIO gap",
+                 (unsigned long long)((img->load_end + MiB(1) - 1) >> 20),
+                 (unsigned long long)(gmem_low_end(mem) >> 20));
+        return -ENOMEM;
+    }
     for (unsigned i = 0; i < img->nsegs; i++) {
         const struct kernel_segment *s = &img->segs[i];
         if (!gmem_ptr(mem, s->gpa, s->memsz)) {
@@ -43,13 +52,6 @@ int kernel_check_fits(struct kernel_image *img, const struct gmem *mem)
                      (unsigned long long)(s->gpa + s->memsz));
             return -ENOMEM;
         }
-    }
-    if (img->load_end > gmem_low_end(mem)) {
-        snprintf(img->error, sizeof(img->error),
-                 "kernel needs guest RAM up to %llu MiB, guest has %llu MiB below the MMIO gap",
-                 (unsigned long long)((img->load_end + MiB(1) - 1) >> 20),
-                 (unsigned long long)(gmem_low_end(mem) >> 20));
-        return -ENOMEM;
     }
     return 0;
 }

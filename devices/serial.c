@@ -72,8 +72,8 @@ static uint8_t rx_pop(struct serial *s)
         return 0;
     uint8_t b = s->rx[s->rx_head];
     s->rx_head = (s->rx_head + 1) % SERIAL_RX_FIFO;
-    if (--s->rx_count == 0 && s->ops->rx_drained)
-        s->ops->rx_drained(s->opaque);
+    if (--s->rx_count == 0 && s->ops->rx_ready)
+        s->ops->rx_ready(s->opaque);
     return b;
 }
 
@@ -129,7 +129,10 @@ static void serial_write(struct serial *s, unsigned reg, uint8_t v)
             /* Enabling THRI while THR is empty raises it at once. */
             if (!(s->ier & IER_THRI) && (v & IER_THRI))
                 s->thri_pending = true;
+            bool now_listening = !(s->ier & IER_RDI) && (v & IER_RDI);
             s->ier = v & IER_MASK;
+            if (now_listening && s->rx_count == 0 && s->ops->rx_ready)
+                s->ops->rx_ready(s->opaque);
         }
         break;
     case REG_IIR_FCR:
@@ -166,7 +169,7 @@ size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len)
 {
     size_t n = 0;
     pthread_mutex_lock(&s->lock);
-    while (n < len && s->rx_count < SERIAL_RX_FIFO)
+    while (n < len && (s->ier & IER_RDI) && s->rx_count < SERIAL_RX_FIFO)
         rx_push(s, buf[n++]);
     serial_update_irq(s);
     pthread_mutex_unlock(&s->lock);

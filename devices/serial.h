@@ -17,7 +17,7 @@
 struct serial_ops {
     void (*tx)(void *opaque, uint8_t byte);        /* a byte the guest sent */
     void (*set_irq)(void *opaque, int level);      /* raise (1) / lower (0) */
-    void (*rx_drained)(void *opaque);              /* receive FIFO now empty */
+    void (*rx_ready)(void *opaque);                /* can take input again */
 };
 
 struct serial {
@@ -36,8 +36,11 @@ void serial_init(struct serial *s, const struct serial_ops *ops, void *opaque);
 /* Bus handler (offset 0..7 from the base port). */
 void serial_io(void *opaque, uint64_t offset, uint8_t *data, unsigned len, bool is_write);
 
-/* Queues host input for the guest; returns how many bytes fit (the rest
- * must be offered again after rx_drained). */
+/* Queues host input for the guest; returns how many bytes it took (the
+ * rest must be offered again after rx_ready).  Input is taken only while
+ * the guest has the receive interrupt enabled: a guest that is not
+ * listening yet (still booting, or between two opens of the tty, which
+ * clear the FIFO) would otherwise lose it. */
 size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len);
 
 #endif

@@ -33,6 +33,30 @@ run_stdin() {
     T_ERR=$(cat "$T_TMP/err")
 }
 
+# run_interactive WAIT INPUT CMD...: like run, but sends INPUT on stdin only
+# once stdout matches the extended regex WAIT (a prompt), the way a person
+# types only after seeing one.  A serial console drops what arrives before
+# the guest's tty is listening.
+run_interactive() {
+    local wait=$1 input=$2 fd i=0
+    shift 2
+    rm -f "$T_TMP/in.fifo" && mkfifo "$T_TMP/in.fifo"
+    timeout --kill-after=5 "${T_TIMEOUT:-30}" "$@" <"$T_TMP/in.fifo" >"$T_TMP/out" 2>"$T_TMP/err" &
+    local pid=$!
+    exec {fd}>"$T_TMP/in.fifo"
+    while ! grep -Eq -- "$wait" "$T_TMP/out" && kill -0 "$pid" 2>/dev/null; do
+        sleep 0.2
+        i=$((i + 1))
+        [ "$i" -lt $((${T_TIMEOUT:-30} * 5)) ] || break
+    done
+    printf '%s' "$input" >&"$fd"
+    exec {fd}>&-
+    wait "$pid"
+    T_RC=$?
+    T_OUT=$(cat "$T_TMP/out")
+    T_ERR=$(cat "$T_TMP/err")
+}
+
 _fail() {
     FAILED=$((FAILED + 1))
     echo "not ok - $1: $2"

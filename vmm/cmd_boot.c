@@ -127,14 +127,14 @@ static void serial_tx(void *opaque, uint8_t byte)
     console_tx(&s->console, byte);
 }
 
-static void serial_drained(void *opaque)
+static void serial_rx_ready(void *opaque)
 {
     struct boot_session *s = opaque;
-    console_rx_drained(&s->console);
+    console_rx_ready(&s->console);
 }
 
 static const struct serial_ops serial_ops = {
-    .tx = serial_tx, .set_irq = serial_set_irq, .rx_drained = serial_drained,
+    .tx = serial_tx, .set_irq = serial_set_irq, .rx_ready = serial_rx_ready,
 };
 
 /* Step 5: the devices the guest can reach. */

@@ -13,7 +13,7 @@
 int console_open(struct console *c, const char *spec, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
-    c->out_fd = c->in_fd = c->drained_efd = -1;
+    c->out_fd = c->in_fd = c->ready_efd = -1;
     if (strcmp(spec, "none") == 0)
         return 0;
     if (strcmp(spec, "stdio") == 0) {
@@ -98,22 +98,22 @@ static void console_on_input(void *opaque, uint32_t events)
     console_feed(c);
 }
 
-static void console_on_drained(void *opaque, uint32_t events)
+static void console_on_rx_ready(void *opaque, uint32_t events)
 {
     struct console *c = opaque;
     uint64_t v;
     (void)events;
-    if (read(c->drained_efd, &v, sizeof(v)) < 0)
+    if (read(c->ready_efd, &v, sizeof(v)) < 0)
         return;
     if (c->pending_len)
         console_feed(c);
 }
 
-void console_rx_drained(void *opaque)
+void console_rx_ready(void *opaque)
 {
     struct console *c = opaque;
     uint64_t one = 1;
-    if (c->drained_efd >= 0 && write(c->drained_efd, &one, sizeof(one)) < 0) {
+    if (c->ready_efd >= 0 && write(c->ready_efd, &one, sizeof(one)) < 0) {
         /* eventfd counter overflow is impossible here */
     }
 }
@@ -135,10 +135,10 @@ int console_attach(struct console *c, struct evloop *loop, struct serial *serial
         if (tcsetattr(c->in_fd, TCSANOW, &raw) == 0)
             c->tty_saved = true;
     }
-    c->drained_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (c->drained_efd < 0)
+    c->ready_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (c->ready_efd < 0)
         return -errno;
-    int err = evloop_add(loop, c->drained_efd, EPOLLIN, console_on_drained, c);
+    int err = evloop_add(loop, c->ready_efd, EPOLLIN, console_on_rx_ready, c);
     if (!err)
         err = evloop_add(loop, c->in_fd, EPOLLIN, console_on_input, c);
     if (err == -EPERM) {
@@ -156,7 +156,7 @@ void console_close(struct console *c)
     c->tty_saved = false;
     if (c->out_owned && c->out_fd >= 0)
         close(c->out_fd);
-    if (c->drained_efd >= 0)
-        close(c->drained_efd);
-    c->out_fd = c->drained_efd = -1;
+    if (c->ready_efd >= 0)
+        close(c->ready_efd);
+    c->out_fd = c->ready_efd = -1;
 }

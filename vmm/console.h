@@ -24,7 +24,7 @@ struct console {
     struct termios saved_tty;
     struct serial *serial;
     struct evloop *loop;
-    int drained_efd; /* the guest emptied the receive FIFO */
+    int ready_efd; /* the guest can take more input */
     unsigned char pending[256];
     size_t pending_off, pending_len;
     /* Output line being assembled (guarded by the serial lock, which every
@@ -44,7 +44,7 @@ int console_attach(struct console *c, struct evloop *loop, struct serial *serial
 
 /* serial_ops callbacks. */
 void console_tx(void *opaque, uint8_t byte);
-void console_rx_drained(void *opaque);
+void console_rx_ready(void *opaque);
 
 /* Restores the terminal and closes what console_open opened. */
 void console_close(struct console *c);

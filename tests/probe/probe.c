@@ -71,6 +71,7 @@ static void echo_line(void)
 {
     char buf[128];
     unsigned n = 0;
+    outb(COM1 + 1, 0x01); /* IER.RDI: tell the host we listen (no IRQ handler: we poll) */
     for (;;) {
         while (!(inb(COM1 + 5) & LSR_DR))
             ;
