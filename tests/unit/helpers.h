@@ -1,0 +1,123 @@
+/* Shared pieces of the unit tests: a fake guest memory over host buffers,
+ * and builders for synthetic ELF64 and bzImage kernels held in memory. */
+#ifndef AIRLOCK_TESTS_UNIT_HELPERS_H
+#define AIRLOCK_TESTS_UNIT_HELPERS_H
+
+#include <check.h>
+#include <elf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boot/kernel.h"
+#include "vmm/gmem.h"
+
+/* ---- fake guest memory ------------------------------------------------ */
+
+/* A struct gmem whose regions are zeroed heap buffers (so ASan guards
+ * their ends).  test_mem_free releases them. */
+struct test_mem {
+    struct gmem mem;
+    void *bufs[GMEM_MAX_REGIONS];
+};
+
+/* One region [0, size). */
+void test_mem_init(struct test_mem *t, uint64_t size);
+/* Adds a region [gpa, gpa+size); returns gmem_add_region's result. */
+int test_mem_add(struct test_mem *t, uint64_t gpa, uint64_t size);
+void test_mem_free(struct test_mem *t);
+/* Host pointer for a guest range that the test knows is RAM (fails the
+ * test otherwise). */
+void *test_mem_at(const struct test_mem *t, uint64_t gpa, uint64_t len);
+
+/* ---- synthetic ELF64 -------------------------------------------------- */
+
+/* A growable ELF file: the header at 0, room for `max_ph` program headers
+ * right after it, then segment contents appended as they are added.
+ * Pointers into it change when it grows: use telf_ehdr/telf_phdr after
+ * each telf_add*. */
+struct telf {
+    uint8_t *data;
+    size_t size, cap;
+    unsigned max_ph;
+};
+
+void telf_init(struct telf *e, uint64_t entry, unsigned max_ph);
+void telf_free(struct telf *e);
+Elf64_Ehdr *telf_ehdr(struct telf *e);
+Elf64_Phdr *telf_phdr(struct telf *e, unsigned i);
+/* Appends a program header whose file bytes are `filesz` bytes of a
+ * pattern derived from paddr (or `content` when not NULL); returns its
+ * index. */
+unsigned telf_add(struct telf *e, uint32_t type, uint64_t paddr, const void *content,
+                  uint64_t filesz, uint64_t memsz);
+/* Appends one ELF note (name incl. NUL, padded as the ABI wants) as its
+ * own PT_NOTE segment; returns the index. */
+unsigned telf_add_note(struct telf *e, const char *name, uint32_t type, const void *desc,
+                       uint32_t descsz);
+/* Serializes one note into buf (must be large enough); returns its size. */
+size_t note_encode(uint8_t *buf, const char *name, uint32_t namesz, uint32_t type,
+                   const void *desc, uint32_t descsz);
+
+/* The standard valid kernel: one PT_LOAD at 0x200000, 0x1000 file bytes,
+ * 0x2000 in memory, entry 0x200000. */
+#define TELF_LOAD_GPA   0x200000ULL
+#define TELF_LOAD_FILESZ 0x1000ULL
+#define TELF_LOAD_MEMSZ  0x2000ULL
+void telf_valid(struct telf *e);
+/* The pattern byte telf_add writes at offset i of a segment at paddr. */
+uint8_t telf_pattern(uint64_t paddr, uint64_t i);
+
+/* Runs a parser (kernel_parse, elf_parse, bzimage_parse) on an exact-size
+ * heap copy of data[0..size), so ASan catches any read past the end; img is
+ * zeroed first and img->data points back at `data` afterwards. */
+int parse_exact(int (*parse)(const uint8_t *, size_t, struct kernel_image *),
+                const uint8_t *data, size_t size, struct kernel_image *img);
+
+/* ---- synthetic bzImage ------------------------------------------------- */
+
+/* Values of the valid synthetic bzImage. */
+#define TBZ_SETUP_SECTS  4
+#define TBZ_PAYLOAD      0x2000
+#define TBZ_PREF         0x1000000ULL
+#define TBZ_INIT_SIZE    0x800000U
+#define TBZ_ALIGN        0x200000U
+#define TBZ_CMDLINE_SIZE 2047U
+#define TBZ_INITRD_MAX   0x37ffffffU
+#define TBZ_JUMP         0x6a /* header ends at 0x26c, as 2.15 kernels */
+
+/* A valid bzImage of (setup_sects+1)*512 + payload bytes (malloc'd); the
+ * payload bytes are i*7+3.  `setup_sects` 0 is stored as 0 (meaning 4). */
+uint8_t *tbz_build(unsigned setup_sects, size_t payload, size_t *size);
+void wr8(uint8_t *p, size_t off, uint8_t v);
+void wr16(uint8_t *p, size_t off, uint16_t v);
+void wr32(uint8_t *p, size_t off, uint32_t v);
+void wr64(uint8_t *p, size_t off, uint64_t v);
+uint16_t rd16le(const uint8_t *p);
+uint32_t rd32le(const uint8_t *p);
+uint64_t rd64le(const uint8_t *p);
+
+/* ck_assert that a parse failed with -EINVAL and an error containing
+ * `needle`. */
+#define ASSERT_PARSE_FAILS(rc, img, needle)                                      \
+    do {                                                                          \
+        ck_assert_int_eq((rc), -EINVAL);                                          \
+        ck_assert_msg((img)->error[0] != 0, "no error message");                  \
+        ck_assert_msg(strstr((img)->error, (needle)) != NULL,                     \
+                      "error \"%s\" lacks \"%s\"", (img)->error, (needle));       \
+    } while (0)
+
+/* ---- suites ------------------------------------------------------------ */
+
+Suite *gmem_suite(void);
+Suite *elf_suite(void);
+Suite *bzimage_suite(void);
+Suite *loader_suite(void);
+Suite *memmap_suite(void);
+Suite *mptable_suite(void);
+Suite *cpu_entry_suite(void);
+Suite *bus_suite(void);
+Suite *serial_suite(void);
+Suite *i8042_suite(void);
+Suite *options_suite(void);
+
+#endif

@@ -1,0 +1,20 @@
+/* Runs every unit-test suite; exits non-zero when any check fails. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "tests/unit/helpers.h"
+
+int main(void)
+{
+    Suite *(*const suites[])(void) = {
+        gmem_suite,      elf_suite, bzimage_suite, loader_suite, memmap_suite, mptable_suite,
+        cpu_entry_suite, bus_suite, serial_suite,  i8042_suite,  options_suite,
+    };
+    SRunner *sr = srunner_create(suites[0]());
+    for (size_t i = 1; i < sizeof(suites) / sizeof(suites[0]); i++)
+        srunner_add_suite(sr, suites[i]());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
