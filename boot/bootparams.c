@@ -21,7 +21,8 @@ int bootparams_write(const struct kernel_image *img, const struct gmem *mem,
 
     if (img->format == KERNEL_BZIMAGE) {
         /* Start from the kernel's own header, as boot.rst asks loaders to. */
-        memcpy(&bp.hdr, img->setup_header, img->setup_header_len);
+        size_t n = img->setup_header_len < sizeof(bp.hdr) ? img->setup_header_len : sizeof(bp.hdr);
+        memcpy(&bp.hdr, img->setup_header, n);
     } else {
         /* A bare vmlinux has no header: provide the fields Linux reads. */
         bp.hdr.boot_flag = 0xaa55;

@@ -41,6 +41,7 @@ static int bz_read_header(struct kernel_image *img)
 
 int bzimage_parse(const uint8_t *data, size_t size, struct kernel_image *img)
 {
+    memset(img, 0, sizeof(*img));
     img->data = data;
     img->size = size;
     img->format = KERNEL_BZIMAGE;

@@ -107,6 +107,7 @@ static int elf_addr_loaded(const struct kernel_image *img, uint64_t addr)
 int elf_parse(const uint8_t *data, size_t size, struct kernel_image *img)
 {
     Elf64_Ehdr eh;
+    memset(img, 0, sizeof(*img));
     img->data = data;
     img->size = size;
     img->format = KERNEL_ELF;

@@ -19,8 +19,6 @@ int kernel_fail(struct kernel_image *img, const char *fmt, ...)
 int kernel_parse(const uint8_t *data, size_t size, struct kernel_image *img)
 {
     memset(img, 0, sizeof(*img));
-    img->data = data;
-    img->size = size;
     if (size > KERNEL_FILE_MAX)
         return kernel_fail(img, "file is %zu bytes, more than the %llu MiB a kernel may have",
                            size, KERNEL_FILE_MAX >> 20);

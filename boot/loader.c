@@ -51,6 +51,9 @@ int loader_load(struct kernel_image *img, const struct gmem *mem,
                 const struct boot_request *req, struct boot_plan *plan)
 {
     memset(plan, 0, sizeof(*plan));
+    if (req->ncpus == 0 || req->ncpus > MPTABLE_MAX_CPUS)
+        return plan_fail(plan, -EINVAL, "%u vCPUs: the MP table describes 1 to %d",
+                         req->ncpus, MPTABLE_MAX_CPUS);
     int err = choose_entry(img, req, plan);
     if (err)
         return err;

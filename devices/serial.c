@@ -137,8 +137,11 @@ static void serial_write(struct serial *s, unsigned reg, uint8_t v)
         break;
     case REG_IIR_FCR:
         s->fcr = v & FCR_ENABLE;
-        if (v & FCR_CLEAR_RX) {
+        if ((v & FCR_CLEAR_RX) && s->rx_count) {
+            /* Input the host paused on a full FIFO may flow again. */
             s->rx_head = s->rx_count = 0;
+            if (s->ops->rx_ready)
+                s->ops->rx_ready(s->opaque);
         }
         break;
     case REG_LCR: s->lcr = v; break;

@@ -17,7 +17,7 @@ int parse_uint(const char *s, uint64_t max, uint64_t *out)
         if (*p < '0' || *p > '9')
             return -EINVAL;
         unsigned d = (unsigned)(*p - '0');
-        if (v > (max - d) / 10)
+        if (d > max || v > (max - d) / 10)
             return -ERANGE;
         v = v * 10 + d;
     }
@@ -82,7 +82,7 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         .cmdline = BOOT_DEFAULT_CMDLINE, .mem_mib = BOOT_DEFAULT_MEM_MIB, .cpus = 1,
         .console = "stdio", .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO,
     };
-    optind = 1;
+    optind = 0; /* glibc: 0 also resets getopt's position inside an argument */
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -121,7 +121,11 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
             snprintf(err, errlen, "%s needs a value", argv[optind - 1]);
             return -EINVAL;
         default:
-            snprintf(err, errlen, "unknown option '%s' (see airlock boot --help)", argv[optind - 1]);
+            if (optopt > ' ' && optopt < 0x7f)
+                snprintf(err, errlen, "unknown option '-%c' (see airlock boot --help)", optopt);
+            else
+                snprintf(err, errlen, "unknown option '%s' (see airlock boot --help)",
+                         argv[optind - 1]);
             return -EINVAL;
         }
     }

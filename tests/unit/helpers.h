@@ -119,5 +119,6 @@ Suite *bus_suite(void);
 Suite *serial_suite(void);
 Suite *i8042_suite(void);
 Suite *options_suite(void);
+Suite *regressions_suite(void);
 
 #endif

@@ -2,9 +2,6 @@
 # ($(SAN_OBJS) from the top-level Makefile).
 #
 #   make unit-test         builds $(BUILD)/tests/unit-tests and runs it
-#   make unit-known-bugs   builds and runs tests/unit/known_bugs.c: tests of
-#                          bugs found in the code under test, failing until
-#                          those bugs are fixed (not part of unit-test)
 
 UNIT_CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 UNIT_CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
@@ -15,33 +12,26 @@ UNIT_HELPERS := tests/unit/helpers.c
 UNIT_SRCS := tests/unit/unit_main.c $(UNIT_HELPERS) \
              $(addprefix tests/unit/,test_gmem.c test_elf.c test_bzimage.c test_loader.c test_memmap.c \
                test_mptable.c test_cpu_entry.c test_bus.c test_serial.c test_i8042.c \
-               test_options.c)
+               test_options.c test_regressions.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/san/%.o)
-KNOWN_BUGS_OBJS := $(BUILD)/san/tests/unit/known_bugs.o $(UNIT_HELPERS:%.c=$(BUILD)/san/%.o)
 
 # Exit at the first sanitizer report, and fail the run on leaks.
 UNIT_ENV := ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:halt_on_error=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: unit-test unit-known-bugs
+.PHONY: unit-test
 
 unit-test: $(BUILD)/tests/unit-tests
 	$(UNIT_ENV) CK_FORK=no $(BUILD)/tests/unit-tests
-
-unit-known-bugs: $(BUILD)/tests/unit-known-bugs
-	$(UNIT_ENV) CK_FORK=no $(BUILD)/tests/unit-known-bugs
 
 $(BUILD)/tests/unit-tests: $(UNIT_OBJS) $(SAN_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(SANITIZE) -o $@ $^ $(UNIT_LIBS)
 
-$(BUILD)/tests/unit-known-bugs: $(KNOWN_BUGS_OBJS) $(SAN_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) $(OPT) $(SANITIZE) -o $@ $^ $(UNIT_LIBS)
 
 # Test sources: the library's sanitizer flags plus check's.
 $(BUILD)/san/tests/unit/%.o: tests/unit/%.c | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -c -o $@ $<
 
--include $(UNIT_OBJS:.o=.d) $(BUILD)/san/tests/unit/known_bugs.d
+-include $(UNIT_OBJS:.o=.d)
