@@ -22,3 +22,7 @@ $(BUILD)/probe/probe-pvh.elf: tests/probe/entry_pvh.S $(PROBE_DEPS) | deps-check
 	objcopy -O elf64-x86-64 $@.32 $@
 
 include tests/unit/unit.mk
+
+$(BUILD)/bench/marktime: tests/bench/marktime.c | deps-check
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<

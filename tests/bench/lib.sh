@@ -1,0 +1,54 @@
+# Benchmark helpers: run two commands alternately N times each under
+# build/bench/marktime and print min / median / max of "process start ->
+# marker" and "process start -> exit", and the median peak RSS.  Figures
+# only: nothing here asserts a time.
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+MARKTIME=$TOP/build/bench/marktime
+RUNS=${BENCH_RUNS:-10}
+
+# stats FILE: "min median max" of the numbers in FILE (one per line).
+stats() {
+    sort -n "$1" | awk '{v[NR]=$1} END {
+        if (NR == 0) { print "- - -"; exit }
+        m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
+        printf "%.1f %.1f %.1f\n", v[1], m, v[NR] }'
+}
+
+# field NAME LINE: the value of NAME=... in a marktime line.
+field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# measure DIR LABEL MARKER CMD...: one run, appended to DIR/LABEL.*
+measure() {
+    local dir=$1 label=$2 marker=$3
+    shift 3
+    local line
+    line=$("$MARKTIME" "$marker" "$@" 2>>"$dir/$label.stderr")
+    local m
+    m=$(field marker_ms "$line")
+    if [ "$(field status "$line")" != 0 ] || [ "${m#-}" != "$m" ]; then
+        echo "$line" >>"$dir/$label.failed"
+        return
+    fi
+    echo "$m" >>"$dir/$label.marker"
+    field exit_ms "$line" >>"$dir/$label.exit"
+    echo "$(($(field rss_kb "$line") / 1024))" >>"$dir/$label.rss"
+}
+
+# report DIR LABEL: one table row.
+report() {
+    local dir=$1 label=$2 failed=0
+    [ -f "$dir/$label.failed" ] && failed=$(wc -l <"$dir/$label.failed")
+    local ok=0
+    [ -f "$dir/$label.marker" ] && ok=$(wc -l <"$dir/$label.marker")
+    printf '  %-10s %4s ok %3s failed   marker ms %-22s exit ms %-22s peak RSS MB (median) %s\n' \
+        "$label" "$ok" "$failed" "$(stats "$dir/$label.marker")" "$(stats "$dir/$label.exit")" \
+        "$(stats "$dir/$label.rss" | cut -d' ' -f2)"
+}
+
+# ratio DIR A B: median(B) / median(A) of the marker times.
+ratio() {
+    local a b
+    a=$(stats "$1/$2.marker" | cut -d' ' -f2)
+    b=$(stats "$1/$3.marker" | cut -d' ' -f2)
+    awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b > 0) printf "%.2f\n", b / a; else print "n/a" }'
+}
