@@ -19,6 +19,7 @@
 #include "vmm/boot_options.h"
 #include "vmm/commands.h"
 #include "vmm/console.h"
+#include "vmm/detach.h"
 #include "vmm/evloop.h"
 #include "vmm/exit_codes.h"
 #include "vmm/mapped_file.h"
@@ -206,10 +207,12 @@ static int run_vm(struct boot_session *s)
     int e = evloop_run(&s->loop);
     if (e)
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "event loop failed: %s", strerror(-e));
-    vm_destroy(&s->vm); /* joins the vCPU threads: no more console output */
+    vm_join(&s->vm); /* no more console output after this */
     console_close(&s->console);
     if (s->vm.exit_status != 0)
         fprintf(stderr, "airlock: %s\n", s->vm.exit_reason);
+    detach_report(s->vm.exit_status); /* the caller has its status now */
+    vm_destroy(&s->vm);
     return s->vm.exit_status;
 }
 
@@ -220,6 +223,9 @@ int cmd_boot(int argc, char **argv)
     int r = boot_options_parse(&s.opt, argc, argv, s.err, ERRLEN);
     if (r)
         return r > 0 ? 0 : report(s.err);
+    if (detach_start() < 0) {
+        /* No fork: run here, and the caller waits for the teardown too. */
+    }
     if ((r = prepare_guest(&s)) || (r = open_kvm(&s)))
         return r;
     if (console_open(&s.console, s.opt.console, s.err, ERRLEN))

@@ -62,6 +62,10 @@ static inline bool vm_stopping(struct vm *vm)
     return atomic_load_explicit(&vm->stopping, memory_order_acquire);
 }
 
+/* Waits for every vCPU thread to leave (after vm_stop): no guest I/O
+ * happens after this returns. */
+void vm_join(struct vm *vm);
+
 /* Joins the vCPU threads and releases everything. */
 void vm_destroy(struct vm *vm);
 

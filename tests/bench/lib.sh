@@ -1,7 +1,8 @@
 # Benchmark helpers: run two commands alternately N times each under
-# build/bench/marktime and print min / median / max of "process start ->
-# marker" and "process start -> exit", and the median peak RSS.  Figures
-# only: nothing here asserts a time.
+# build/bench/marktime and print min / median / max (ms) of process start ->
+# marker, -> exit status known, -> every process gone (teardown done), and
+# the median peak RSS (largest process).  Figures only: nothing here asserts
+# a time.
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 MARKTIME=$TOP/build/bench/marktime
 RUNS=${BENCH_RUNS:-10}
@@ -31,6 +32,7 @@ measure() {
     fi
     echo "$m" >>"$dir/$label.marker"
     field exit_ms "$line" >>"$dir/$label.exit"
+    field gone_ms "$line" >>"$dir/$label.gone"
     echo "$(($(field rss_kb "$line") / 1024))" >>"$dir/$label.rss"
 }
 
@@ -40,9 +42,9 @@ report() {
     [ -f "$dir/$label.failed" ] && failed=$(wc -l <"$dir/$label.failed")
     local ok=0
     [ -f "$dir/$label.marker" ] && ok=$(wc -l <"$dir/$label.marker")
-    printf '  %-10s %4s ok %3s failed   marker ms %-22s exit ms %-22s peak RSS MB (median) %s\n' \
+    printf '  %-8s %3s ok %2s failed | marker %-17s | status %-17s | all gone %-17s | peak RSS MB %s\n' \
         "$label" "$ok" "$failed" "$(stats "$dir/$label.marker")" "$(stats "$dir/$label.exit")" \
-        "$(stats "$dir/$label.rss" | cut -d' ' -f2)"
+        "$(stats "$dir/$label.gone")" "$(stats "$dir/$label.rss" | cut -d' ' -f2)"
 }
 
 # ratio DIR A B: median(B) / median(A) of the marker times.

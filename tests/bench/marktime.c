@@ -1,12 +1,18 @@
 /* marktime MARKER CMD [ARGS...]: runs CMD with its stdout on a pipe and
  * prints, on one line, how long after the fork the MARKER text appeared on
- * that stdout, how long until CMD exited, its peak RSS and its status:
- *     marker_ms=41.2 exit_ms=57.9 rss_kb=34900 status=0
- * marker_ms is -1 when the marker never appeared.  CMD's stderr is passed
- * through; its stdout is consumed. */
+ * that stdout, how long until CMD exited (its status is known), how long
+ * until every process it started had exited too (teardown done), the
+ * largest peak RSS among all of them, and CMD's status:
+ *     marker_ms=41.2 exit_ms=57.9 gone_ms=60.1 rss_kb=34900 status=0
+ * marktime is a child subreaper, so processes CMD leaves behind (airlock's
+ * teardown child) are waited for and measured too.  marker_ms is -1 when
+ * the marker never appeared.  CMD's stderr is passed through; its stdout is
+ * consumed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +38,7 @@ int main(int argc, char **argv)
         perror("pipe");
         return 2;
     }
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     double t0 = now_ms();
     pid_t pid = fork();
     if (pid == 0) {
@@ -62,12 +69,24 @@ int main(int argc, char **argv)
         keep = have < mlen - 1 ? have : mlen - 1;
         memmove(buf, buf + have - keep, keep);
     }
-    int status;
+    int status = 0, ws;
     struct rusage ru;
-    wait4(pid, &status, 0, &ru);
-    double exit_ms = now_ms() - t0;
+    long rss = 0;
+    double exit_ms = -1;
+    pid_t p;
+    while ((p = wait4(-1, &ws, 0, &ru)) > 0 || errno == EINTR) {
+        if (p <= 0)
+            continue;
+        if (ru.ru_maxrss > rss)
+            rss = ru.ru_maxrss;
+        if (p == pid) {
+            exit_ms = now_ms() - t0;
+            status = ws;
+        }
+    }
+    double gone_ms = now_ms() - t0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    printf("marker_ms=%.3f exit_ms=%.3f rss_kb=%ld status=%d\n", marker_ms, exit_ms, ru.ru_maxrss,
-           code);
+    printf("marker_ms=%.3f exit_ms=%.3f gone_ms=%.3f rss_kb=%ld status=%d\n", marker_ms, exit_ms,
+           gone_ms, rss, code);
     return 0;
 }
