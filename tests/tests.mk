@@ -26,3 +26,25 @@ include tests/unit/unit.mk
 $(BUILD)/bench/marktime: tests/bench/marktime.c | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
+
+# Fuzz targets (libFuzzer via clang), each with the sources it exercises.
+FUZZ_CC := clang
+FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=all
+FUZZ_KERNEL_SRCS := tests/fuzz/fuzz_kernel.c $(wildcard boot/*.c) vmm/gmem.c
+FUZZ_SERIAL_SRCS := tests/fuzz/fuzz_serial.c devices/serial.c
+FUZZERS := $(BUILD)/fuzz/fuzz_kernel $(BUILD)/fuzz/fuzz_serial
+
+.PHONY: fuzz fuzz-run
+fuzz: $(FUZZERS)
+
+$(BUILD)/fuzz/fuzz_kernel: $(FUZZ_KERNEL_SRCS) | deps-check
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_KERNEL_SRCS)
+
+$(BUILD)/fuzz/fuzz_serial: $(FUZZ_SERIAL_SRCS) | deps-check
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SERIAL_SRCS) -lpthread
+
+fuzz-run: $(FUZZERS) probe
+	tests/fuzz/run
