@@ -14,8 +14,10 @@
 #define LEAF7_ECX_PKU        (1u << 3)
 #define LEAF7_ECX_OSPKE      (1u << 4)
 /* XSAVE state components the guest may enable: x87, SSE, AVX, MPX, AVX-512.
- * Not PKRU: our guest kernel has no protection keys, and offering PKRU made
- * 6.1 warn "XSAVE consistency problem" under nested KVM. */
+ * Not PKRU (nor PKU): our guest kernel has no protection keys, so offering
+ * them only widens what the guest can poke at.  (In the nested lab 6.1 still
+ * warns "XSAVE consistency problem" about AVX: the TCG L1's XSAVE sizes are
+ * off, and QEMU -cpu host shows the same warning there.) */
 #define XSTATE_ALLOWED       0xffu
 #define TOPO_TYPE_SMT        1
 #define TOPO_TYPE_CORE       2
