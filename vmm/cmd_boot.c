@@ -80,7 +80,12 @@ static int prepare_guest(struct boot_session *s)
                  s->plan.error);
     else if (e)
         snprintf(s->err, ERRLEN, "--entry: %s (%s)", s->plan.error, o->kernel);
-    return e ? report(s->err) : 0;
+    if (e)
+        return report(s->err);
+    /* Everything is in guest RAM now; the files are no longer needed. */
+    mapped_file_close(&s->kernel_file);
+    mapped_file_close(&s->initrd_file);
+    return 0;
 }
 
 /* Step 4: /dev/kvm, and whether this kernel can run on it. */
