@@ -200,16 +200,17 @@ static int block_signals(struct boot_session *s)
 /* Steps 6-7: run until something ends the VM, report how it ended. */
 static int run_vm(struct boot_session *s)
 {
-    if (evloop_init(&s->loop) || block_signals(s) ||
-        evloop_add(&s->loop, s->vm.stop_efd, EPOLLIN, on_vm_stopped, s) ||
-        evloop_add(&s->loop, s->signal_fd, EPOLLIN, on_signal, s) ||
-        console_attach(&s->console, &s->loop, &s->serial)) {
-        snprintf(s->err, ERRLEN, "setting up the event loop: %s", strerror(errno));
+    int e;
+    if ((e = evloop_init(&s->loop)) || (e = block_signals(s)) ||
+        (e = evloop_add(&s->loop, s->vm.stop_efd, EPOLLIN, on_vm_stopped, s)) ||
+        (e = evloop_add(&s->loop, s->signal_fd, EPOLLIN, on_signal, s)) ||
+        (e = console_attach(&s->console, &s->loop, &s->serial))) {
+        snprintf(s->err, ERRLEN, "setting up the event loop: %s", strerror(-e));
         return report(s->err);
     }
     if (vm_start(&s->vm, s->err, ERRLEN))
         return report(s->err);
-    int e = evloop_run(&s->loop);
+    e = evloop_run(&s->loop);
     if (e)
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "event loop failed: %s", strerror(-e));
     vm_join(&s->vm); /* no more console output after this */

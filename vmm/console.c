@@ -141,9 +141,9 @@ int console_attach(struct console *c, struct evloop *loop, struct serial *serial
     int err = evloop_add(loop, c->ready_efd, EPOLLIN, console_on_rx_ready, c);
     if (!err)
         err = evloop_add(loop, c->in_fd, EPOLLIN, console_on_input, c);
-    if (err == -EPERM) {
-        /* stdin is a regular file or /dev/null (epoll refuses those): the
-         * guest gets no input rather than airlock failing. */
+    if (err == -EPERM || err == -EBADF) {
+        /* stdin is a regular file or /dev/null (epoll refuses those), or
+         * closed: the guest gets no input rather than airlock failing. */
         err = 0;
     }
     return err;

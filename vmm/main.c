@@ -1,6 +1,8 @@
 /* airlock: a minimal KVM monitor for throw-away microVMs. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vmm/commands.h"
 #include "vmm/exit_codes.h"
@@ -19,8 +21,24 @@ static void usage(FILE *f)
                "airlock COMMAND --help describes each.\n");
 }
 
+/* A closed stdin/stdout/stderr would be reused by the next open(), and then
+ * console I/O would hit a KVM or epoll fd: keep 0-2 taken by /dev/null. */
+static void fill_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0)
+            continue;
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0 && null != fd) {
+            dup2(null, fd);
+            close(null);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
+    fill_std_fds();
     if (argc < 2) {
         usage(stderr);
         return EXIT_AIRLOCK_ERROR;
