@@ -11,7 +11,7 @@ LDLIBS   += -lpthread
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Everything except main() goes into a library the unit tests link too.
-LIB_SRCS := $(sort $(wildcard boot/*.c devices/*.c vmm/*.c))
+LIB_SRCS := $(sort $(wildcard boot/*.c devices/*.c devices/virtio/*.c vmm/*.c))
 LIB_SRCS := $(filter-out vmm/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)

@@ -9,10 +9,8 @@ UNIT_CFLAGS  = $(OPT) $(CFLAGS_COMMON) $(SANITIZE) $(UNIT_CHECK_CFLAGS)
 UNIT_LIBS    = $(UNIT_CHECK_LIBS) -lpthread
 
 UNIT_HELPERS := tests/unit/helpers.c
-UNIT_SRCS := tests/unit/unit_main.c $(UNIT_HELPERS) \
-             $(addprefix tests/unit/,test_gmem.c test_elf.c test_bzimage.c test_loader.c test_memmap.c \
-               test_mptable.c test_cpu_entry.c test_bus.c test_serial.c test_i8042.c \
-               test_options.c test_regressions.c)
+# Every tests/unit/test_*.c is a suite; unit_main.c lists them.
+UNIT_SRCS := tests/unit/unit_main.c $(UNIT_HELPERS) $(sort $(wildcard tests/unit/test_*.c))
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/san/%.o)
 
 # Exit at the first sanitizer report, and fail the run on leaks.

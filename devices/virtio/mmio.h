@@ -1,0 +1,95 @@
+/* The virtio-mmio transport, version 2 (virtio 1.2 §4.2): the register
+ * window a device presents to the guest, feature negotiation, the device
+ * status state machine, queue setup and interrupts.  It knows nothing of
+ * what a device does; devices plug in through virtio_device_ops.
+ *
+ * Threads: registers are accessed from vCPU threads, queues are processed
+ * on the event loop; both hold `lock`. */
+#ifndef AIRLOCK_DEVICES_VIRTIO_MMIO_H
+#define AIRLOCK_DEVICES_VIRTIO_MMIO_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "devices/virtio/queue.h"
+#include "devices/virtio/virtio.h"
+#include "vmm/gmem.h"
+
+#define VIRTIO_MMIO_MAX_QUEUES 4
+#define VIRTIO_MMIO_WINDOW     0x200 /* registers + config space */
+#define VIRTIO_MMIO_CONFIG     0x100 /* config space offset */
+#define VIRTIO_MMIO_QUEUE_NOTIFY 0x050
+#define VIRTIO_MMIO_MAGIC      0x74726976 /* "virt" */
+#define VIRTIO_MMIO_VENDOR     0x4b4c5241 /* "ARLK" */
+
+struct virtio_mmio;
+
+/* What a device tells the transport. */
+struct virtio_device_ops {
+    const char *name;
+    uint32_t device_id;
+    unsigned num_queues;
+    uint16_t queue_max;
+    /* Device-specific feature bits offered (VERSION_1 is added by the
+     * transport; EVENT_IDX and INDIRECT_DESC must not be set). */
+    uint64_t (*features)(void *dev);
+    /* Config space access, offset from the start of config space. */
+    void (*config_read)(void *dev, uint64_t off, uint8_t *data, unsigned len);
+    /* The driver made buffers available on queue q (event-loop thread,
+     * transport lock held). */
+    void (*queue_notify)(void *dev, struct virtio_mmio *t, unsigned q);
+    /* The driver reset the device. */
+    void (*reset)(void *dev);
+};
+
+/* What the monitor provides the transport. */
+struct virtio_host_ops {
+    /* Raise the device's interrupt line (irqfd in the monitor). */
+    void (*interrupt)(void *opaque);
+    /* The guest wrote QueueNotify through an MMIO exit: hand queue q to the
+     * event loop (the monitor writes that queue's eventfd). */
+    void (*kick)(void *opaque, unsigned q);
+};
+
+struct virtio_mmio {
+    pthread_mutex_t lock;
+    const struct virtio_device_ops *ops;
+    void *dev;
+    const struct virtio_host_ops *host;
+    void *host_opaque;
+    const struct gmem *mem;
+    uint32_t status;
+    uint32_t device_features_sel, driver_features_sel;
+    uint64_t driver_features;
+    uint32_t queue_sel;
+    uint32_t interrupt_status;
+    uint32_t config_generation;
+    struct virtq queues[VIRTIO_MMIO_MAX_QUEUES];
+};
+
+void virtio_mmio_init(struct virtio_mmio *t, const struct virtio_device_ops *ops, void *dev,
+                      const struct virtio_host_ops *host, void *host_opaque,
+                      const struct gmem *mem);
+
+/* Bus handler for the device's window. */
+void virtio_mmio_io(void *opaque, uint64_t offset, uint8_t *data, unsigned len, bool is_write);
+
+/* Event loop: queue q was notified.  Takes the lock and calls the device. */
+void virtio_mmio_process(struct virtio_mmio *t, unsigned q);
+
+/* Device, from queue_notify (lock held): tell the driver about used
+ * buffers on queue q, if it wants to hear. */
+void virtio_mmio_used(struct virtio_mmio *t, unsigned q);
+
+/* Device or transport, lock held: the driver broke the rules; set
+ * DEVICE_NEEDS_RESET and raise a config interrupt (§2.1.2). */
+void virtio_mmio_needs_reset(struct virtio_mmio *t);
+
+/* The features both sides agreed on (valid after FEATURES_OK). */
+static inline bool virtio_mmio_has(const struct virtio_mmio *t, unsigned bit)
+{
+    return (t->driver_features >> bit) & 1;
+}
+
+#endif
