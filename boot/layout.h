@@ -75,6 +75,16 @@
 #define LAYOUT_I8042_DATA_PORT  0x60
 #define LAYOUT_I8042_CMD_PORT   0x64
 
+/* virtio-mmio slots: one 4 KiB page each in the MMIO gap, slot i at
+ * BASE + i * STRIDE with interrupt line IRQ_BASE + i (edge-triggered ISA
+ * lines the MP table routes to the IOAPIC; 5 and up are free of legacy
+ * devices we emulate).  Announced to Linux on the command line as
+ * virtio_mmio.device=<size>@<addr>:<irq>. */
+#define LAYOUT_VIRTIO_MMIO_BASE   0xd0000000ULL
+#define LAYOUT_VIRTIO_MMIO_STRIDE 0x1000ULL
+#define LAYOUT_VIRTIO_SLOTS       8
+#define LAYOUT_VIRTIO_IRQ_BASE    5
+
 /* Highest ISA/IOAPIC interrupt line the MP table routes. */
 #define LAYOUT_IOAPIC_PINS      24
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define EVLOOP_MAX_HANDLERS 32
+#define EVLOOP_MAX_HANDLERS 64
 
 typedef void (*evloop_fn)(void *opaque, uint32_t events);
 

@@ -20,6 +20,8 @@ static const struct {
     {KVM_CAP_SET_TSS_ADDR, "SET_TSS_ADDR"},
     {KVM_CAP_IMMEDIATE_EXIT, "IMMEDIATE_EXIT (stopping vCPUs without races)"},
     {KVM_CAP_MP_STATE, "MP_STATE (secondary vCPUs wait for INIT/SIPI)"},
+    {KVM_CAP_IRQFD, "IRQFD (virtio interrupts without a vCPU exit)"},
+    {KVM_CAP_IOEVENTFD, "IOEVENTFD (virtio notifications without a vCPU exit)"},
 };
 
 bool kvm_backend_is_pvm(void)
