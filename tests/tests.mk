@@ -5,20 +5,21 @@ PROBE_CFLAGS := -ffreestanding -fno-pic -fno-pie -fno-stack-protector -mno-red-z
 PROBE_LDFLAGS := -nostdlib -static -no-pie -Wl,-T,tests/probe/probe.ld -Wl,--build-id=none \
                  -Wl,-z,noexecstack -Wl,--no-warn-rwx-segments
 PROBES := $(BUILD)/probe/probe64.elf $(BUILD)/probe/probe-pvh.elf
-PROBE_DEPS := tests/probe/probe.c tests/probe/probe.ld
+PROBE_SRCS := tests/probe/probe.c tests/probe/probe_virtio.c
+PROBE_DEPS := $(PROBE_SRCS) tests/probe/probe.h tests/probe/probe.ld
 
 .PHONY: probe
 probe: $(PROBES)
 
 $(BUILD)/probe/probe64.elf: tests/probe/entry64.S $(PROBE_DEPS) | deps-check
 	@mkdir -p $(dir $@)
-	$(CC) -m64 $(PROBE_CFLAGS) $(PROBE_LDFLAGS) -o $@ tests/probe/entry64.S tests/probe/probe.c
+	$(CC) -m64 $(PROBE_CFLAGS) $(PROBE_LDFLAGS) -o $@ tests/probe/entry64.S $(PROBE_SRCS)
 
 # PVH enters in 32-bit mode, so this probe is 32-bit code; Linux ships such
 # code inside an ELF64 vmlinux, and so do we (objcopy re-wraps it).
 $(BUILD)/probe/probe-pvh.elf: tests/probe/entry_pvh.S $(PROBE_DEPS) | deps-check
 	@mkdir -p $(dir $@)
-	$(CC) -m32 $(PROBE_CFLAGS) $(PROBE_LDFLAGS) -o $@.32 tests/probe/entry_pvh.S tests/probe/probe.c
+	$(CC) -m32 $(PROBE_CFLAGS) $(PROBE_LDFLAGS) -o $@.32 tests/probe/entry_pvh.S $(PROBE_SRCS)
 	objcopy -O elf64-x86-64 $@.32 $@
 
 include tests/unit/unit.mk

@@ -10,16 +10,18 @@
  *                                       print it back as "ECHO: ..."
  *   probe.unclaimed                     read a port no device owns, print it
  *   probe.rep                           print through rep outsb (string I/O)
+ *   probe.virtio                        attack the virtio-blk device in slot 0
+ *                                       (probe_virtio.c)
  * Built twice: 64-bit (Linux 64-bit entry) and 32-bit (PVH entry). */
 #include <stdint.h>
+
+#include "probe.h"
 
 #define COM1 0x3f8
 #define LSR_DR 0x01
 #define LSR_THRE 0x20
 #define I8042_CMD 0x64
 
-static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port)); }
-static inline uint8_t inb(uint16_t port) { uint8_t v; __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port)); return v; }
 
 static void putc_serial(char c)
 {
@@ -28,13 +30,13 @@ static void putc_serial(char c)
     outb(COM1, (uint8_t)c);
 }
 
-static void puts_serial(const char *s)
+void puts_serial(const char *s)
 {
     while (*s)
         putc_serial(*s++);
 }
 
-static void put_hex(uint32_t v)
+void put_hex(uint32_t v)
 {
     static const char digits[] = "0123456789abcdef";
     puts_serial("0x");
@@ -109,6 +111,8 @@ static void probe_run(const char *entry, int info_ok, const char *cmdline, uint3
     }
     if (has_word(cmdline, "probe.echo"))
         echo_line();
+    if (has_word(cmdline, "probe.virtio"))
+        probe_virtio();
     if (has_word(cmdline, "probe.exit=none"))
         return;
     if (has_word(cmdline, "probe.exit=triplefault")) {
