@@ -120,5 +120,6 @@ Suite *serial_suite(void);
 Suite *i8042_suite(void);
 Suite *options_suite(void);
 Suite *regressions_suite(void);
+Suite *virtq_suite(void);
 
 #endif

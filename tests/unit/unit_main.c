@@ -10,6 +10,7 @@ int main(void)
         gmem_suite,      elf_suite, bzimage_suite, loader_suite, memmap_suite, mptable_suite,
         cpu_entry_suite, bus_suite, serial_suite,  i8042_suite,  options_suite,
         regressions_suite,
+        virtq_suite,
     };
     SRunner *sr = srunner_create(suites[0]());
     for (size_t i = 1; i < sizeof(suites) / sizeof(suites[0]); i++)
