@@ -121,5 +121,6 @@ Suite *i8042_suite(void);
 Suite *options_suite(void);
 Suite *regressions_suite(void);
 Suite *virtq_suite(void);
+Suite *virtio_mmio_suite(void);
 
 #endif

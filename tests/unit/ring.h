@@ -60,7 +60,9 @@ struct ring_used {
  * descriptor table at base, available ring right after it, used ring after
  * that (4-aligned); zeroes all three.  Guest memory from the end of the used
  * ring (16-aligned) to the end of the RAM region holding `base` is the data
- * area ring_alloc hands out.  The rings must be RAM (fails the test). */
+ * area ring_alloc hands out; with several rings in one region, lower
+ * data_end (or allocate from one ring only) so that area does not run over
+ * another ring.  The rings must be RAM (fails the test). */
 void ring_init(struct test_ring *r, const struct gmem *mem, uint64_t base, uint16_t size);
 
 /* Bytes the three rings of a `size`-entry queue occupy as ring_init lays

@@ -11,6 +11,7 @@ int main(void)
         cpu_entry_suite, bus_suite, serial_suite,  i8042_suite,  options_suite,
         regressions_suite,
         virtq_suite,
+        virtio_mmio_suite,
     };
     SRunner *sr = srunner_create(suites[0]());
     for (size_t i = 1; i < sizeof(suites) / sizeof(suites[0]); i++)
