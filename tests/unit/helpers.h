@@ -122,5 +122,6 @@ Suite *options_suite(void);
 Suite *regressions_suite(void);
 Suite *virtq_suite(void);
 Suite *virtio_mmio_suite(void);
+Suite *disk_suite(void);
 
 #endif
