@@ -123,5 +123,6 @@ Suite *regressions_suite(void);
 Suite *virtq_suite(void);
 Suite *virtio_mmio_suite(void);
 Suite *disk_suite(void);
+Suite *blk_suite(void);
 
 #endif

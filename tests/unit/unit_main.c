@@ -12,7 +12,7 @@ int main(void)
         regressions_suite,
         virtq_suite,
         virtio_mmio_suite,
-        disk_suite,
+        disk_suite, blk_suite,
     };
     SRunner *sr = srunner_create(suites[0]());
     for (size_t i = 1; i < sizeof(suites) / sizeof(suites[0]); i++)

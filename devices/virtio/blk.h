@@ -1,0 +1,71 @@
+/* virtio-blk (virtio 1.2 §5.2) over a struct disk: one request queue,
+ * requests served synchronously on the event loop.  Every request is
+ * parsed into a checked struct before any I/O (DESIGN.md rules 1-4); a bad
+ * request fails with a status byte, never with a crash or a broken queue.
+ *
+ * Offered: SEG_MAX, SIZE_MAX, BLK_SIZE (512), FLUSH; RO for a ro disk;
+ * DISCARD and WRITE_ZEROES for a writable raw disk (fallocate), not for ro
+ * or cow.  Requests: IN, OUT, FLUSH, GET_ID, DISCARD, WRITE_ZEROES; any
+ * other type gets VIRTIO_BLK_S_UNSUPP. */
+#ifndef AIRLOCK_DEVICES_VIRTIO_BLK_H
+#define AIRLOCK_DEVICES_VIRTIO_BLK_H
+
+#include <stdint.h>
+
+#include "devices/disk.h"
+#include "devices/virtio/mmio.h"
+
+/* §5.2.3 feature bits */
+#define VIRTIO_BLK_F_SIZE_MAX     1
+#define VIRTIO_BLK_F_SEG_MAX      2
+#define VIRTIO_BLK_F_RO           5
+#define VIRTIO_BLK_F_BLK_SIZE     6
+#define VIRTIO_BLK_F_FLUSH        9
+#define VIRTIO_BLK_F_DISCARD      13
+#define VIRTIO_BLK_F_WRITE_ZEROES 14
+
+/* §5.2.6 request types and status values */
+#define VIRTIO_BLK_T_IN           0
+#define VIRTIO_BLK_T_OUT          1
+#define VIRTIO_BLK_T_FLUSH        4
+#define VIRTIO_BLK_T_GET_ID       8
+#define VIRTIO_BLK_T_DISCARD      11
+#define VIRTIO_BLK_T_WRITE_ZEROES 13
+#define VIRTIO_BLK_S_OK           0
+#define VIRTIO_BLK_S_IOERR        1
+#define VIRTIO_BLK_S_UNSUPP       2
+#define VIRTIO_BLK_WZ_F_UNMAP     1u /* virtio_blk_discard_write_zeroes.flags */
+
+#define VIRTIO_BLK_HDR_BYTES      16 /* type, reserved, sector */
+#define VIRTIO_BLK_SEG_BYTES      16 /* one discard / write-zeroes segment */
+
+/* Limits the device announces (config space, §5.2.4) and enforces. */
+#define VIRTIO_BLK_QUEUE_MAX      256
+/* Linux's virtio_blk puts the header and the status in descriptors of
+ * their own, so a full queue carries queue size - 2 data segments. */
+#define VIRTIO_BLK_SEG_MAX        (VIRTIO_BLK_QUEUE_MAX - 2)
+/* One segment at most 1 MiB, so one request moves at most 254 MiB: what a
+ * conforming driver can send is also what one synchronous preadv on the
+ * event loop may take. */
+#define VIRTIO_BLK_SIZE_MAX       (1u << 20)
+#define VIRTIO_BLK_MAX_DISCARD_SECTORS      (1u << 21) /* 1 GiB: fallocate is cheap */
+/* 32 MiB: a file system without ZERO_RANGE gets real zero writes. */
+#define VIRTIO_BLK_MAX_WRITE_ZEROES_SECTORS (1u << 16)
+#define VIRTIO_BLK_DISCARD_ALIGNMENT        8 /* sectors: 4 KiB host blocks */
+
+/* Bytes of struct virtio_blk_config the device fills in: up to and
+ * including write_zeroes_may_unmap and its padding.  Reads beyond it
+ * return zeroes. */
+#define VIRTIO_BLK_CONFIG_BYTES   60
+
+struct virtio_blk;
+
+/* A device over `disk` (not owned: the caller closes it after destroying
+ * the device).  0 or -ENOMEM. */
+int virtio_blk_create(struct disk *disk, struct virtio_blk **out);
+void virtio_blk_destroy(struct virtio_blk *b);
+
+/* Pass with the struct virtio_blk pointer as `dev` to virtio_mmio_init. */
+extern const struct virtio_device_ops virtio_blk_ops;
+
+#endif
