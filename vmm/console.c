@@ -66,31 +66,50 @@ void console_tx(void *opaque, uint8_t byte)
         c->line[c->line_len++] = (char)byte;
 }
 
-/* Offers what is pending to the guest; pauses stdin until the guest has
- * room for more, so no input is dropped. */
+static void console_on_input(void *opaque, uint32_t events);
+
+/* stdin is watched only while nothing is pending.  Pausing it with an
+ * empty event mask is not enough: epoll still reports a hang-up, and a read
+ * then would overwrite input the guest has not taken yet. */
+static void console_watch_input(struct console *c, bool on)
+{
+    if (on == c->in_watched || c->in_eof)
+        return;
+    if (!on) {
+        evloop_remove(c->loop, c->in_fd);
+        c->in_watched = false;
+    } else if (evloop_add(c->loop, c->in_fd, EPOLLIN, console_on_input, c) == 0) {
+        c->in_watched = true;
+    }
+}
+
+/* Offers what is pending to the guest; stops reading stdin until the guest
+ * has taken all of it, so no input is dropped. */
 static void console_feed(struct console *c)
 {
     size_t n = serial_receive(c->serial, c->pending + c->pending_off,
                               c->pending_len - c->pending_off);
     c->pending_off += n;
-    if (c->pending_off == c->pending_len) {
+    if (c->pending_off == c->pending_len)
         c->pending_off = c->pending_len = 0;
-        evloop_modify(c->loop, c->in_fd, EPOLLIN);
-    } else {
-        evloop_modify(c->loop, c->in_fd, 0);
-    }
+    console_watch_input(c, c->pending_len == 0);
 }
 
 static void console_on_input(void *opaque, uint32_t events)
 {
     struct console *c = opaque;
     (void)events;
+    if (c->pending_len) {
+        console_watch_input(c, false);
+        return;
+    }
     ssize_t n = read(c->in_fd, c->pending, sizeof(c->pending));
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;
     if (n <= 0) {
         /* End of input: the guest simply gets no more. */
-        evloop_remove(c->loop, c->in_fd);
+        console_watch_input(c, false);
+        c->in_eof = true;
         return;
     }
     c->pending_off = 0;
@@ -139,11 +158,14 @@ int console_attach(struct console *c, struct evloop *loop, struct serial *serial
     if (c->ready_efd < 0)
         return -errno;
     int err = evloop_add(loop, c->ready_efd, EPOLLIN, console_on_rx_ready, c);
-    if (!err)
+    if (!err) {
         err = evloop_add(loop, c->in_fd, EPOLLIN, console_on_input, c);
+        c->in_watched = err == 0;
+    }
     if (err == -EPERM || err == -EBADF) {
         /* stdin is a regular file or /dev/null (epoll refuses those), or
          * closed: the guest gets no input rather than airlock failing. */
+        c->in_eof = true;
         err = 0;
     }
     return err;

@@ -20,6 +20,8 @@ struct console {
     bool out_owned;  /* opened by us (a FILE console) */
     bool out_failed; /* a write failed: output is dropped from then on */
     int in_fd;       /* -1: no input */
+    bool in_watched; /* stdin is in the event loop */
+    bool in_eof;     /* stdin ended (or cannot be watched) */
     bool tty_saved;
     struct termios saved_tty;
     struct serial *serial;
