@@ -39,6 +39,11 @@ void boot_options_usage(void)
            "  --mem MiB         guest RAM, %d..%d (default %d)\n"
            "  --cpus N          vCPUs, 1..min(KVM's limit, %d) (default 1)\n"
            "  --console WHERE   stdio (default), none, or a file path to write\n"
+           "  --disk PATH[,ro][,cow[=SIZE]][,serial=ID]\n"
+           "                    a virtio-blk disk (repeatable; the first is /dev/vda):\n"
+           "                    ro = read-only; cow = the guest may write, but writes\n"
+           "                    go to a private overlay (at most SIZE bytes, K/M/G)\n"
+           "                    that vanishes with the VM; the file is never changed\n"
            "  --entry MODE      auto (default: PVH if the kernel has it), pvh, linux64\n"
            "  --kvm PATH        KVM device (default %s)\n"
            "  --allow-pvm       boot a Linux kernel even on a kvm-pvm host (only for\n"
@@ -48,7 +53,7 @@ void boot_options_usage(void)
 }
 
 enum { OPT_KERNEL = 1, OPT_INITRD, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_CONSOLE, OPT_ENTRY,
-       OPT_KVM, OPT_ALLOW_PVM, OPT_HELP };
+       OPT_KVM, OPT_ALLOW_PVM, OPT_DISK, OPT_HELP };
 
 static int parse_entry(const char *s, enum kernel_entry *out)
 {
@@ -75,6 +80,7 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         {"entry", required_argument, NULL, OPT_ENTRY},
         {"kvm", required_argument, NULL, OPT_KVM},
         {"allow-pvm", no_argument, NULL, OPT_ALLOW_PVM},
+        {"disk", required_argument, NULL, OPT_DISK},
         {"help", no_argument, NULL, OPT_HELP},
         {0},
     };
@@ -95,6 +101,13 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         case OPT_KVM: o->kvm_path = optarg; break;
         case OPT_ALLOW_PVM: o->allow_pvm = true; break;
         case OPT_HELP: boot_options_usage(); return 1;
+        case OPT_DISK:
+            if (o->ndisks == LAYOUT_VIRTIO_SLOTS) {
+                snprintf(err, errlen, "--disk %s: at most %d disks", optarg, LAYOUT_VIRTIO_SLOTS);
+                return -EINVAL;
+            }
+            o->disks[o->ndisks++] = optarg;
+            break;
         case OPT_MEM:
             if (parse_uint(optarg, UINT64_MAX, &v) || v < LAYOUT_MEM_MIN_MIB || v > LAYOUT_MEM_MAX_MIB) {
                 snprintf(err, errlen, "--mem '%s': want a whole number of MiB from %d to %d",

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "boot/kernel.h"
+#include "boot/layout.h"
 
 #define BOOT_DEFAULT_CMDLINE "console=ttyS0 reboot=k panic=-1"
 #define BOOT_DEFAULT_MEM_MIB 256
@@ -23,6 +24,8 @@ struct boot_options {
     const char *kvm_path;
     enum kernel_entry entry;
     bool allow_pvm;
+    const char *disks[LAYOUT_VIRTIO_SLOTS]; /* --disk specs, in order */
+    unsigned ndisks;
 };
 
 /* Parses argv (after "boot").  Returns 0, 1 when --help was printed, or

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -14,8 +15,10 @@
 
 #include "boot/layout.h"
 #include "boot/loader.h"
+#include "devices/disk.h"
 #include "devices/i8042.h"
 #include "devices/serial.h"
+#include "devices/virtio/blk.h"
 #include "vmm/boot_options.h"
 #include "vmm/commands.h"
 #include "vmm/console.h"
@@ -23,6 +26,7 @@
 #include "vmm/evloop.h"
 #include "vmm/exit_codes.h"
 #include "vmm/mapped_file.h"
+#include "vmm/virtio_devices.h"
 #include "vmm/vm.h"
 
 #define ERRLEN 384
@@ -40,6 +44,10 @@ struct boot_session {
     struct console console;
     struct evloop loop;
     int signal_fd;
+    struct disk *disks[LAYOUT_VIRTIO_SLOTS];
+    struct virtio_blk *blks[LAYOUT_VIRTIO_SLOTS];
+    struct vdevs vdevs;
+    char *cmdline; /* the user's command line plus our device announcements */
     char err[ERRLEN];
 };
 
@@ -49,10 +57,40 @@ static int report(const char *msg)
     return EXIT_AIRLOCK_ERROR;
 }
 
-/* Steps 1-3: files, headers, guest RAM, boot layout. */
+/* Step 1: the disks, opened now so a bad one is reported before anything
+ * else happens. */
+static int open_disks(struct boot_session *s)
+{
+    struct boot_options *o = &s->opt;
+    for (unsigned i = 0; i < o->ndisks; i++) {
+        if (disk_open(o->disks[i], &s->disks[i], s->err, ERRLEN))
+            return report(s->err);
+        for (unsigned j = 0; j < i; j++) {
+            if (disk_same_file(s->disks[j], s->disks[i])) {
+                snprintf(s->err, ERRLEN,
+                         "--disk %s and --disk %s are the same file, and one of them is "
+                         "writable: the guest would see it change under its feet",
+                         o->disks[j], o->disks[i]);
+                return report(s->err);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Steps 2-3: files, headers, guest RAM, boot layout. */
 static int prepare_guest(struct boot_session *s)
 {
     struct boot_options *o = &s->opt;
+    /* Room for the user's line and one announcement per slot; the loader
+     * then checks the total against what this kernel accepts. */
+    size_t cap = strlen(o->cmdline) + 64 * LAYOUT_VIRTIO_SLOTS + 1;
+    s->cmdline = malloc(cap);
+    if (!s->cmdline)
+        return report("out of memory");
+    snprintf(s->cmdline, cap, "%s", o->cmdline);
+    if (vdevs_cmdline(s->cmdline, cap, o->ndisks))
+        return report("--cmdline: no room for the virtio device announcements");
     if (mapped_file_open(&s->kernel_file, "--kernel", o->kernel, KERNEL_FILE_MAX, s->err, ERRLEN))
         return report(s->err);
     if (kernel_parse(s->kernel_file.data, s->kernel_file.size, &s->img)) {
@@ -69,12 +107,13 @@ static int prepare_guest(struct boot_session *s)
         return report(s->err);
     }
     struct boot_request req = {
-        .cmdline = o->cmdline, .initrd = s->initrd_file.data,
+        .cmdline = s->cmdline, .initrd = s->initrd_file.data,
         .initrd_size = s->initrd_file.size, .entry = o->entry, .ncpus = o->cpus,
     };
     e = loader_load(&s->img, &s->mem, &req, &s->plan);
     if (e == -E2BIG)
-        snprintf(s->err, ERRLEN, "--cmdline: %s", s->plan.error);
+        snprintf(s->err, ERRLEN, "--cmdline: %s%s", s->plan.error,
+                 o->ndisks ? " (counting the virtio_mmio.device= announcements airlock adds)" : "");
     else if (e == -ENOMEM)
         snprintf(s->err, ERRLEN, "--mem %llu is too small: %s", (unsigned long long)o->mem_mib,
                  s->plan.error);
@@ -161,6 +200,15 @@ static int attach_devices(struct boot_session *s)
         snprintf(s->err, ERRLEN, "registering devices: %s", strerror(-e));
         return report(s->err);
     }
+    /* virtio slots in --disk order: the first disk is /dev/vda. */
+    for (unsigned i = 0; i < s->opt.ndisks; i++) {
+        if (virtio_blk_create(s->disks[i], &s->blks[i])) {
+            snprintf(s->err, ERRLEN, "--disk %s: out of memory", s->opt.disks[i]);
+            return report(s->err);
+        }
+        if (vdevs_add(&s->vdevs, &s->vm, &virtio_blk_ops, s->blks[i], s->err, ERRLEN))
+            return report(s->err);
+    }
     return 0;
 }
 
@@ -204,7 +252,8 @@ static int run_vm(struct boot_session *s)
     if ((e = evloop_init(&s->loop)) || (e = block_signals(s)) ||
         (e = evloop_add(&s->loop, s->vm.stop_efd, EPOLLIN, on_vm_stopped, s)) ||
         (e = evloop_add(&s->loop, s->signal_fd, EPOLLIN, on_signal, s)) ||
-        (e = console_attach(&s->console, &s->loop, &s->serial))) {
+        (e = console_attach(&s->console, &s->loop, &s->serial)) ||
+        (e = vdevs_attach(&s->vdevs, &s->loop))) {
         snprintf(s->err, ERRLEN, "setting up the event loop: %s", strerror(-e));
         return report(s->err);
     }
@@ -219,6 +268,11 @@ static int run_vm(struct boot_session *s)
         fprintf(stderr, "airlock: %s\n", s->vm.exit_reason);
     detach_report(s->vm.exit_status); /* the caller has its status now */
     vm_destroy(&s->vm);
+    vdevs_destroy(&s->vdevs);
+    for (unsigned i = 0; i < s->opt.ndisks; i++) {
+        virtio_blk_destroy(s->blks[i]);
+        disk_close(s->disks[i]);
+    }
     return s->vm.exit_status;
 }
 
@@ -232,7 +286,7 @@ int cmd_boot(int argc, char **argv)
     if (detach_start() < 0) {
         /* No fork: run here, and the caller waits for the teardown too. */
     }
-    if ((r = prepare_guest(&s)) || (r = open_kvm(&s)))
+    if ((r = open_disks(&s)) || (r = prepare_guest(&s)) || (r = open_kvm(&s)))
         return r;
     if (console_open(&s.console, s.opt.console, s.err, ERRLEN))
         return report(s.err);
