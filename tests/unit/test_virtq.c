@@ -85,6 +85,19 @@ START_TEST(s2_7_5_desc_next_out_of_range)
 }
 END_TEST
 
+START_TEST(s2_7_5_desc_next_equals_size_valid_memory)
+{
+    /* Move the table so that "descriptor 16" is a well-formed descriptor
+     * in RAM: still refused, the index alone decides. */
+    q.desc_gpa = r.desc = 0x6000;
+    ck_assert_int_eq(virtq_validate(&q, &tm.mem), 0);
+    ring_set_desc(&r, QSIZE, DATA, 8, 0, 0);
+    ring_set_desc(&r, 0, DATA, 8, VIRTQ_DESC_F_NEXT, QSIZE);
+    ring_publish(&r, 0);
+    assert_broken(0);
+}
+END_TEST
+
 START_TEST(s2_7_5_desc_next_far_out_of_range)
 {
     ring_set_desc(&r, 0, DATA, 8, VIRTQ_DESC_F_NEXT, 0xffff);
@@ -223,6 +236,36 @@ START_TEST(s2_7_4_chain_of_max_queue_size)
     ck_assert_int_eq(virtq_pop(&q, &tm.mem, ch), 1);
     ck_assert_uint_eq(ch->nbufs, VIRTQ_MAX_SIZE);
     ck_assert_uint_eq(ch->readable_len, VIRTQ_MAX_SIZE);
+}
+END_TEST
+
+START_TEST(s2_7_4_loop_in_max_size_queue)
+{
+    /* All 256 descriptors in a ring: the hop limit must stop the walk
+     * before virtq_chain's 256 buffers overflow (ASan guards its end). */
+    struct test_ring big;
+    ring_init(&big, &tm.mem, 0x4000, VIRTQ_MAX_SIZE);
+    ring_to_virtq(&big, &q);
+    ck_assert_int_eq(virtq_validate(&q, &tm.mem), 0);
+    for (unsigned i = 0; i < VIRTQ_MAX_SIZE; i++)
+        ring_set_desc(&big, (uint16_t)i, DATA + i, 1, VIRTQ_DESC_F_NEXT,
+                      (uint16_t)((i + 1) % VIRTQ_MAX_SIZE));
+    ring_publish(&big, 0);
+    ck_assert_int_eq(virtq_pop(&q, &tm.mem, ch), -EINVAL);
+    ck_assert(q.broken);
+    ck_assert_uint_le(ch->nbufs, VIRTQ_MAX_SIZE);
+}
+END_TEST
+
+START_TEST(s2_7_4_loop_stops_at_size_hops)
+{
+    /* A loop is caught after at most `size` buffers were taken. */
+    for (unsigned i = 0; i < QSIZE; i++)
+        ring_set_desc(&r, (uint16_t)i, DATA + i, 1, VIRTQ_DESC_F_NEXT, (uint16_t)((i + 1) % QSIZE));
+    ring_publish(&r, 5);
+    ck_assert_int_eq(virtq_pop(&q, &tm.mem, ch), -EINVAL);
+    ck_assert(q.broken);
+    ck_assert_uint_le(ch->nbufs, QSIZE);
 }
 END_TEST
 
@@ -768,6 +811,7 @@ Suite *virtq_suite(void)
     tcase_add_test(tc, s2_7_5_desc_loop_to_itself);
     tcase_add_test(tc, s2_7_5_desc_loop_to_earlier);
     tcase_add_test(tc, s2_7_5_desc_next_out_of_range);
+    tcase_add_test(tc, s2_7_5_desc_next_equals_size_valid_memory);
     tcase_add_test(tc, s2_7_5_desc_next_far_out_of_range);
     tcase_add_test(tc, s2_7_5_desc_next_ignored_without_flag);
     tcase_add_test(tc, s2_7_5_desc_addr_beyond_memory);
@@ -781,6 +825,8 @@ Suite *virtq_suite(void)
     tcase_add_test(tc, s2_7_4_chain_as_long_as_queue);
     tcase_add_test(tc, s2_7_4_chain_longer_than_queue);
     tcase_add_test(tc, s2_7_4_chain_of_max_queue_size);
+    tcase_add_test(tc, s2_7_4_loop_in_max_size_queue);
+    tcase_add_test(tc, s2_7_4_loop_stops_at_size_hops);
     tcase_add_test(tc, s2_7_4_readable_after_writable);
     tcase_add_test(tc, s2_7_4_writable_only_and_readable_only);
     tcase_add_test(tc, s2_7_6_empty_queue_returns_0);
