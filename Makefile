@@ -59,6 +59,7 @@ test: all fuzz
 bench: all $(BUILD)/bench/marktime
 	tests/bench/probe-boot
 	tests/lab/run tests/bench/lab-boot
+	tests/lab/run tests/bench/lab-disk
 
 clean:
 	rm -rf $(BUILD)
