@@ -35,6 +35,8 @@ FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,unde
 FUZZ_KERNEL_SRCS := tests/fuzz/fuzz_kernel.c $(wildcard boot/*.c) vmm/gmem.c
 FUZZ_SERIAL_SRCS := tests/fuzz/fuzz_serial.c devices/serial.c
 FUZZERS := $(BUILD)/fuzz/fuzz_kernel $(BUILD)/fuzz/fuzz_serial
+FUZZ_VIRTIO_SRCS := tests/fuzz/fuzz_virtio.c devices/virtio/mmio.c devices/virtio/queue.c vmm/gmem.c
+FUZZERS += $(BUILD)/fuzz/fuzz_virtio
 
 .PHONY: fuzz fuzz-run
 fuzz: $(FUZZERS)
@@ -46,6 +48,10 @@ $(BUILD)/fuzz/fuzz_kernel: $(FUZZ_KERNEL_SRCS) | deps-check
 $(BUILD)/fuzz/fuzz_serial: $(FUZZ_SERIAL_SRCS) | deps-check
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SERIAL_SRCS) -lpthread
+
+$(BUILD)/fuzz/fuzz_virtio: $(FUZZ_VIRTIO_SRCS) | deps-check
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_VIRTIO_SRCS) -lpthread
 
 fuzz-run: $(FUZZERS) probe
 	tests/fuzz/run
