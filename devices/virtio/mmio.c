@@ -48,8 +48,12 @@ void virtio_mmio_init(struct virtio_mmio *t, const struct virtio_device_ops *ops
     t->host = host;
     t->host_opaque = host_opaque;
     t->mem = mem;
+    /* Bounds come from our arrays, not from what a device table claims. */
+    t->num_queues = ops->num_queues < VIRTIO_MMIO_MAX_QUEUES ? ops->num_queues
+                                                             : VIRTIO_MMIO_MAX_QUEUES;
+    uint16_t max = ops->queue_max < VIRTQ_MAX_SIZE ? ops->queue_max : VIRTQ_MAX_SIZE;
     for (unsigned i = 0; i < VIRTIO_MMIO_MAX_QUEUES; i++)
-        t->queues[i].max_size = i < ops->num_queues ? ops->queue_max : 0;
+        t->queues[i].max_size = i < t->num_queues ? max : 0;
 }
 
 static uint64_t offered_features(const struct virtio_mmio *t)
@@ -60,7 +64,7 @@ static uint64_t offered_features(const struct virtio_mmio *t)
 /* The selected queue, or NULL when queue_sel is out of range. */
 static struct virtq *selected_queue(struct virtio_mmio *t)
 {
-    return t->queue_sel < t->ops->num_queues ? &t->queues[t->queue_sel] : NULL;
+    return t->queue_sel < t->num_queues ? &t->queues[t->queue_sel] : NULL;
 }
 
 /* Queue registers may change only between FEATURES_OK and the queue being
@@ -198,7 +202,7 @@ static void write_reg(struct virtio_mmio *t, uint64_t off, uint32_t v)
         break;
     case REG_QUEUE_READY: write_queue_ready(t, v); break;
     case REG_QUEUE_NOTIFY:
-        if (v < t->ops->num_queues && t->host->kick)
+        if (v < t->num_queues && t->host->kick)
             t->host->kick(t->host_opaque, v);
         break;
     case REG_INTERRUPT_ACK: t->interrupt_status &= ~v; break;
@@ -248,7 +252,7 @@ void virtio_mmio_io(void *opaque, uint64_t offset, uint8_t *data, unsigned len, 
 void virtio_mmio_process(struct virtio_mmio *t, unsigned q)
 {
     pthread_mutex_lock(&t->lock);
-    if (q < t->ops->num_queues && (t->status & S_OK) &&
+    if (q < t->num_queues && (t->status & S_OK) &&
         !(t->status & VIRTIO_STATUS_DEVICE_NEEDS_RESET) && t->queues[q].ready) {
         t->ops->queue_notify(t->dev, t, q);
         if (t->queues[q].broken)
@@ -259,7 +263,7 @@ void virtio_mmio_process(struct virtio_mmio *t, unsigned q)
 
 void virtio_mmio_used(struct virtio_mmio *t, unsigned q)
 {
-    if (q >= t->ops->num_queues || !virtq_should_notify(&t->queues[q], t->mem))
+    if (q >= t->num_queues || !virtq_should_notify(&t->queues[q], t->mem))
         return;
     t->interrupt_status |= VIRTIO_MMIO_INT_VRING;
     t->host->interrupt(t->host_opaque);

@@ -59,6 +59,7 @@ struct virtio_mmio {
     const struct virtio_host_ops *host;
     void *host_opaque;
     const struct gmem *mem;
+    unsigned num_queues; /* ops->num_queues, at most VIRTIO_MMIO_MAX_QUEUES */
     uint32_t status;
     uint32_t device_features_sel, driver_features_sel;
     uint64_t driver_features;

@@ -19,7 +19,9 @@ void virtq_reset(struct virtq *q)
 int virtq_validate(const struct virtq *q, const struct gmem *mem)
 {
     uint16_t n = q->size;
-    if (n == 0 || n > q->max_size || (n & (n - 1)))
+    /* VIRTQ_MAX_SIZE too: a chain is at most `size` long and struct
+     * virtq_chain holds VIRTQ_MAX_SIZE buffers, whatever a device claims. */
+    if (n == 0 || n > q->max_size || n > VIRTQ_MAX_SIZE || (n & (n - 1)))
         return -EINVAL;
     if ((q->desc_gpa & 15) || (q->avail_gpa & 1) || (q->used_gpa & 3))
         return -EINVAL;
@@ -90,7 +92,7 @@ int virtq_pop(struct virtq *q, const struct gmem *mem, struct virtq_chain *chain
      * links; one more means a loop. */
     for (unsigned hops = 0;; hops++) {
         struct virtq_desc d;
-        if (hops >= q->size || desc_fetch(q, mem, idx, &d))
+        if (hops >= q->size || hops >= VIRTQ_MAX_SIZE || desc_fetch(q, mem, idx, &d))
             return virtq_break(q);
         bool writable = d.flags & VIRTQ_DESC_F_WRITE;
         if (!writable && chain->nbufs > chain->nreadable)
