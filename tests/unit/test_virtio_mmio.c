@@ -135,9 +135,14 @@ static void teardown(void)
     test_mem_free(&tm);
 }
 
+static uint32_t status_of(struct virtio_mmio *tr)
+{
+    return mmio_rd(tr, MMIO_STATUS);
+}
+
 static uint32_t status(void)
 {
-    return mmio_rd(&t, MMIO_STATUS);
+    return status_of(&t);
 }
 
 static void set_status(uint32_t v)
@@ -838,6 +843,68 @@ START_TEST(s4_2_2_config_writes_dropped)
 }
 END_TEST
 
+/* ---- a device table that claims more than the transport holds ---------- */
+
+static const struct virtio_device_ops greedy_ops = {
+    .name = "greedy", .device_id = DUMMY_ID, .num_queues = VIRTIO_MMIO_MAX_QUEUES + 2,
+    .queue_max = 1024, .features = d_features, .config_read = d_config_read,
+    .queue_notify = d_queue_notify, .reset = d_reset,
+};
+
+/* The transport on the heap, so ASan sees an index past queues[]. */
+static struct virtio_mmio *greedy;
+
+static void greedy_setup(void)
+{
+    test_mem_init(&tm, RAM);
+    memset(&host, 0, sizeof(host));
+    dev = calloc(1, sizeof(*dev));
+    greedy = malloc(sizeof(*greedy));
+    ck_assert_ptr_nonnull(dev);
+    ck_assert_ptr_nonnull(greedy);
+    virtio_mmio_init(greedy, &greedy_ops, dev, &host_ops, &host, &tm.mem);
+}
+
+static void greedy_teardown(void)
+{
+    pthread_mutex_destroy(&greedy->lock);
+    free(greedy);
+    free(dev);
+    test_mem_free(&tm);
+}
+
+START_TEST(s4_2_3_queue_sel_bounded_by_transport)
+{
+    ck_assert_uint_eq(mmio_negotiate(greedy, V1), ACK | DRV | FEAT);
+    for (uint32_t sel = VIRTIO_MMIO_MAX_QUEUES; sel < VIRTIO_MMIO_MAX_QUEUES + 2; sel++) {
+        mmio_wr(greedy, MMIO_QUEUE_SEL, sel);
+        ck_assert_uint_eq(mmio_rd(greedy, MMIO_QUEUE_NUM_MAX), 0);
+        mmio_wr(greedy, MMIO_QUEUE_NUM, 16);
+        mmio_wr(greedy, MMIO_QUEUE_READY, 1);
+        ck_assert_uint_eq(mmio_rd(greedy, MMIO_QUEUE_READY), 0);
+        mmio_wr(greedy, MMIO_QUEUE_NOTIFY, sel);
+        virtio_mmio_process(greedy, sel);
+    }
+    ck_assert_uint_eq(host.nkicks, 0);
+    ck_assert_uint_eq(status_of(greedy), ACK | DRV | FEAT);
+}
+END_TEST
+
+START_TEST(s4_2_2_queue_num_max_bounded_by_virtq)
+{
+    /* QueueNumMax tells the truth: no more than a virtq_chain can hold. */
+    for (uint32_t sel = 0; sel < VIRTIO_MMIO_MAX_QUEUES; sel++) {
+        mmio_wr(greedy, MMIO_QUEUE_SEL, sel);
+        ck_assert_uint_eq(mmio_rd(greedy, MMIO_QUEUE_NUM_MAX), VIRTQ_MAX_SIZE);
+    }
+    ck_assert_uint_eq(mmio_negotiate(greedy, V1), ACK | DRV | FEAT);
+    struct test_ring r;
+    ring_init(&r, &tm.mem, 0x1000, 512);
+    ck_assert_uint_eq(mmio_setup_queue(greedy, 0, &r), 0);
+    ck_assert_uint_ne(status_of(greedy) & NEEDS_RESET, 0);
+}
+END_TEST
+
 Suite *virtio_mmio_suite(void)
 {
     Suite *s = suite_create("virtio_mmio");
@@ -882,5 +949,10 @@ Suite *virtio_mmio_suite(void)
     tcase_add_test(tc, s4_2_2_config_reads_past_device_config);
     tcase_add_test(tc, s4_2_2_config_writes_dropped);
     suite_add_tcase(s, tc);
+    TCase *greedy_tc = tcase_create("greedy device");
+    tcase_add_checked_fixture(greedy_tc, greedy_setup, greedy_teardown);
+    tcase_add_test(greedy_tc, s4_2_3_queue_sel_bounded_by_transport);
+    tcase_add_test(greedy_tc, s4_2_2_queue_num_max_bounded_by_virtq);
+    suite_add_tcase(s, greedy_tc);
     return s;
 }

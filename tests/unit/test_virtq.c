@@ -400,6 +400,24 @@ START_TEST(s2_7_validate_size_above_max)
 }
 END_TEST
 
+START_TEST(s2_7_validate_size_above_virtq_max_size)
+{
+    /* Whatever max_size a device claims, a queue never outgrows struct
+     * virtq_chain: 512 is refused, and a 512-long chain cannot be popped. */
+    struct test_ring big;
+    ring_init(&big, &tm.mem, 0x4000, 512);
+    q.max_size = 512;
+    ring_to_virtq(&big, &q);
+    ck_assert_int_eq(virtq_validate(&q, &tm.mem), -EINVAL);
+    for (unsigned i = 0; i < 512; i++)
+        ring_set_desc(&big, (uint16_t)i, DATA + i, 1, i + 1 < 512 ? VIRTQ_DESC_F_NEXT : 0,
+                      (uint16_t)(i + 1));
+    ring_publish(&big, 0);
+    ck_assert_int_eq(virtq_pop(&q, &tm.mem, ch), -EINVAL); /* ASan guards ch */
+    ck_assert(q.broken);
+}
+END_TEST
+
 START_TEST(s2_7_validate_desc_misaligned)
 {
     for (uint64_t off = 1; off < 16; off++) {
@@ -840,6 +858,7 @@ Suite *virtq_suite(void)
     tcase_add_test(tc, s2_7_validate_size_zero);
     tcase_add_test(tc, s2_7_validate_size_not_power_of_two);
     tcase_add_test(tc, s2_7_validate_size_above_max);
+    tcase_add_test(tc, s2_7_validate_size_above_virtq_max_size);
     tcase_add_test(tc, s2_7_validate_desc_misaligned);
     tcase_add_test(tc, s2_7_validate_avail_misaligned);
     tcase_add_test(tc, s2_7_validate_used_misaligned);
