@@ -12,6 +12,7 @@
  * that straddle the end of a region or span the hole are reachable. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ static const uint8_t dummy_config[12] = "airlock-fuzz";
 struct dummy {
     bool in_notify;
     unsigned notifies;
-    struct virtq_chain chain;
+    struct virtq_chain *chain, *ref; /* own allocations: ASan guards their ends */
     uint8_t buf[4096];
 };
 
@@ -83,6 +84,76 @@ static void check_chain(const struct virtq *q, const struct virtq_chain *c)
     CHECK(rd == c->readable_len && wr == c->writable_len);
 }
 
+/* A second, independent reading of §2.7 to diff virtq_pop against: a
+ * chain may not revisit a descriptor (instead of a hop count), and every
+ * guest field is fetched through gmem_read.  Same contract as virtq_pop. */
+static int ref_pop(const struct virtq *q, struct virtq_chain *c)
+{
+    if (q->broken)
+        return -EINVAL;
+    if (!q->ready)
+        return 0;
+    uint16_t idx, head;
+    if (gmem_read(&mem, &idx, q->avail_gpa + 2, 2))
+        return -EINVAL;
+    uint16_t pending = (uint16_t)(idx - q->last_avail);
+    if (pending == 0)
+        return 0;
+    if (pending > q->size ||
+        gmem_read(&mem, &head, q->avail_gpa + 4 + 2ULL * (q->last_avail & (q->size - 1)), 2) ||
+        head >= q->size)
+        return -EINVAL;
+    static bool seen[65536];
+    memset(seen, 0, q->size);
+    memset(c, 0, offsetof(struct virtq_chain, bufs));
+    c->head = head;
+    for (uint16_t i = head;;) {
+        struct virtq_desc d;
+        if (seen[i] || gmem_read(&mem, &d, q->desc_gpa + 16ULL * i, sizeof(d)))
+            return -EINVAL;
+        seen[i] = true;
+        bool w = d.flags & VIRTQ_DESC_F_WRITE;
+        if ((d.flags & VIRTQ_DESC_F_INDIRECT) || !gmem_ptr(&mem, d.addr, d.len) ||
+            (!w && c->nreadable != c->nbufs))
+            return -EINVAL;
+        CHECK(c->nbufs < VIRTQ_MAX_SIZE);
+        c->bufs[c->nbufs++] = (struct virtq_buf){d.addr, d.len, w};
+        if (w) {
+            c->writable_len += d.len;
+        } else {
+            c->nreadable++;
+            c->readable_len += d.len;
+        }
+        if (!(d.flags & VIRTQ_DESC_F_NEXT))
+            return 1;
+        if (d.next >= q->size)
+            return -EINVAL;
+        i = d.next;
+    }
+}
+
+/* virtq_pop, checked against ref_pop on the same guest memory. */
+static int pop_checked(struct dummy *d, struct virtq *q)
+{
+    struct virtq before = *q;
+    int want = ref_pop(&before, d->ref);
+    int rc = virtq_pop(q, &mem, d->chain);
+    CHECK(rc == want);
+    if (rc == 1) {
+        CHECK(q->last_avail == (uint16_t)(before.last_avail + 1));
+        const struct virtq_chain *a = d->chain, *b = d->ref;
+        CHECK(a->head == b->head && a->nbufs == b->nbufs && a->nreadable == b->nreadable);
+        CHECK(a->readable_len == b->readable_len && a->writable_len == b->writable_len);
+        for (unsigned i = 0; i < a->nbufs; i++)
+            CHECK(a->bufs[i].gpa == b->bufs[i].gpa && a->bufs[i].len == b->bufs[i].len &&
+                  a->bufs[i].writable == b->bufs[i].writable);
+    } else {
+        CHECK(q->last_avail == before.last_avail); /* nothing consumed */
+        CHECK(q->broken == (rc == -EINVAL));
+    }
+    return rc;
+}
+
 /* Reads the head and tail of the readable bytes, writes the head and tail
  * of the writable ones; returns what it wrote.  Out-of-range copies must
  * fail and copy nothing. */
@@ -118,15 +189,15 @@ static void d_queue_notify(void *dev, struct virtio_mmio *t, unsigned qi)
     uint16_t used_before = q->used_idx;
     unsigned pops = 0;
     int rc;
-    while ((rc = virtq_pop(q, &mem, &d->chain)) == 1) {
+    while ((rc = pop_checked(d, q)) == 1) {
         pops++;
         /* Writable buffers may overlap the avail ring, so the guest's index
          * can move under the device; still, each pop advances last_avail,
          * so the loop ends. */
         CHECK(pops <= 65536);
-        check_chain(q, &d->chain);
-        uint32_t w = use_chain(d, &d->chain);
-        CHECK(virtq_push(q, &mem, d->chain.head, w) == 0);
+        check_chain(q, d->chain);
+        uint32_t w = use_chain(d, d->chain);
+        CHECK(virtq_push(q, &mem, d->chain->head, w) == 0);
         /* The used index the guest sees is the device's. */
         uint16_t idx;
         CHECK(gmem_read(&mem, &idx, q->used_gpa + 2, 2) == 0);
@@ -206,9 +277,13 @@ static void op_bring_up(struct virtio_mmio *t, struct input *in)
     reg_wr(t, 0x020, (uint32_t)(features >> 32));
     reg_wr(t, 0x070, ack | drv | VIRTIO_STATUS_FEATURES_OK);
     for (unsigned q = 0; q < NQUEUES; q++) {
-        uint32_t size = 1u << (take(in, 1) % 9);
+        uint8_t shape = (uint8_t)take(in, 1);
+        uint32_t size = 1u << (shape % 9);
         uint32_t base = (uint32_t)take(in, 2) & ~15u;
-        uint32_t avail = base + size * 16, used = (avail + 6 + size * 2 + 3) & ~3u;
+        /* Optionally a gap after the table, so "descriptor `size`" is
+         * memory the fuzzer controls rather than the avail ring. */
+        uint32_t avail = base + size * 16 + (shape & 0x80 ? 0x100 : 0);
+        uint32_t used = (avail + 6 + size * 2 + 3) & ~3u;
         reg_wr(t, 0x030, q);
         reg_wr(t, 0x038, size);
         reg_wr(t, 0x080, base);
@@ -245,10 +320,36 @@ static void op_publish(struct virtio_mmio *t, struct input *in)
     (void)gmem_write(&mem, q->avail_gpa + 2, &idx, 2);
 }
 
+/* Links `count` consecutive descriptors of queue q's table with NEXT (the
+ * last one's `next` and flags from the input), so long chains and loops of
+ * up to a whole 256-entry table are one step away. */
+static void op_chain_run(struct virtio_mmio *t, struct input *in)
+{
+    const struct virtq *q = &t->queues[take(in, 1) % NQUEUES];
+    uint16_t start = (uint16_t)take(in, 1);
+    unsigned count = 1 + (unsigned)take(in, 1);
+    uint8_t mode = (uint8_t)take(in, 1);
+    uint16_t last_next = (uint16_t)take(in, 2);
+    uint16_t base = (uint16_t)take(in, 2);
+    unsigned nread = mode & 0x80 ? count : (unsigned)take(in, 1);
+    uint16_t tsize = q->size ? q->size : 1;
+    for (unsigned k = 0; k < count; k++) {
+        uint16_t i = (uint16_t)((start + k) % tsize);
+        bool last = k + 1 == count;
+        struct virtq_desc dsc = {
+            .addr = base + 8ULL * k, .len = mode & 0x0f,
+            .flags = (uint16_t)((k >= nread ? VIRTQ_DESC_F_WRITE : 0) |
+                                (last ? (mode >> 4) & 7 : VIRTQ_DESC_F_NEXT)),
+            .next = last ? last_next : (uint16_t)((i + 1) % tsize),
+        };
+        (void)gmem_write(&mem, q->desc_gpa + 16ULL * i, &dsc, sizeof(dsc));
+    }
+}
+
 static void step(struct virtio_mmio *t, struct dummy *d, struct input *in)
 {
     uint8_t op = (uint8_t)take(in, 1);
-    switch (op % 9) {
+    switch (op % 10) {
     case 0: /* aligned 32-bit register write (the common case) */
         reg_wr(t, (take(in, 1) * 4) & 0x1ff, (uint32_t)take(in, 4));
         break;
@@ -299,6 +400,9 @@ static void step(struct virtio_mmio *t, struct dummy *d, struct input *in)
             (void)gmem_write(&mem, t->queues[op >> 7].avail_gpa, &f, 2);
         }
         break;
+    case 9:
+        op_chain_run(t, in);
+        break;
     }
     CHECK(!d->in_notify);
 }
@@ -343,6 +447,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dummy *d = calloc(1, sizeof(*d));
     if (!ram0 || !ram1 || !d)
         abort();
+    d->chain = malloc(sizeof(*d->chain));
+    d->ref = malloc(sizeof(*d->ref));
+    if (!d->chain || !d->ref)
+        abort();
     memset(&mem, 0, sizeof(mem));
     CHECK(gmem_add_region(&mem, 0, ram0, RAM0) == 0);
     CHECK(gmem_add_region(&mem, RAM1_GPA, ram1, RAM1) == 0);
@@ -356,6 +464,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_transport(&t);
     }
     pthread_mutex_destroy(&t.lock);
+    free(d->chain);
+    free(d->ref);
     free(d);
     free(ram1);
     free(ram0);
