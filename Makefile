@@ -51,7 +51,7 @@ boot: all
 	    --initrd $(BUILD)/guest/initramfs.cpio.gz --cpus 2 --cmdline "$(BOOT_CMDLINE)"
 
 # Unit, probe and bad-input tests on this host, Linux boots in the lab.
-test: all fuzz
+test: all fuzzers
 	tests/run-all
 
 # Figures, never assertions: monitor overhead on this host, Linux boot in

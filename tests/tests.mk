@@ -28,30 +28,28 @@ $(BUILD)/bench/marktime: tests/bench/marktime.c | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
-# Fuzz targets (libFuzzer via clang), each with the sources it exercises.
+# Fuzz targets (libFuzzer via clang): each is tests/fuzz/NAME.c plus the
+# sources it exercises.  `make fuzzers` builds them; `make fuzz` runs each
+# for FUZZ_SECONDS (default 60); `make test` runs a 20 s pass of each.
 FUZZ_CC := clang
 FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=all
-FUZZ_KERNEL_SRCS := tests/fuzz/fuzz_kernel.c $(wildcard boot/*.c) vmm/gmem.c
-FUZZ_SERIAL_SRCS := tests/fuzz/fuzz_serial.c devices/serial.c
-FUZZERS := $(BUILD)/fuzz/fuzz_kernel $(BUILD)/fuzz/fuzz_serial
-FUZZ_VIRTIO_SRCS := tests/fuzz/fuzz_virtio.c devices/virtio/mmio.c devices/virtio/queue.c vmm/gmem.c
-FUZZERS += $(BUILD)/fuzz/fuzz_virtio
+FUZZ_SRCS_fuzz_kernel := $(wildcard boot/*.c) vmm/gmem.c
+FUZZ_SRCS_fuzz_serial := devices/serial.c
+FUZZ_SRCS_fuzz_virtio := devices/virtio/mmio.c devices/virtio/queue.c vmm/gmem.c
+FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virtio/queue.c \
+                         devices/disk.c devices/disk_cow.c vmm/gmem.c
+FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk
+FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
+FUZZ_SECONDS ?= 60
 
-.PHONY: fuzz fuzz-run
-fuzz: $(FUZZERS)
+.PHONY: fuzz fuzzers
+fuzzers: $(FUZZERS)
 
-$(BUILD)/fuzz/fuzz_kernel: $(FUZZ_KERNEL_SRCS) | deps-check
+fuzz: $(FUZZERS) probe guest
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run
+
+.SECONDEXPANSION:
+$(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_SRCS_$$*) | deps-check
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_KERNEL_SRCS)
-
-$(BUILD)/fuzz/fuzz_serial: $(FUZZ_SERIAL_SRCS) | deps-check
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SERIAL_SRCS) -lpthread
-
-$(BUILD)/fuzz/fuzz_virtio: $(FUZZ_VIRTIO_SRCS) | deps-check
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_VIRTIO_SRCS) -lpthread
-
-fuzz-run: $(FUZZERS) probe
-	tests/fuzz/run
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRCS_$*) -lpthread
