@@ -124,5 +124,6 @@ Suite *virtq_suite(void);
 Suite *virtio_mmio_suite(void);
 Suite *disk_suite(void);
 Suite *blk_suite(void);
+Suite *agent_proto_suite(void);
 
 #endif

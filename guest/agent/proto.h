@@ -1,0 +1,146 @@
+/* The exec protocol between airlock (host) and the guest agent (PID 1).
+ * Included by both sides: guest/agent/ (static, in the guest) and
+ * vmm/agent_client.c (in the monitor).  The agent runs where untrusted code
+ * runs, so the host treats every byte of a reply as hostile; the agent
+ * validates requests just as strictly, so one decoder serves both.
+ *
+ * Framing: a stream of messages, each a fixed 12-byte header followed by
+ * `length` payload bytes.  All integers are little-endian, no padding.
+ *
+ *   off size field
+ *   0   4    magic    AGENT_MAGIC
+ *   4   2    version  AGENT_VERSION (a mismatch is a protocol error, not
+ *                     negotiated: both ends are built from this header)
+ *   6   2    type     one of enum agent_type, valid for its direction
+ *   8   4    length   payload bytes; <= the per-type maximum
+ *                     (agent_type_max()), never above AGENT_MAX_PAYLOAD
+ *
+ * A conversation (one connection, requests strictly one after another):
+ *   agent: READY                                   once, on connect
+ *   host:  EXEC [STDIN...] [STDIN_EOF] [KILL]
+ *   agent: STARTED (STDOUT|STDERR)* EXIT           or  ERROR (never started)
+ *   host:  FILE_PUT FILE_DATA* FILE_END
+ *   agent: FILE_END (written)                      or  ERROR
+ *   host:  FILE_GET
+ *   agent: FILE_DATA* FILE_END                     or  ERROR
+ * Any frame that breaks these rules ends the connection on either side.
+ */
+#ifndef AIRLOCK_GUEST_AGENT_PROTO_H
+#define AIRLOCK_GUEST_AGENT_PROTO_H
+
+#define AGENT_MAGIC   0x4b4c5241u /* "ARLK" as bytes on the wire */
+#define AGENT_VERSION 1
+#define AGENT_HDR_SIZE 12
+
+/* The agent listens on this vsock port (VMADDR_CID_ANY). */
+#define AGENT_VSOCK_PORT 1024
+
+/* ---- limits (both sides enforce them; the encoder refuses what the
+ * decoder would reject, so a request that encodes also decodes) ---- */
+#define AGENT_MAX_ARGS     4096          /* argv entries (>= 1) */
+#define AGENT_MAX_ENVS     4096          /* env entries */
+#define AGENT_MAX_ARGV_BYTES (128 * 1024) /* argv strings incl. NULs */
+#define AGENT_MAX_ENV_BYTES  (128 * 1024) /* env strings incl. NULs */
+#define AGENT_MAX_PATH     4096          /* cwd / file path incl. NUL */
+#define AGENT_MAX_CHUNK    (32 * 1024)   /* STDIN/STDOUT/STDERR/FILE_DATA */
+/* An EXEC is the largest message: fixed part, argv, env, cwd. */
+#define AGENT_EXEC_FIXED   56
+#define AGENT_MAX_PAYLOAD  (AGENT_EXEC_FIXED + AGENT_MAX_ARGV_BYTES + \
+                            AGENT_MAX_ENV_BYTES + AGENT_MAX_PATH)
+/* The agent refuses a FILE_PUT larger than this (a guest tmpfs lives in
+ * guest RAM; the host also bounds what it accepts from FILE_GET). */
+#define AGENT_MAX_FILE     (1ull << 32)
+
+/* uid/gid value meaning "the default": 65534 (nobody), never root. */
+#define AGENT_ID_DEFAULT   0xffffffffu
+#define AGENT_NOBODY       65534u
+/* rlimit value meaning "leave the agent's limit as it is". */
+#define AGENT_RLIM_KEEP    0xffffffffffffffffull
+
+enum agent_type {
+    /* host -> agent */
+    AGENT_EXEC      = 0x01,
+    AGENT_STDIN     = 0x02, /* payload: 1..AGENT_MAX_CHUNK bytes for stdin */
+    AGENT_STDIN_EOF = 0x03, /* empty: close the command's stdin */
+    AGENT_KILL      = 0x04, /* empty: SIGKILL the command's process group */
+    AGENT_FILE_PUT  = 0x05,
+    AGENT_FILE_GET  = 0x06, /* payload: path, NUL-terminated (the only NUL) */
+    /* both directions */
+    AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
+    AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
+                             * PUT: the file is written and closed) */
+    /* agent -> host */
+    AGENT_READY     = 0x81,
+    AGENT_STARTED   = 0x82,
+    AGENT_STDOUT    = 0x83, /* payload: 1..AGENT_MAX_CHUNK bytes */
+    AGENT_STDERR    = 0x84, /* payload: 1..AGENT_MAX_CHUNK bytes */
+    AGENT_EXIT      = 0x85,
+    AGENT_ERROR     = 0x86,
+};
+
+/* EXEC payload (fixed part, AGENT_EXEC_FIXED bytes, then the strings):
+ *   0  u32 uid          AGENT_ID_DEFAULT = 65534
+ *   4  u32 gid          AGENT_ID_DEFAULT = 65534
+ *   8  u32 timeout_ms   0 = none; on expiry the process group is killed
+ *   12 u32 flags        AGENT_EXEC_F_*; unknown bits are an error
+ *   16 u64 rlim_nproc   RLIMIT_NPROC soft=hard, AGENT_RLIM_KEEP = unchanged
+ *   24 u64 rlim_fsize   RLIMIT_FSIZE, bytes
+ *   32 u64 rlim_nofile  RLIMIT_NOFILE
+ *   40 u32 argc         1..AGENT_MAX_ARGS
+ *   44 u32 envc         0..AGENT_MAX_ENVS
+ *   48 u32 argv_bytes   bytes of the argv strings, NULs included
+ *   52 u32 env_bytes    bytes of the env strings, NULs included
+ *   56 argv: argc NUL-terminated strings, exactly argv_bytes bytes
+ *      env:  envc NUL-terminated "K=V" strings, exactly env_bytes bytes
+ *      cwd:  one NUL-terminated string (empty = "/"), the rest of the
+ *            payload, <= AGENT_MAX_PATH bytes
+ * The byte counts make every section's end known before it is walked: a
+ * string must end (NUL) inside its own section, and the sections must
+ * hold exactly their counts — anything else is rejected. */
+#define AGENT_EXEC_F_STDIN 0x1u /* stdin comes as STDIN/STDIN_EOF; without
+                                 * it the command reads /dev/null */
+#define AGENT_EXEC_F_ALL   AGENT_EXEC_F_STDIN
+
+/* FILE_PUT payload:
+ *   0  u32 mode   permission bits (& 07777 applied; file created as root)
+ *   4  u32 rsvd   must be 0
+ *   8  u64 size   exact byte count the FILE_DATA chunks will carry
+ *                 (<= AGENT_MAX_FILE); FILE_END with a different total
+ *                 fails the put and removes the file
+ *   16 path, NUL-terminated, the rest of the payload (<= AGENT_MAX_PATH) */
+#define AGENT_FILE_PUT_FIXED 16
+
+/* READY payload (8 bytes):
+ *   0 u32 version    the agent's AGENT_VERSION
+ *   4 u32 features   0 for now */
+#define AGENT_READY_SIZE 8
+
+/* STARTED payload (4 bytes):  0 u32 pid  (in the guest; informational) */
+#define AGENT_STARTED_SIZE 4
+
+/* EXIT payload (12 bytes):
+ *   0 u32 kind    AGENT_EXIT_CODE or AGENT_EXIT_SIGNAL
+ *   4 u32 value   exit code 0..255, or signal number 1..64
+ *   8 u32 flags   AGENT_EXIT_F_TIMED_OUT: the agent killed it on timeout */
+#define AGENT_EXIT_SIZE 12
+#define AGENT_EXIT_CODE   0u
+#define AGENT_EXIT_SIGNAL 1u
+#define AGENT_EXIT_F_TIMED_OUT 0x1u
+
+/* ERROR payload (8 bytes):
+ *   0 u32 code    a Linux errno value (1..4095): ENOENT from exec means
+ *                 "not found" (host exit 127), others "cannot run" (126)
+ *   4 u32 op      which step failed, AGENT_OP_* */
+#define AGENT_ERROR_SIZE 8
+enum agent_op {
+    AGENT_OP_PROTO  = 0, /* the request itself was refused */
+    AGENT_OP_SPAWN  = 1, /* pipe/fork in the agent */
+    AGENT_OP_RLIMIT = 2, /* setrlimit */
+    AGENT_OP_CRED   = 3, /* setgroups/setgid/setuid */
+    AGENT_OP_CHDIR  = 4,
+    AGENT_OP_EXEC   = 5, /* execve after the PATH search */
+    AGENT_OP_FILE   = 6, /* FILE_PUT / FILE_GET on the guest side */
+    AGENT_OP_MAX    = 6,
+};
+
+#endif

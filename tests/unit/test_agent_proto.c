@@ -1,0 +1,413 @@
+/* vmm/agent_client.c: the exec protocol's encoders and its decoder, with
+ * well-formed frames and hostile ones (each a frame a compromised agent, or
+ * a broken host, could send). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/helpers.h"
+#include "vmm/agent_client.h"
+#include "vmm/exit_codes.h"
+
+#define BIG (AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD)
+
+static uint8_t *buf;
+static struct agent_decoder dec;
+
+static void setup(void)
+{
+    buf = calloc(1, BIG + 64);
+    ck_assert_ptr_nonnull(buf);
+}
+
+static void teardown(void)
+{
+    agent_decoder_free(&dec);
+    free(buf);
+}
+
+/* Feeds data[0..len) in one call; returns agent_decode's result and
+ * checks every byte was consumed when a message completed. */
+static int decode_all(enum agent_dir dir, const uint8_t *data, size_t len, struct agent_msg *m)
+{
+    agent_decoder_free(&dec);
+    ck_assert_int_eq(agent_decoder_init(&dec, dir), 0);
+    size_t used = 0;
+    int rc = agent_decode(&dec, data, len, &used, m);
+    if (rc == 1)
+        ck_assert_uint_eq(used, len);
+    return rc;
+}
+
+/* A frame with an arbitrary header (no validation) around payload. */
+static size_t raw_frame(uint8_t *out, uint32_t magic, uint16_t ver, uint16_t type, uint32_t len,
+                        const void *payload, size_t plen)
+{
+    wr32(out, 0, magic);
+    wr16(out, 4, ver);
+    wr16(out, 6, type);
+    wr32(out, 8, len);
+    if (plen)
+        memcpy(out + AGENT_HDR_SIZE, payload, plen);
+    return AGENT_HDR_SIZE + plen;
+}
+
+static const char *const argv3[] = {"sh", "-c", "echo hi"};
+static const char *const env2[] = {"PATH=/bin", "X=1"};
+
+static ssize_t sample_exec(uint8_t *out)
+{
+    struct agent_exec_req r;
+    agent_exec_req_init(&r);
+    r.argv = argv3;
+    r.argc = 3;
+    r.envp = env2;
+    r.envc = 2;
+    r.cwd = "/tmp";
+    r.uid = 1000;
+    r.timeout_ms = 5000;
+    r.flags = AGENT_EXEC_F_STDIN;
+    r.rlim_nproc = 64;
+    return agent_encode_exec(out, BIG, &r);
+}
+
+START_TEST(exec_round_trip)
+{
+    ssize_t n = sample_exec(buf);
+    ck_assert_int_gt(n, 0);
+    struct agent_msg m;
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, (size_t)n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_EXEC);
+    static const char *av[AGENT_MAX_ARGS + 1], *ev[AGENT_MAX_ENVS + 1];
+    struct agent_exec_req r;
+    ck_assert_int_eq(agent_exec_parse(m.payload, m.len, &r, av, ev), 0);
+    ck_assert_uint_eq(r.argc, 3);
+    ck_assert_str_eq(r.argv[2], "echo hi");
+    ck_assert_ptr_null(r.argv[3]);
+    ck_assert_uint_eq(r.envc, 2);
+    ck_assert_str_eq(r.envp[1], "X=1");
+    ck_assert_str_eq(r.cwd, "/tmp");
+    ck_assert_uint_eq(r.uid, 1000);
+    ck_assert_uint_eq(r.gid, AGENT_ID_DEFAULT);
+    ck_assert_uint_eq(r.timeout_ms, 5000);
+    ck_assert_uint_eq(r.flags, AGENT_EXEC_F_STDIN);
+    ck_assert_uint_eq(r.rlim_nproc, 64);
+    ck_assert(r.rlim_fsize == AGENT_RLIM_KEEP);
+}
+END_TEST
+
+START_TEST(replies_round_trip)
+{
+    struct agent_msg m;
+    size_t n = (size_t)agent_encode_ready(buf, BIG, AGENT_VERSION, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+    ck_assert_uint_eq(m.u.ready.version, AGENT_VERSION);
+    n = (size_t)agent_encode_started(buf, BIG, 4242);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+    ck_assert_uint_eq(m.u.started.pid, 4242);
+    n = (size_t)agent_encode_exit(buf, BIG, AGENT_EXIT_SIGNAL, 9, AGENT_EXIT_F_TIMED_OUT);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+    ck_assert_uint_eq(m.u.exit.kind, AGENT_EXIT_SIGNAL);
+    ck_assert_uint_eq(m.u.exit.value, 9);
+    ck_assert_uint_eq(m.u.exit.flags, AGENT_EXIT_F_TIMED_OUT);
+    n = (size_t)agent_encode_error(buf, BIG, ENOENT, AGENT_OP_EXEC);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+    ck_assert_uint_eq(m.u.error.code, ENOENT);
+    n = (size_t)agent_encode(buf, BIG, AGENT_STDERR, "oops", 4);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_STDERR);
+    ck_assert_mem_eq(m.payload, "oops", 4);
+}
+END_TEST
+
+START_TEST(file_requests_round_trip)
+{
+    struct agent_msg m;
+    size_t n = (size_t)agent_encode_file_put(buf, BIG, "/tmp/f", 0644, 123456);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 1);
+    ck_assert_str_eq(m.u.file_put.path, "/tmp/f");
+    ck_assert_uint_eq(m.u.file_put.mode, 0644);
+    ck_assert_uint_eq(m.u.file_put.size, 123456);
+    n = (size_t)agent_encode_file_get(buf, BIG, "/etc/x");
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 1);
+    ck_assert_str_eq(m.u.file_get.path, "/etc/x");
+    ck_assert_int_eq(agent_encode_file_get(buf, BIG, ""), -EINVAL);
+    ck_assert_int_eq(agent_encode_file_put(buf, BIG, "/x", 0100000, 1), -EINVAL);
+}
+END_TEST
+
+START_TEST(bad_magic)
+{
+    struct agent_msg m;
+    size_t n = raw_frame(buf, AGENT_MAGIC ^ 1, AGENT_VERSION, AGENT_EXIT, 12, "", 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EBADMSG);
+}
+END_TEST
+
+START_TEST(wrong_version)
+{
+    struct agent_msg m;
+    size_t n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION + 1, AGENT_STARTED, 4, "abcd", 4);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTONOSUPPORT);
+}
+END_TEST
+
+START_TEST(unknown_type)
+{
+    struct agent_msg m;
+    size_t n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, 0x7777, 0, "", 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, 0, 0, "", 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+}
+END_TEST
+
+/* A request type coming from the agent (or a reply type from the host). */
+START_TEST(misdirected_type)
+{
+    struct agent_msg m;
+    size_t n = (size_t)agent_encode(buf, BIG, AGENT_KILL, NULL, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = (size_t)agent_encode_exit(buf, BIG, AGENT_EXIT_CODE, 0, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+}
+END_TEST
+
+/* Rejected from the header alone: not one payload byte is needed. */
+START_TEST(length_over_max)
+{
+    struct agent_msg m;
+    size_t used;
+    size_t n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_STDOUT, AGENT_MAX_CHUNK + 1, "", 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EMSGSIZE);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_STDOUT, 0xffffffffu, "", 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EMSGSIZE);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_EXIT, AGENT_EXIT_SIZE + 1, "", 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EMSGSIZE);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_EXEC, AGENT_MAX_PAYLOAD + 1, "", 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EMSGSIZE);
+    /* sticky: the stream is dead */
+    n = (size_t)agent_encode_started(buf, BIG, 1);
+    ck_assert_int_eq(agent_decode(&dec, buf, n, &used, &m), -EMSGSIZE);
+}
+END_TEST
+
+START_TEST(length_shorter_than_fields)
+{
+    struct agent_msg m;
+    uint8_t p[64] = {0};
+    size_t n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_EXIT, 8, p, 8);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_STARTED, 3, p, 3);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_EXEC, 40, p, 40);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_FILE_PUT, 10, p, 10);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    /* an empty data chunk is not a message either */
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_STDOUT, 0, p, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+}
+END_TEST
+
+/* Mutates field `off` (u32) of the sample EXEC payload and decodes. */
+static int exec_with(size_t off, uint32_t v)
+{
+    size_t n = (size_t)sample_exec(buf);
+    wr32(buf, AGENT_HDR_SIZE + off, v);
+    struct agent_msg m;
+    return decode_all(AGENT_DIR_REQUEST, buf, n, &m);
+}
+
+START_TEST(argv_count_larger_than_payload)
+{
+    ck_assert_int_eq(exec_with(40, 4), -EPROTO);    /* 4 strings, 3 present */
+    ck_assert_int_eq(exec_with(44, 3), -EPROTO);    /* env: 3 of 2 */
+    ck_assert_int_eq(exec_with(48, 100), -EPROTO);  /* argv_bytes past the end */
+    ck_assert_int_eq(exec_with(52, 2000), -EPROTO);
+    ck_assert_int_eq(exec_with(40, 0), -EPROTO);    /* argc 0 */
+    ck_assert_int_eq(exec_with(40, 2), -EPROTO);    /* fewer than the bytes hold */
+    ck_assert_int_eq(exec_with(12, 0x80), -EPROTO); /* unknown flag */
+}
+END_TEST
+
+START_TEST(huge_counts)
+{
+    ck_assert_int_eq(exec_with(40, 0xffffffffu), -EPROTO);
+    ck_assert_int_eq(exec_with(44, 0xffffffffu), -EPROTO);
+    ck_assert_int_eq(exec_with(48, 0xffffffffu), -EPROTO);
+    ck_assert_int_eq(exec_with(52, 0xfffffff0u), -EPROTO);
+    ck_assert_int_eq(exec_with(40, AGENT_MAX_ARGS + 1), -EPROTO);
+    /* byte counts that together wrap a 32-bit sum */
+    size_t n = (size_t)sample_exec(buf);
+    wr32(buf, AGENT_HDR_SIZE + 48, 0x80000000u);
+    wr32(buf, AGENT_HDR_SIZE + 52, 0x80000000u);
+    struct agent_msg m;
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+}
+END_TEST
+
+START_TEST(strings_without_nul)
+{
+    struct agent_msg m;
+    size_t n = (size_t)sample_exec(buf);
+    /* "echo hi\0" is the last argv string: drop its NUL */
+    uint8_t *a = buf + AGENT_HDR_SIZE + AGENT_EXEC_FIXED;
+    a[3 + 3 + 7] = 'X';
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    /* the cwd without its NUL */
+    n = (size_t)sample_exec(buf);
+    buf[n - 1] = 'p';
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    /* a path with a NUL inside, and without one */
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_FILE_GET, 4, "a\0b", 4);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_FILE_GET, 3, "abc", 3);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+}
+END_TEST
+
+START_TEST(bad_reply_values)
+{
+    struct agent_msg m;
+    size_t n = (size_t)agent_encode_exit(buf, BIG, AGENT_EXIT_CODE, 256, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = (size_t)agent_encode_exit(buf, BIG, AGENT_EXIT_SIGNAL, 0, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = (size_t)agent_encode_exit(buf, BIG, 7, 0, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = (size_t)agent_encode_exit(buf, BIG, AGENT_EXIT_CODE, 0, 2);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = (size_t)agent_encode_error(buf, BIG, 0, AGENT_OP_EXEC);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = (size_t)agent_encode_error(buf, BIG, ENOENT, AGENT_OP_MAX + 1);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+}
+END_TEST
+
+/* Three messages delivered one byte per call come out whole, in order. */
+START_TEST(split_byte_by_byte)
+{
+    size_t n = (size_t)agent_encode_started(buf, BIG, 7);
+    n += (size_t)agent_encode(buf + n, BIG - n, AGENT_STDOUT, "hello", 5);
+    n += (size_t)agent_encode_exit(buf + n, BIG - n, AGENT_EXIT_CODE, 42, 0);
+    ck_assert_int_eq(agent_decoder_init(&dec, AGENT_DIR_REPLY), 0);
+    uint16_t seen[3];
+    unsigned got = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct agent_msg m;
+        size_t used;
+        int rc = agent_decode(&dec, buf + i, 1, &used, &m);
+        ck_assert_int_ge(rc, 0);
+        ck_assert_uint_eq(used, 1);
+        if (rc == 1) {
+            ck_assert_uint_lt(got, 3);
+            seen[got++] = m.type;
+            if (m.type == AGENT_STDOUT)
+                ck_assert_mem_eq(m.payload, "hello", 5);
+            if (m.type == AGENT_EXIT)
+                ck_assert_uint_eq(m.u.exit.value, 42);
+        }
+    }
+    ck_assert_uint_eq(got, 3);
+    ck_assert_uint_eq(seen[0], AGENT_STARTED);
+    ck_assert_uint_eq(seen[2], AGENT_EXIT);
+}
+END_TEST
+
+/* Several messages in one buffer: each call stops after one. */
+START_TEST(many_in_one_buffer)
+{
+    size_t n = (size_t)agent_encode(buf, BIG, AGENT_STDIN, "ab", 2);
+    n += (size_t)agent_encode(buf + n, BIG - n, AGENT_STDIN_EOF, NULL, 0);
+    ck_assert_int_eq(agent_decoder_init(&dec, AGENT_DIR_REQUEST), 0);
+    struct agent_msg m;
+    size_t used;
+    ck_assert_int_eq(agent_decode(&dec, buf, n, &used, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_STDIN);
+    ck_assert_uint_eq(used, AGENT_HDR_SIZE + 2);
+    size_t off = used;
+    ck_assert_int_eq(agent_decode(&dec, buf + off, n - off, &used, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_STDIN_EOF);
+    ck_assert_uint_eq(off + used, n);
+    ck_assert_int_eq(agent_decode(&dec, buf, 0, &used, &m), 0);
+}
+END_TEST
+
+START_TEST(encoder_limits)
+{
+    struct agent_exec_req r;
+    agent_exec_req_init(&r);
+    ck_assert_int_eq(agent_encode_exec(buf, BIG, &r), -EINVAL); /* argc 0 */
+    static const char *many[AGENT_MAX_ARGS + 1];
+    for (unsigned i = 0; i <= AGENT_MAX_ARGS; i++)
+        many[i] = "x";
+    r.argv = many;
+    r.argc = AGENT_MAX_ARGS + 1;
+    ck_assert_int_eq(agent_encode_exec(buf, BIG, &r), -EINVAL);
+    r.argc = AGENT_MAX_ARGS; /* the limit itself is fine, and decodes */
+    ssize_t n = agent_encode_exec(buf, BIG, &r);
+    ck_assert_int_gt(n, 0);
+    struct agent_msg m;
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, (size_t)n, &m), 1);
+    char *huge = malloc(AGENT_MAX_ARGV_BYTES + 1);
+    memset(huge, 'a', AGENT_MAX_ARGV_BYTES);
+    huge[AGENT_MAX_ARGV_BYTES] = 0;
+    const char *one[] = {huge};
+    r.argv = one;
+    r.argc = 1;
+    ck_assert_int_eq(agent_encode_exec(buf, BIG, &r), -EMSGSIZE);
+    huge[AGENT_MAX_ARGV_BYTES - 1] = 0; /* exactly the limit with its NUL */
+    n = agent_encode_exec(buf, BIG, &r);
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, (size_t)n, &m), 1);
+    ck_assert_int_eq(agent_encode_exec(buf, (size_t)n - 1, &r), -EMSGSIZE);
+    free(huge);
+}
+END_TEST
+
+START_TEST(result_status_mapping)
+{
+    struct agent_exec_result r = {.started = 1, .value = 42};
+    ck_assert_int_eq(agent_result_status(&r), 42);
+    r.signaled = 1;
+    r.value = 9;
+    ck_assert_int_eq(agent_result_status(&r), 137);
+    r.timed_out = 1;
+    ck_assert_int_eq(agent_result_status(&r), EXIT_TIMEOUT);
+    r = (struct agent_exec_result){.error = ENOENT, .error_op = AGENT_OP_EXEC};
+    ck_assert_int_eq(agent_result_status(&r), EXIT_NOT_FOUND);
+    r.error = EACCES;
+    ck_assert_int_eq(agent_result_status(&r), EXIT_CANNOT_EXECUTE);
+    r = (struct agent_exec_result){.error = ENOENT, .error_op = AGENT_OP_CHDIR};
+    ck_assert_int_eq(agent_result_status(&r), EXIT_CANNOT_EXECUTE);
+    r = (struct agent_exec_result){0};
+    ck_assert_int_eq(agent_result_status(&r), EXIT_AIRLOCK_ERROR);
+}
+END_TEST
+
+Suite *agent_proto_suite(void)
+{
+    Suite *s = suite_create("agent_proto");
+    TCase *tc = tcase_create("codec");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, exec_round_trip);
+    tcase_add_test(tc, replies_round_trip);
+    tcase_add_test(tc, file_requests_round_trip);
+    tcase_add_test(tc, bad_magic);
+    tcase_add_test(tc, wrong_version);
+    tcase_add_test(tc, unknown_type);
+    tcase_add_test(tc, misdirected_type);
+    tcase_add_test(tc, length_over_max);
+    tcase_add_test(tc, length_shorter_than_fields);
+    tcase_add_test(tc, argv_count_larger_than_payload);
+    tcase_add_test(tc, huge_counts);
+    tcase_add_test(tc, strings_without_nul);
+    tcase_add_test(tc, bad_reply_values);
+    tcase_add_test(tc, split_byte_by_byte);
+    tcase_add_test(tc, many_in_one_buffer);
+    tcase_add_test(tc, encoder_limits);
+    tcase_add_test(tc, result_status_mapping);
+    suite_add_tcase(s, tc);
+    return s;
+}

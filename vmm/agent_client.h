@@ -1,0 +1,143 @@
+/* The exec protocol (guest/agent/proto.h) as code: encoders for every
+ * message, an incremental decoder that yields only complete, validated
+ * messages, and blocking helpers that drive one exec or one file transfer
+ * over an already-connected socket.  The codec is pure (no I/O) so the unit
+ * tests and the fuzz target reach all of it; the agent links it too.
+ * Every byte handed to the decoder is treated as hostile. */
+#ifndef AIRLOCK_VMM_AGENT_CLIENT_H
+#define AIRLOCK_VMM_AGENT_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "guest/agent/proto.h"
+
+/* An exec request.  Encoding reads it; agent_exec_parse fills it with
+ * pointers into a decoded payload (valid while that payload is). */
+struct agent_exec_req {
+    const char *const *argv; /* argc strings */
+    uint32_t argc;
+    const char *const *envp; /* envc "K=V" strings */
+    uint32_t envc;
+    const char *cwd;         /* NULL or "" = "/" */
+    uint32_t uid, gid;       /* AGENT_ID_DEFAULT = nobody */
+    uint32_t timeout_ms;     /* 0 = none */
+    uint32_t flags;          /* AGENT_EXEC_F_* */
+    uint64_t rlim_nproc, rlim_fsize, rlim_nofile; /* AGENT_RLIM_KEEP = as is */
+};
+
+/* Sets every field to "default": no args, nobody, no limits, no timeout. */
+void agent_exec_req_init(struct agent_exec_req *req);
+
+/* ---- encoding: each returns the frame's size, or -EMSGSIZE when it does
+ * not fit `cap` or breaks a protocol limit, -EINVAL for bad arguments ---- */
+
+/* Any message whose payload the caller already laid out. */
+ssize_t agent_encode(uint8_t *buf, size_t cap, uint16_t type, const void *payload,
+                     size_t len);
+ssize_t agent_encode_exec(uint8_t *buf, size_t cap, const struct agent_exec_req *req);
+ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32_t mode,
+                              uint64_t size);
+ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path);
+ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t features);
+ssize_t agent_encode_started(uint8_t *buf, size_t cap, uint32_t pid);
+ssize_t agent_encode_exit(uint8_t *buf, size_t cap, uint32_t kind, uint32_t value,
+                          uint32_t flags);
+ssize_t agent_encode_error(uint8_t *buf, size_t cap, uint32_t code, uint32_t op);
+
+/* ---- decoding ---- */
+
+enum agent_dir {
+    AGENT_DIR_REQUEST, /* decoding what the host sent (the agent's side) */
+    AGENT_DIR_REPLY,   /* decoding what the agent sent (airlock's side) */
+};
+
+/* A complete message.  `payload` points into the decoder's buffer and is
+ * valid until the next agent_decode call.  The fixed-layout fields of the
+ * message's type are filled in (others are zero). */
+struct agent_msg {
+    uint16_t type;
+    uint32_t len;
+    const uint8_t *payload;
+    union {
+        struct { uint32_t version, features; } ready;
+        struct { uint32_t pid; } started;
+        struct { uint32_t kind, value, flags; } exit;
+        struct { uint32_t code, op; } error;
+        struct { uint32_t mode; uint64_t size; const char *path; } file_put;
+        struct { const char *path; } file_get;
+    } u;
+};
+
+/* The largest payload the decoder buffers for a direction: replies never
+ * need more than a data chunk, so a hostile agent cannot make airlock hold
+ * more than that per connection. */
+size_t agent_dir_max(enum agent_dir dir);
+/* Largest payload allowed for `type` in `dir`; 0 when the type is not
+ * valid in that direction (or, for empty types, ask agent_type_known). */
+uint32_t agent_type_max(enum agent_dir dir, uint16_t type);
+
+struct agent_decoder {
+    enum agent_dir dir;
+    uint8_t hdr[AGENT_HDR_SIZE];
+    size_t hdr_have;
+    uint16_t type;
+    uint32_t len;
+    uint8_t *buf;       /* agent_dir_max(dir) bytes */
+    size_t have;
+    int error;          /* sticky: once a frame is bad, the stream is */
+};
+
+/* 0 or -ENOMEM. */
+int agent_decoder_init(struct agent_decoder *d, enum agent_dir dir);
+void agent_decoder_free(struct agent_decoder *d);
+
+/* Consumes bytes from data[0..len) and sets *used to how many.  Returns 1
+ * with *msg filled when a message completed (call again with the rest),
+ * 0 when every byte was consumed without completing one, or a negative
+ * errno when the stream is bad (and stays so): -EBADMSG bad magic,
+ * -EPROTONOSUPPORT wrong version, -EPROTO unknown/misdirected type or
+ * malformed payload, -EMSGSIZE length over the type's maximum. */
+int agent_decode(struct agent_decoder *d, const void *data, size_t len, size_t *used,
+                 struct agent_msg *msg);
+
+/* Validates an EXEC payload; with the two arrays (AGENT_MAX_ARGS + 1 and
+ * AGENT_MAX_ENVS + 1 entries) fills req with pointers into the payload,
+ * NULL-terminating both arrays.  0 or -EPROTO. */
+int agent_exec_parse(const uint8_t *p, size_t len, struct agent_exec_req *req,
+                     const char **argv_buf, const char **env_buf);
+
+/* ---- blocking helpers over a connected stream socket ---- */
+
+struct agent_exec_result {
+    int started;          /* STARTED arrived */
+    uint32_t pid;         /* the command's pid in the guest */
+    int signaled;         /* killed by signal `value` (else exited `value`) */
+    int value;
+    int timed_out;        /* the agent killed it on timeout */
+    int error;            /* errno from an ERROR reply (never started), or 0 */
+    uint32_t error_op;    /* AGENT_OP_* of that ERROR */
+    uint32_t agent_version; /* from READY, when it was seen */
+    uint64_t out_bytes, err_bytes;
+};
+
+/* Sends `req` (stdin attached when in_fd >= 0, which is then read to EOF
+ * and forwarded), copies STDOUT to out_fd and STDERR to err_fd, and waits
+ * for EXIT or ERROR.  A READY at the start of the stream is accepted.
+ * 0 with *res filled once the outcome is known; -errno on transport
+ * failure, -EPROTO when the agent broke the protocol. */
+int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
+               struct agent_exec_result *res);
+
+/* Copies in_fd (size bytes exactly) to guest `path` with `mode`.  0, or
+ * -errno (the guest's errno for a refused put, e.g. -EACCES). */
+int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size);
+/* Copies guest `path` into out_fd, at most max_bytes (-EFBIG beyond). */
+int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes);
+
+/* The exit status airlock reports for a result: the command's code,
+ * 128+signal, 124 on timeout, 127 not found, 126 cannot run. */
+int agent_result_status(const struct agent_exec_result *res);
+
+#endif

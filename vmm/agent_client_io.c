@@ -1,0 +1,364 @@
+/* Blocking drivers of the exec protocol over a connected stream socket
+ * (vsock in airlock run, a Unix socket in the host tests).  The agent is
+ * hostile: its replies go through the validating decoder, must come in the
+ * order proto.h fixes, and are never buffered beyond one chunk. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "vmm/agent_client.h"
+#include "vmm/exit_codes.h"
+
+struct conn {
+    int fd;
+    struct agent_decoder dec;
+    uint8_t rbuf[AGENT_HDR_SIZE + AGENT_MAX_CHUNK];
+    size_t rpos, rlen;
+    uint8_t pend[AGENT_HDR_SIZE + AGENT_MAX_CHUNK]; /* a STDIN frame being sent */
+    int saw_ready;
+    uint32_t version;
+};
+
+static int conn_open(struct conn *c, int fd)
+{
+    c->fd = fd;
+    c->rpos = c->rlen = 0;
+    c->saw_ready = 0;
+    c->version = 0;
+    return agent_decoder_init(&c->dec, AGENT_DIR_REPLY);
+}
+
+static int send_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The next complete message already received: 1, 0 when more bytes are
+ * needed, or -errno.  A READY (once, current version) is swallowed here so
+ * that every helper accepts it at the start of a connection. */
+static int conn_next(struct conn *c, struct agent_msg *m)
+{
+    for (;;) {
+        size_t used;
+        int rc = agent_decode(&c->dec, c->rbuf + c->rpos, c->rlen - c->rpos, &used, m);
+        c->rpos += used;
+        if (rc <= 0)
+            return rc;
+        if (m->type != AGENT_READY)
+            return 1;
+        if (c->saw_ready || m->u.ready.version != AGENT_VERSION)
+            return -EPROTO;
+        c->saw_ready = 1;
+        c->version = m->u.ready.version;
+    }
+}
+
+/* Reads more bytes once the buffer is used up: >0, or -ECONNRESET on EOF. */
+static int conn_fill(struct conn *c)
+{
+    ssize_t n;
+    do
+        n = recv(c->fd, c->rbuf, sizeof(c->rbuf), 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    if (n == 0)
+        return -ECONNRESET;
+    c->rpos = 0;
+    c->rlen = (size_t)n;
+    return 1;
+}
+
+/* Blocks until one message (other than READY) arrives. */
+static int conn_wait(struct conn *c, struct agent_msg *m)
+{
+    for (;;) {
+        int rc = conn_next(c, m);
+        if (rc)
+            return rc;
+        rc = conn_fill(c);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+/* One reply during an exec; 1 when the outcome is known. */
+static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
+                       struct agent_exec_result *res)
+{
+    switch (m->type) {
+    case AGENT_STARTED:
+        if (res->started)
+            return -EPROTO;
+        res->started = 1;
+        res->pid = m->u.started.pid;
+        return 0;
+    case AGENT_STDOUT:
+    case AGENT_STDERR: {
+        if (!res->started)
+            return -EPROTO;
+        int to = m->type == AGENT_STDOUT ? out_fd : err_fd;
+        *(m->type == AGENT_STDOUT ? &res->out_bytes : &res->err_bytes) += m->len;
+        return to >= 0 ? write_all(to, m->payload, m->len) : 0;
+    }
+    case AGENT_EXIT:
+        if (!res->started)
+            return -EPROTO;
+        res->signaled = m->u.exit.kind == AGENT_EXIT_SIGNAL;
+        res->value = (int)m->u.exit.value;
+        res->timed_out = !!(m->u.exit.flags & AGENT_EXIT_F_TIMED_OUT);
+        return 1;
+    case AGENT_ERROR:
+        /* Only instead of STARTED: a started command ends with EXIT. */
+        if (res->started)
+            return -EPROTO;
+        res->error = (int)m->u.error.code;
+        res->error_op = m->u.error.op;
+        return 1;
+    default:
+        return -EPROTO;
+    }
+}
+
+/* Queues one STDIN chunk (or STDIN_EOF) read from in_fd into out. */
+static int stdin_pull(int in_fd, uint8_t *out, size_t *out_len, int *in_eof)
+{
+    uint8_t chunk[AGENT_MAX_CHUNK];
+    ssize_t n;
+    do
+        n = read(in_fd, chunk, sizeof(chunk));
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+        return 0;
+    /* A read error on our own stdin ends it, as EOF would. */
+    *in_eof = n <= 0;
+    ssize_t f = n > 0 ? agent_encode(out, AGENT_HDR_SIZE + AGENT_MAX_CHUNK, AGENT_STDIN, chunk,
+                                     (size_t)n)
+                      : agent_encode(out, AGENT_HDR_SIZE, AGENT_STDIN_EOF, NULL, 0);
+    if (f < 0)
+        return (int)f;
+    *out_len = (size_t)f;
+    return 0;
+}
+
+static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd,
+                     struct agent_exec_result *res)
+{
+    uint8_t *pend = c->pend;
+    size_t pend_len = 0, pend_off = 0;
+    int in_eof = in_fd < 0, peer_gone = 0;
+    for (;;) {
+        struct agent_msg m;
+        int rc;
+        while ((rc = conn_next(c, &m)) == 1) {
+            rc = exec_on_msg(&m, out_fd, err_fd, res);
+            if (rc)
+                return rc < 0 ? rc : 0;
+        }
+        if (rc < 0)
+            return rc;
+        /* Never block on a send: the agent may be blocked sending us
+         * output, so we keep reading while our stdin waits for room. */
+        struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = -1}};
+        if (pend_len > pend_off && !peer_gone)
+            p[0].events |= POLLOUT;
+        else if (!in_eof && res->started && !peer_gone)
+            p[1] = (struct pollfd){.fd = in_fd, .events = POLLIN};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            rc = conn_fill(c);
+            if (rc < 0)
+                return rc;
+        }
+        if (p[0].revents & POLLOUT) {
+            ssize_t n = send(c->fd, pend + pend_off, pend_len - pend_off,
+                             MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (n > 0)
+                pend_off += (size_t)n;
+            else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                peer_gone = 1; /* the outcome may still be readable */
+        }
+        if (p[1].revents) {
+            pend_off = pend_len = 0;
+            rc = stdin_pull(in_fd, pend, &pend_len, &in_eof);
+            if (rc < 0)
+                return rc;
+        }
+    }
+}
+
+int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
+               struct agent_exec_result *res)
+{
+    memset(res, 0, sizeof(*res));
+    struct agent_exec_req r = *req;
+    r.flags = (r.flags & ~AGENT_EXEC_F_STDIN) | (in_fd >= 0 ? AGENT_EXEC_F_STDIN : 0);
+    uint8_t *frame = malloc(AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD);
+    if (!frame)
+        return -ENOMEM;
+    ssize_t len = agent_encode_exec(frame, AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD, &r);
+    int rc = len < 0 ? (int)len : send_all(fd, frame, (size_t)len);
+    free(frame);
+    if (rc)
+        return rc;
+    struct conn *c = malloc(sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    rc = conn_open(c, fd);
+    if (!rc)
+        rc = exec_loop(c, out_fd, err_fd, in_fd, res);
+    res->agent_version = c->version;
+    agent_decoder_free(&c->dec);
+    free(c);
+    return rc;
+}
+
+/* Waits for the agent's verdict on a put: FILE_END or ERROR. */
+static int put_verdict(struct conn *c)
+{
+    struct agent_msg m;
+    int rc = conn_wait(c, &m);
+    if (rc < 0)
+        return rc;
+    if (m.type == AGENT_FILE_END)
+        return 0;
+    return m.type == AGENT_ERROR ? -(int)m.u.error.code : -EPROTO;
+}
+
+static int put_data(int fd, int in_fd, uint64_t size)
+{
+    uint8_t chunk[AGENT_MAX_CHUNK], f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK];
+    uint64_t sent = 0;
+    while (sent < size) {
+        size_t want = size - sent < sizeof(chunk) ? (size_t)(size - sent) : sizeof(chunk);
+        ssize_t n = read(in_fd, chunk, want);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* short: FILE_END with a wrong total makes the agent refuse */
+        ssize_t fl = agent_encode(f, sizeof(f), AGENT_FILE_DATA, chunk, (size_t)n);
+        int rc = fl < 0 ? (int)fl : send_all(fd, f, (size_t)fl);
+        if (rc)
+            return rc;
+        sent += (uint64_t)n;
+    }
+    ssize_t fl = agent_encode(f, sizeof(f), AGENT_FILE_END, NULL, 0);
+    int rc = fl < 0 ? (int)fl : send_all(fd, f, (size_t)fl);
+    return rc ? rc : sent == size ? 0 : -EIO;
+}
+
+int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_FILE_PUT_FIXED + AGENT_MAX_PATH];
+    ssize_t fl = agent_encode_file_put(f, sizeof(f), path, mode, size);
+    if (fl < 0)
+        return (int)fl;
+    int rc = send_all(fd, f, (size_t)fl);
+    if (rc)
+        return rc;
+    int data_rc = put_data(fd, in_fd, size);
+    if (data_rc && data_rc != -EIO)
+        return data_rc;
+    struct conn *c = malloc(sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    rc = conn_open(c, fd);
+    if (!rc)
+        rc = put_verdict(c);
+    agent_decoder_free(&c->dec);
+    free(c);
+    return data_rc ? data_rc : rc;
+}
+
+static int get_loop(struct conn *c, int out_fd, uint64_t max_bytes)
+{
+    uint64_t total = 0;
+    for (;;) {
+        struct agent_msg m;
+        int rc = conn_wait(c, &m);
+        if (rc < 0)
+            return rc;
+        switch (m.type) {
+        case AGENT_FILE_DATA:
+            total += m.len;
+            if (total > max_bytes)
+                return -EFBIG;
+            rc = write_all(out_fd, m.payload, m.len);
+            if (rc)
+                return rc;
+            break;
+        case AGENT_FILE_END:
+            return 0;
+        case AGENT_ERROR:
+            return total ? -EPROTO : -(int)m.u.error.code;
+        default:
+            return -EPROTO;
+        }
+    }
+}
+
+int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_PATH];
+    ssize_t fl = agent_encode_file_get(f, sizeof(f), path);
+    if (fl < 0)
+        return (int)fl;
+    int rc = send_all(fd, f, (size_t)fl);
+    if (rc)
+        return rc;
+    struct conn *c = malloc(sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    rc = conn_open(c, fd);
+    if (!rc)
+        rc = get_loop(c, out_fd, max_bytes);
+    agent_decoder_free(&c->dec);
+    free(c);
+    return rc;
+}
+
+int agent_result_status(const struct agent_exec_result *res)
+{
+    if (res->error)
+        return res->error_op == AGENT_OP_EXEC && res->error == ENOENT ? EXIT_NOT_FOUND
+                                                                      : EXIT_CANNOT_EXECUTE;
+    if (!res->started)
+        return EXIT_AIRLOCK_ERROR;
+    if (res->timed_out)
+        return EXIT_TIMEOUT;
+    return res->signaled ? 128 + res->value : res->value;
+}
