@@ -1,0 +1,590 @@
+/* virtio-vsock: the queues and the packet rules (virtio 1.2 §5.10.6).
+ * Connections, fds and buffers are in vsock_conn.c. */
+#include "devices/virtio/vsock_conn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void put_le(uint8_t *p, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* §5.10.6 struct virtio_vsock_hdr field offsets. */
+enum {
+    H_SRC_CID = 0, H_DST_CID = 8, H_SRC_PORT = 16, H_DST_PORT = 20, H_LEN = 24, H_TYPE = 28,
+    H_OP = 30, H_FLAGS = 32, H_BUF_ALLOC = 36, H_FWD_CNT = 40,
+};
+
+void vsock_hdr_decode(const uint8_t raw[VSOCK_HDR_BYTES], struct vsock_hdr *h)
+{
+    h->src_cid = get_le(raw + H_SRC_CID, 8);
+    h->dst_cid = get_le(raw + H_DST_CID, 8);
+    h->src_port = (uint32_t)get_le(raw + H_SRC_PORT, 4);
+    h->dst_port = (uint32_t)get_le(raw + H_DST_PORT, 4);
+    h->len = (uint32_t)get_le(raw + H_LEN, 4);
+    h->type = (uint16_t)get_le(raw + H_TYPE, 2);
+    h->op = (uint16_t)get_le(raw + H_OP, 2);
+    h->flags = (uint32_t)get_le(raw + H_FLAGS, 4);
+    h->buf_alloc = (uint32_t)get_le(raw + H_BUF_ALLOC, 4);
+    h->fwd_cnt = (uint32_t)get_le(raw + H_FWD_CNT, 4);
+}
+
+void vsock_hdr_encode(const struct vsock_hdr *h, uint8_t raw[VSOCK_HDR_BYTES])
+{
+    put_le(raw + H_SRC_CID, h->src_cid, 8);
+    put_le(raw + H_DST_CID, h->dst_cid, 8);
+    put_le(raw + H_SRC_PORT, h->src_port, 4);
+    put_le(raw + H_DST_PORT, h->dst_port, 4);
+    put_le(raw + H_LEN, h->len, 4);
+    put_le(raw + H_TYPE, h->type, 2);
+    put_le(raw + H_OP, h->op, 2);
+    put_le(raw + H_FLAGS, h->flags, 4);
+    put_le(raw + H_BUF_ALLOC, h->buf_alloc, 4);
+    put_le(raw + H_FWD_CNT, h->fwd_cnt, 4);
+}
+
+int virtio_vsock_create(uint64_t guest_cid, const struct vsock_host_ops *ops, void *opaque,
+                        struct virtio_vsock **out)
+{
+    *out = NULL;
+    if (guest_cid < 3 || guest_cid >= UINT32_MAX || !ops || !ops->connect_port || !ops->watch)
+        return -EINVAL;
+    struct virtio_vsock *v = calloc(1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    v->guest_cid = guest_cid;
+    v->ops = ops;
+    v->opaque = opaque;
+    v->next_port = VSOCK_EPHEMERAL;
+    for (unsigned i = 0; i < VSOCK_MAX_CONNS; i++)
+        v->conns[i].fd = -1;
+    *out = v;
+    return 0;
+}
+
+void virtio_vsock_destroy(struct virtio_vsock *v)
+{
+    if (!v)
+        return;
+    conn_close_all(v);
+    free(v);
+}
+
+void virtio_vsock_stats(const struct virtio_vsock *v, struct virtio_vsock_stats *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->conns = v->nconns;
+    s->rst_dropped = v->rst_dropped;
+    for (unsigned i = 0; i < VSOCK_MAX_CONNS; i++) {
+        const struct vsock_conn *c = &v->conns[i];
+        if (c->state == CONN_FREE)
+            continue;
+        s->buffered += c->buf_len;
+        if (c->buf_len > s->max_buffered)
+            s->max_buffered = c->buf_len;
+    }
+}
+
+static uint64_t vsock_features(void *dev)
+{
+    (void)dev;
+    return 0; /* stream only: no VIRTIO_VSOCK_F_SEQPACKET (§5.10.3) */
+}
+
+/* §5.10.4: le64 guest_cid; any offset and width, zero past it. */
+static void vsock_config_read(void *dev, uint64_t off, uint8_t *data, unsigned len)
+{
+    struct virtio_vsock *v = dev;
+    uint8_t cfg[8];
+    put_le(cfg, v->guest_cid, 8);
+    memset(data, 0, len);
+    if (off >= sizeof(cfg))
+        return;
+    uint64_t n = sizeof(cfg) - off;
+    memcpy(data, cfg + off, n < len ? n : len);
+}
+
+/* Queues may be used only while the driver runs and has not broken one. */
+static bool live(const struct virtio_mmio *t)
+{
+    return (t->status & VIRTIO_STATUS_DRIVER_OK) &&
+           !(t->status & VIRTIO_STATUS_DEVICE_NEEDS_RESET);
+}
+
+/* ---- device -> guest (rx queue) ----------------------------------------- */
+
+/* Makes v->rx an rx chain with room for a header.  Chains too small for
+ * one carry nothing and go back empty (§5.10.6.2 wants whole headers). */
+static bool rx_take(struct virtio_vsock *v, struct virtio_mmio *t)
+{
+    if (v->rx_held)
+        return true;
+    if (!live(t))
+        return false;
+    struct virtq *q = &t->queues[VSOCK_RX_QUEUE];
+    for (unsigned n = 0; n < VIRTQ_MAX_SIZE; n++) {
+        int rc = virtq_pop(q, t->mem, &v->rx);
+        if (rc < 0)
+            virtio_mmio_needs_reset(t);
+        if (rc != 1)
+            return false;
+        if (v->rx.writable_len >= VSOCK_HDR_BYTES) {
+            v->rx_held = true;
+            return true;
+        }
+        if (virtq_push(q, t->mem, v->rx.head, 0)) {
+            virtio_mmio_needs_reset(t);
+            return false;
+        }
+    }
+    return false;
+}
+
+/* Finishes the held rx chain: header at 0, h->len payload bytes already
+ * written after it. */
+static void rx_put(struct virtio_vsock *v, struct virtio_mmio *t, const struct vsock_hdr *h)
+{
+    uint8_t raw[VSOCK_HDR_BYTES];
+    vsock_hdr_encode(h, raw);
+    v->rx_held = false;
+    /* rx_take checked the room and virtq_pop every buffer: cannot fail. */
+    if (virtq_chain_write(t->mem, &v->rx, 0, raw, sizeof(raw)) ||
+        virtq_push(&t->queues[VSOCK_RX_QUEUE], t->mem, v->rx.head, VSOCK_HDR_BYTES + h->len))
+        virtio_mmio_needs_reset(t);
+}
+
+/* A packet of connection c; every one reports our credit (§5.10.6.3), so
+ * it settles any CREDIT_UPDATE owed. */
+static struct vsock_hdr conn_hdr(struct virtio_vsock *v, struct vsock_conn *c, uint16_t op,
+                                 uint32_t flags, uint32_t len)
+{
+    c->fwd_reported = c->fwd_cnt;
+    c->pending &= (uint8_t)~PEND_CREDIT;
+    return (struct vsock_hdr){
+        .src_cid = VSOCK_HOST_CID, .dst_cid = v->guest_cid,
+        .src_port = c->local_port, .dst_port = c->peer_port, .len = len,
+        .type = VSOCK_TYPE_STREAM, .op = op, .flags = flags,
+        .buf_alloc = VSOCK_BUF_ALLOC, .fwd_cnt = c->fwd_cnt,
+    };
+}
+
+static bool conn_can_read(const struct vsock_conn *c)
+{
+    return c->state == CONN_CONNECTED && c->fd_readable && !c->host_eof && !c->guest_no_recv &&
+           conn_credit(c) > 0;
+}
+
+static bool conn_has_work(const struct vsock_conn *c)
+{
+    return c->state != CONN_FREE && (c->pending || conn_can_read(c));
+}
+
+static ssize_t fd_read(int fd, void *p, size_t n)
+{
+    ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+    if (r < 0 && errno == ENOTSOCK)
+        r = read(fd, p, n);
+    return r;
+}
+
+/* One read from the host fd into the held rx chain, at most the guest's
+ * credit.  Returns true when the chain was used. */
+static bool conn_read(struct virtio_vsock *v, struct virtio_mmio *t, struct vsock_conn *c)
+{
+    uint64_t room = v->rx.writable_len - VSOCK_HDR_BYTES;
+    uint32_t credit = conn_credit(c);
+    if (room > VSOCK_MAX_PKT)
+        room = VSOCK_MAX_PKT;
+    if (room > credit)
+        room = credit;
+    if (room == 0) {
+        /* A header-only buffer cannot carry data: back to the guest. */
+        v->rx_held = false;
+        if (virtq_push(&t->queues[VSOCK_RX_QUEUE], t->mem, v->rx.head, 0))
+            virtio_mmio_needs_reset(t);
+        return true;
+    }
+    ssize_t n = fd_read(c->fd, v->scratch, room);
+    if (n > 0) {
+        if (virtq_chain_write(t->mem, &v->rx, VSOCK_HDR_BYTES, v->scratch, (uint64_t)n)) {
+            virtio_mmio_needs_reset(t);
+            return false;
+        }
+        c->tx_cnt += (uint32_t)n;
+        struct vsock_hdr h = conn_hdr(v, c, VSOCK_OP_RW, 0, (uint32_t)n);
+        rx_put(v, t, &h);
+        return true;
+    }
+    c->fd_readable = false;
+    if (n == 0) {
+        /* §5.10.6.5: the host sends no more; the guest may still send. */
+        c->host_eof = true;
+        c->pending |= PEND_SHUTDOWN;
+        conn_progress(v, c);
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        conn_reset(v, c);
+    }
+    return false;
+}
+
+/* Uses the held rx chain for c's next packet, in the order the guest must
+ * see them: REQUEST/RESPONSE before data, SHUTDOWN after the last data.
+ * Returns true when the chain was used. */
+static bool conn_emit(struct virtio_vsock *v, struct virtio_mmio *t, struct vsock_conn *c)
+{
+    static const struct {
+        uint8_t bit;
+        uint16_t op;
+    } ctl[] = {{PEND_REQUEST, VSOCK_OP_REQUEST}, {PEND_RESPONSE, VSOCK_OP_RESPONSE}};
+    for (unsigned i = 0; i < 2; i++) {
+        if (c->pending & ctl[i].bit) {
+            c->pending &= (uint8_t)~ctl[i].bit;
+            struct vsock_hdr h = conn_hdr(v, c, ctl[i].op, 0, 0);
+            rx_put(v, t, &h);
+            return true;
+        }
+    }
+    if (conn_can_read(c) && conn_read(v, t, c))
+        return true;
+    if (c->state == CONN_FREE)
+        return false; /* the read failed: its RST is queued */
+    uint16_t op = 0;
+    uint32_t flags = 0;
+    if (c->pending & PEND_CREDIT) {
+        op = VSOCK_OP_CREDIT_UPDATE;
+    } else if (c->pending & PEND_SHUTDOWN) {
+        c->pending &= (uint8_t)~PEND_SHUTDOWN;
+        op = VSOCK_OP_SHUTDOWN;
+        flags = VSOCK_SHUTDOWN_SEND;
+    } else {
+        return false;
+    }
+    struct vsock_hdr h = conn_hdr(v, c, op, flags, 0);
+    rx_put(v, t, &h);
+    return true;
+}
+
+static void rst_emit(struct virtio_vsock *v, struct virtio_mmio *t)
+{
+    struct vsock_rst r = v->rsts[v->rst_head];
+    v->rst_head = (v->rst_head + 1) % VSOCK_RST_QUEUE;
+    v->rst_len--;
+    struct vsock_hdr h = {
+        .src_cid = r.src_cid, .dst_cid = v->guest_cid, .src_port = r.src_port,
+        .dst_port = r.dst_port, .type = VSOCK_TYPE_STREAM, .op = VSOCK_OP_RST,
+    };
+    rx_put(v, t, &h);
+}
+
+/* The next connection with something for the guest, round robin so one
+ * busy connection cannot starve the others. */
+static struct vsock_conn *next_with_work(struct virtio_vsock *v)
+{
+    for (unsigned k = 0; k < VSOCK_MAX_CONNS; k++) {
+        unsigned i = (v->rr + k) % VSOCK_MAX_CONNS;
+        if (conn_has_work(&v->conns[i])) {
+            v->rr = (i + 1) % VSOCK_MAX_CONNS;
+            return &v->conns[i];
+        }
+    }
+    return NULL;
+}
+
+/* Sends what is owed while rx buffers last: RSTs first, then each
+ * connection in turn.  Bounded: each round uses a chain, or clears the
+ * work it found (a read that said EAGAIN or EOF). */
+static void rx_flush(struct virtio_vsock *v, struct virtio_mmio *t)
+{
+    bool used = false;
+    for (unsigned n = 0; n < 4 * VIRTQ_MAX_SIZE + VSOCK_MAX_CONNS + VSOCK_RST_QUEUE; n++) {
+        struct vsock_conn *c = v->rst_len ? NULL : next_with_work(v);
+        if (!v->rst_len && !c)
+            break;
+        if (!rx_take(v, t)) {
+            /* Read watches off until the driver adds rx buffers. */
+            v->rx_starved = true;
+            break;
+        }
+        v->rx_starved = false;
+        if (!c) {
+            rst_emit(v, t);
+            used = true;
+        } else if (conn_emit(v, t, c)) {
+            used = true;
+        }
+    }
+    if (used)
+        virtio_mmio_used(t, VSOCK_RX_QUEUE);
+}
+
+/* ---- guest -> device (tx queue) ----------------------------------------- */
+
+/* A packet that broke the rules: its connection (if any) is reset, and
+ * the sender hears RST, unless the packet was itself an RST. */
+static void reject(struct virtio_vsock *v, struct vsock_conn *c, const struct vsock_hdr *h)
+{
+    if (c)
+        conn_reset(v, c);
+    else if (h->op != VSOCK_OP_RST)
+        rst_queue(v, h->dst_cid, h->dst_port, h->src_port);
+}
+
+/* §5.10.6.4: the guest connects to host port dst_port. */
+static void guest_request(struct virtio_vsock *v, struct vsock_conn *c, const struct vsock_hdr *h)
+{
+    if (c) {
+        reject(v, c, h); /* a second REQUEST on a live connection */
+        return;
+    }
+    int fd = v->nconns < VSOCK_MAX_CONNS ? v->ops->connect_port(v->opaque, h->dst_port) : -EBUSY;
+    if (fd < 0) {
+        reject(v, NULL, h);
+        return;
+    }
+    c = conn_open(v, fd, h->dst_port, h->src_port, CONN_CONNECTED);
+    c->peer_buf_alloc = h->buf_alloc;
+    c->peer_fwd_cnt = h->fwd_cnt;
+    c->pending |= PEND_RESPONSE;
+}
+
+/* §5.10.6.3: payload for the host fd.  The guest may send no more than
+ * the credit we last told it, buf_alloc - (rx_cnt - fwd_reported); that
+ * bounds what we buffer by VSOCK_BUF_ALLOC.  More is a violation. */
+static void guest_rw(struct virtio_vsock *v, struct virtio_mmio *t, struct vsock_conn *c,
+                     const struct virtq_chain *ch, uint32_t len)
+{
+    if (c->state != CONN_CONNECTED || c->guest_no_send ||
+        len > VSOCK_BUF_ALLOC - (c->rx_cnt - c->fwd_reported)) {
+        conn_reset(v, c);
+        return;
+    }
+    c->rx_cnt += len;
+    for (uint32_t off = 0; off < len;) {
+        uint32_t n = len - off < VSOCK_MAX_PKT ? len - off : VSOCK_MAX_PKT;
+        if (virtq_chain_read(t->mem, ch, VSOCK_HDR_BYTES + (uint64_t)off, v->scratch, n) ||
+            conn_send(c, v->scratch, n)) {
+            conn_reset(v, c);
+            return;
+        }
+        off += n;
+    }
+}
+
+/* One packet from the tx queue (§5.10.6).  The header is copied once;
+ * everything below works on that copy. */
+static void tx_packet(struct virtio_vsock *v, struct virtio_mmio *t, const struct virtq_chain *ch)
+{
+    uint8_t raw[VSOCK_HDR_BYTES];
+    if (ch->readable_len < sizeof(raw) || virtq_chain_read(t->mem, ch, 0, raw, sizeof(raw)))
+        return; /* no header: nobody to answer */
+    struct vsock_hdr h;
+    vsock_hdr_decode(raw, &h);
+    if (h.src_cid != v->guest_cid)
+        return; /* spoofed source: an RST would reach a socket that sent nothing */
+    struct vsock_conn *c = h.dst_cid == VSOCK_HOST_CID ? conn_find(v, h.dst_port, h.src_port)
+                                                       : NULL;
+    /* len must describe exactly the bytes after the header; only RW
+     * carries any. */
+    if (h.type != VSOCK_TYPE_STREAM || h.dst_cid != VSOCK_HOST_CID ||
+        h.len != ch->readable_len - sizeof(raw) || (h.len && h.op != VSOCK_OP_RW)) {
+        reject(v, c, &h);
+        return;
+    }
+    if (h.op == VSOCK_OP_REQUEST) {
+        guest_request(v, c, &h);
+        return;
+    }
+    if (!c) {
+        reject(v, NULL, &h);
+        return;
+    }
+    c->peer_buf_alloc = h.buf_alloc;
+    c->peer_fwd_cnt = h.fwd_cnt;
+    switch (h.op) {
+    case VSOCK_OP_RESPONSE:
+        if (c->state != CONN_REQUESTING || conn_hello(c)) {
+            conn_reset(v, c);
+            return;
+        }
+        c->state = CONN_CONNECTED;
+        break;
+    case VSOCK_OP_RST:
+        conn_close(v, c);
+        return;
+    case VSOCK_OP_SHUTDOWN:
+        if (c->state != CONN_CONNECTED) {
+            conn_reset(v, c);
+            return;
+        }
+        c->guest_no_send |= (h.flags & VSOCK_SHUTDOWN_SEND) != 0;
+        c->guest_no_recv |= (h.flags & VSOCK_SHUTDOWN_RCV) != 0;
+        break;
+    case VSOCK_OP_RW:
+        guest_rw(v, t, c, ch, h.len);
+        if (c->state == CONN_FREE)
+            return;
+        break;
+    case VSOCK_OP_CREDIT_UPDATE:
+        break; /* the credit fields were taken above */
+    case VSOCK_OP_CREDIT_REQUEST:
+        c->pending |= PEND_CREDIT;
+        break;
+    default:
+        conn_reset(v, c);
+        return;
+    }
+    conn_progress(v, c);
+}
+
+/* Serves at most `size` tx chains per call (as blk does); the driver kicks
+ * again for more.  A tx chain returns with used length 0. */
+static void tx_drain(struct virtio_vsock *v, struct virtio_mmio *t)
+{
+    struct virtq *q = &t->queues[VSOCK_TX_QUEUE];
+    for (unsigned n = 0; n < q->size; n++) {
+        int rc = virtq_pop(q, t->mem, &v->tx);
+        if (rc < 0)
+            virtio_mmio_needs_reset(t);
+        if (rc != 1)
+            break;
+        tx_packet(v, t, &v->tx);
+        if (virtq_push(q, t->mem, v->tx.head, 0)) {
+            virtio_mmio_needs_reset(t);
+            break;
+        }
+    }
+    virtio_mmio_used(t, VSOCK_TX_QUEUE);
+}
+
+/* ---- event queue -------------------------------------------------------- */
+
+/* §5.10.6.6: struct virtio_vsock_event is one le32 id.  Chains too small
+ * for it go back empty. */
+static void event_flush(struct virtio_vsock *v, struct virtio_mmio *t)
+{
+    if (!v->event_pending || !live(t))
+        return;
+    struct virtq *q = &t->queues[VSOCK_EVT_QUEUE];
+    bool used = false;
+    for (unsigned n = 0; n < VIRTQ_MAX_SIZE && v->event_pending; n++) {
+        int rc = virtq_pop(q, t->mem, &v->tx);
+        if (rc < 0)
+            virtio_mmio_needs_reset(t);
+        if (rc != 1)
+            break;
+        uint8_t ev[4];
+        put_le(ev, VSOCK_EVENT_TRANSPORT_RESET, 4);
+        bool fits = v->tx.writable_len >= sizeof(ev) &&
+                    !virtq_chain_write(t->mem, &v->tx, 0, ev, sizeof(ev));
+        if (fits)
+            v->event_pending = false;
+        used = true;
+        if (virtq_push(q, t->mem, v->tx.head, fits ? sizeof(ev) : 0)) {
+            virtio_mmio_needs_reset(t);
+            break;
+        }
+    }
+    if (used)
+        virtio_mmio_used(t, VSOCK_EVT_QUEUE);
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+static void vsock_queue_notify(void *dev, struct virtio_mmio *t, unsigned q)
+{
+    struct virtio_vsock *v = dev;
+    if (q == VSOCK_RX_QUEUE)
+        v->rx_starved = false; /* new rx buffers: try again */
+    else if (q == VSOCK_TX_QUEUE)
+        tx_drain(v, t);
+    else if (q == VSOCK_EVT_QUEUE)
+        event_flush(v, t);
+    rx_flush(v, t);
+    conn_watch_all(v);
+}
+
+/* The driver reset the device: its queues and its sockets are gone. */
+static void vsock_reset(void *dev)
+{
+    struct virtio_vsock *v = dev;
+    conn_close_all(v);
+    v->rst_len = v->rst_head = 0;
+    v->rx_held = v->rx_starved = v->event_pending = false;
+}
+
+int virtio_vsock_connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
+                               uint32_t guest_port)
+{
+    if (!live(t))
+        return -ENOTCONN;
+    if (fd < 0)
+        return -EBADF;
+    if (v->nconns >= VSOCK_MAX_CONNS)
+        return -EBUSY;
+    /* At most VSOCK_MAX_CONNS ports are taken: one of this many is free. */
+    uint32_t port = 0;
+    for (unsigned i = 0; i <= VSOCK_MAX_CONNS; i++) {
+        port = v->next_port++;
+        if (v->next_port < VSOCK_EPHEMERAL)
+            v->next_port = VSOCK_EPHEMERAL;
+        if (!conn_find(v, port, guest_port))
+            break;
+    }
+    struct vsock_conn *c = conn_open(v, fd, port, guest_port, CONN_REQUESTING);
+    c->pending = PEND_REQUEST;
+    rx_flush(v, t);
+    conn_watch_all(v);
+    return 0;
+}
+
+void virtio_vsock_fd_event(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
+                           uint32_t events)
+{
+    struct vsock_conn *c = conn_by_fd(v, fd);
+    if (!c)
+        return;
+    if ((events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) && c->buf_len) {
+        if (conn_flush(c))
+            conn_reset(v, c);
+        else
+            conn_progress(v, c);
+    }
+    if (c->state != CONN_FREE && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        c->fd_readable = true;
+    rx_flush(v, t);
+    conn_watch_all(v);
+}
+
+void virtio_vsock_transport_reset(struct virtio_vsock *v, struct virtio_mmio *t)
+{
+    /* The guest drops every socket on this event, so no RST is owed. */
+    conn_close_all(v);
+    v->rst_len = v->rst_head = 0;
+    v->event_pending = true;
+    event_flush(v, t);
+}
+
+const struct virtio_device_ops virtio_vsock_ops = {
+    .name = "virtio-vsock",
+    .device_id = VIRTIO_ID_VSOCK,
+    .num_queues = 3,
+    .queue_max = VSOCK_QUEUE_MAX,
+    .features = vsock_features,
+    .config_read = vsock_config_read,
+    .queue_notify = vsock_queue_notify,
+    .reset = vsock_reset,
+};

@@ -1,0 +1,110 @@
+/* virtio-vsock (virtio 1.2 §5.10), emulated in userspace: stream sockets
+ * between the guest and host ports that the monitor maps to Unix sockets
+ * (the Firecracker hybrid-vsock scheme).  Three queues: rx (0), tx (1),
+ * event (2); no feature bits beyond VERSION_1 (no SEQPACKET).
+ *
+ * Every packet header is copied once out of the tx chain and checked
+ * (length against the chain, type, both CIDs) before anything is done with
+ * it; a packet that breaks the rules costs the guest that connection (RST),
+ * never the monitor.  Flow control is credit based both ways (§5.10.6.3):
+ * we advertise VSOCK_BUF_ALLOC bytes per connection and reset any
+ * connection whose guest sends beyond it, so host-side buffering per
+ * connection never exceeds that cap; at most VSOCK_MAX_CONNS connections
+ * exist at once and REQUESTs beyond that get RST.
+ *
+ * The device knows no socket paths and no event loop: it talks to the
+ * monitor through struct vsock_host_ops and is driven through the entry
+ * points below.  The monitor's loop is assumed level-triggered: the device
+ * asks to watch an fd only while it can act on what the fd reports. */
+#ifndef AIRLOCK_DEVICES_VIRTIO_VSOCK_H
+#define AIRLOCK_DEVICES_VIRTIO_VSOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "devices/virtio/mmio.h"
+
+#define VSOCK_QUEUE_MAX 256
+#define VSOCK_RX_QUEUE  0
+#define VSOCK_TX_QUEUE  1
+#define VSOCK_EVT_QUEUE 2
+
+#define VSOCK_HOST_CID  2
+#define VSOCK_MAX_CONNS 256          /* concurrent connections */
+#define VSOCK_BUF_ALLOC (256u << 10) /* our buf_alloc = per-connection host buffer cap */
+#define VSOCK_MAX_PKT   (64u << 10)  /* payload bytes we put in one rx packet */
+#define VSOCK_RST_QUEUE 64           /* RSTs waiting for rx buffers */
+#define VSOCK_EPHEMERAL (1u << 30)   /* first host port for host-initiated connections */
+
+/* §5.10.6 struct virtio_vsock_hdr, little-endian, 44 bytes. */
+#define VSOCK_HDR_BYTES 44
+#define VSOCK_TYPE_STREAM 1
+enum {
+    VSOCK_OP_INVALID = 0, VSOCK_OP_REQUEST = 1, VSOCK_OP_RESPONSE = 2, VSOCK_OP_RST = 3,
+    VSOCK_OP_SHUTDOWN = 4, VSOCK_OP_RW = 5, VSOCK_OP_CREDIT_UPDATE = 6,
+    VSOCK_OP_CREDIT_REQUEST = 7,
+};
+#define VSOCK_SHUTDOWN_RCV  1u
+#define VSOCK_SHUTDOWN_SEND 2u
+#define VSOCK_EVENT_TRANSPORT_RESET 0 /* §5.10.6.6 */
+
+/* A header after it was copied out of guest memory (host byte order). */
+struct vsock_hdr {
+    uint64_t src_cid, dst_cid;
+    uint32_t src_port, dst_port;
+    uint32_t len;
+    uint16_t type, op;
+    uint32_t flags, buf_alloc, fwd_cnt;
+};
+void vsock_hdr_decode(const uint8_t raw[VSOCK_HDR_BYTES], struct vsock_hdr *h);
+void vsock_hdr_encode(const struct vsock_hdr *h, uint8_t raw[VSOCK_HDR_BYTES]);
+
+struct virtio_vsock;
+
+struct vsock_host_ops {
+    /* The guest opened a connection to host port `port` (dst_cid 2): return
+     * a connected, non-blocking host fd (the monitor connects to a Unix
+     * socket PATH_<port>), or -errno (then the guest gets RST). */
+    int (*connect_port)(void *opaque, uint32_t port);
+    /* Interest in fd changed: the monitor (re)arms its event loop for
+     * readable and/or writable; both false = stop watching (the device
+     * still owns the fd). */
+    void (*watch)(void *opaque, int fd, bool readable, bool writable);
+};
+
+/* guest_cid must be in 3..0xfffffffe (§5.10.4: only the low 32 bits are
+ * used; 0-2 and -1 are reserved).  0 or -EINVAL / -ENOMEM. */
+int virtio_vsock_create(uint64_t guest_cid, const struct vsock_host_ops *ops, void *opaque,
+                        struct virtio_vsock **out);
+/* Closes every connection fd and frees the device. */
+void virtio_vsock_destroy(struct virtio_vsock *v);
+extern const struct virtio_device_ops virtio_vsock_ops;
+
+/* The transport lock is held by the caller for all of these. */
+
+/* A host client (fd, already through the monitor's "CONNECT <port>\n"
+ * handshake) wants guest port `guest_port`: sends OP_REQUEST to the guest.
+ * On success the fd is owned by the device from now on; it later writes
+ * "OK <hostport>\n" to fd when the guest answers RESPONSE, or closes fd on
+ * RST.  On failure (-ENOTCONN: the driver is not running; -EBUSY: at the
+ * connection cap) the caller still owns fd. */
+int virtio_vsock_connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
+                               uint32_t guest_port);
+/* The event loop saw `fd` readable/writable (EPOLLIN/EPOLLOUT/EPOLLHUP/
+ * EPOLLERR bits). */
+void virtio_vsock_fd_event(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
+                           uint32_t events);
+/* Queues TRANSPORT_RESET on the event queue and drops every connection
+ * (§5.10.6.6), e.g. after a restore. */
+void virtio_vsock_transport_reset(struct virtio_vsock *v, struct virtio_mmio *t);
+
+/* What tests and the fuzzer check against the caps. */
+struct virtio_vsock_stats {
+    unsigned conns;            /* open connections */
+    uint64_t buffered;         /* guest bytes held for host fds, all connections */
+    uint32_t max_buffered;     /* the most held for one connection right now */
+    uint64_t rst_dropped;      /* RSTs lost because the guest gave no rx buffers */
+};
+void virtio_vsock_stats(const struct virtio_vsock *v, struct virtio_vsock_stats *s);
+
+#endif
