@@ -323,8 +323,8 @@ static int get_loop(struct conn *c, int out_fd, uint64_t max_bytes)
             break;
         case AGENT_FILE_END:
             return 0;
-        case AGENT_ERROR:
-            return total ? -EPROTO : -(int)m.u.error.code;
+        case AGENT_ERROR: /* e.g. a read error half-way through the file */
+            return -(int)m.u.error.code;
         default:
             return -EPROTO;
         }

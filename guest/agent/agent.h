@@ -1,0 +1,42 @@
+/* The guest agent's internal interface: one connection's state and the
+ * request handlers (guest/agent/{main,conn,exec,files}.c). */
+#ifndef AIRLOCK_GUEST_AGENT_AGENT_H
+#define AIRLOCK_GUEST_AGENT_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/agent_client.h"
+
+/* One connection to the host: the socket and a decoder over its bytes. */
+struct aconn {
+    int fd;
+    struct agent_decoder dec;
+    uint8_t rbuf[64 * 1024];
+    size_t rpos, rlen;
+};
+
+/* Serves one connection until the host closes it or breaks the protocol;
+ * runs in its own process (forked per connection). */
+void agent_serve(int fd);
+
+/* 0 or -errno; the frame is sent whole (blocking). */
+int aconn_send(struct aconn *c, uint16_t type, const void *payload, size_t len);
+int aconn_send_error(struct aconn *c, int code, uint32_t op);
+/* The next message already received: 1, 0 when more bytes are needed, or
+ * -errno for a bad stream. */
+int aconn_next(struct aconn *c, struct agent_msg *m);
+/* Reads more bytes once the buffer is used up: 1, -ECONNRESET on EOF. */
+int aconn_fill(struct aconn *c);
+/* Blocks until a message arrives: 1 or -errno. */
+int aconn_wait(struct aconn *c, struct agent_msg *m);
+
+/* Handlers: 0 when the connection can go on, -errno to drop it. */
+int agent_do_exec(struct aconn *c, const struct agent_msg *m);
+int agent_do_file_put(struct aconn *c, const struct agent_msg *m);
+int agent_do_file_get(struct aconn *c, const struct agent_msg *m);
+
+/* Writes all of buf to fd (a pipe or file): 0 or -errno. */
+int agent_write_all(int fd, const void *buf, size_t len);
+
+#endif

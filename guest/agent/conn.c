@@ -1,0 +1,142 @@
+/* One host connection: framing through the shared decoder, and the request
+ * loop.  Requests run one after another; stray STDIN/STDIN_EOF/KILL that
+ * raced with the end of an exec are dropped, anything else out of place
+ * ends the connection (the host is trusted, but a broken host must not
+ * wedge the agent). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "guest/agent/agent.h"
+
+int agent_write_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int aconn_send(struct aconn *c, uint16_t type, const void *payload, size_t len)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK];
+    ssize_t n = agent_encode(f, sizeof(f), type, payload, len);
+    if (n < 0)
+        return (int)n;
+    const uint8_t *p = f;
+    size_t left = (size_t)n;
+    while (left) {
+        ssize_t w = send(c->fd, p, left, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    return 0;
+}
+
+int aconn_send_error(struct aconn *c, int code, uint32_t op)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_ERROR_SIZE];
+    /* Keep the code inside what the host accepts as an errno. */
+    if (code <= 0 || code > 4095)
+        code = EIO;
+    ssize_t n = agent_encode_error(f, sizeof(f), (uint32_t)code, op);
+    if (n < 0)
+        return (int)n;
+    return aconn_send(c, AGENT_ERROR, f + AGENT_HDR_SIZE, AGENT_ERROR_SIZE);
+}
+
+int aconn_next(struct aconn *c, struct agent_msg *m)
+{
+    size_t used;
+    int rc = agent_decode(&c->dec, c->rbuf + c->rpos, c->rlen - c->rpos, &used, m);
+    c->rpos += used;
+    return rc;
+}
+
+int aconn_fill(struct aconn *c)
+{
+    ssize_t n;
+    do
+        n = recv(c->fd, c->rbuf, sizeof(c->rbuf), 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    if (n == 0)
+        return -ECONNRESET;
+    c->rpos = 0;
+    c->rlen = (size_t)n;
+    return 1;
+}
+
+int aconn_wait(struct aconn *c, struct agent_msg *m)
+{
+    for (;;) {
+        int rc = aconn_next(c, m);
+        if (rc)
+            return rc;
+        rc = aconn_fill(c);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+static int serve_one(struct aconn *c, const struct agent_msg *m)
+{
+    switch (m->type) {
+    case AGENT_EXEC:
+        return agent_do_exec(c, m);
+    case AGENT_FILE_PUT:
+        return agent_do_file_put(c, m);
+    case AGENT_FILE_GET:
+        return agent_do_file_get(c, m);
+    case AGENT_STDIN:
+    case AGENT_STDIN_EOF:
+    case AGENT_KILL:
+        return 0;
+    default:
+        aconn_send_error(c, EPROTO, AGENT_OP_PROTO);
+        return -EPROTO;
+    }
+}
+
+void agent_serve(int fd)
+{
+    struct aconn *c = calloc(1, sizeof(*c));
+    if (!c || agent_decoder_init(&c->dec, AGENT_DIR_REQUEST) < 0) {
+        free(c);
+        return;
+    }
+    c->fd = fd;
+    uint8_t ready[AGENT_READY_SIZE] = {AGENT_VERSION};
+    if (aconn_send(c, AGENT_READY, ready, sizeof(ready)) == 0) {
+        for (;;) {
+            struct agent_msg m;
+            int rc = aconn_wait(c, &m);
+            if (rc < 0) {
+                /* A malformed request gets a reason before the close. */
+                if (rc != -ECONNRESET && rc != -EPIPE)
+                    aconn_send_error(c, -rc, AGENT_OP_PROTO);
+                break;
+            }
+            if (serve_one(c, &m) < 0)
+                break;
+        }
+    }
+    agent_decoder_free(&c->dec);
+    free(c);
+}

@@ -1,0 +1,358 @@
+/* EXEC: fork the command into its own session with the asked limits and
+ * credentials, then multiplex its pipes and the host's stream with poll
+ * until it exits (or its time is up and its whole process group is
+ * killed).  The reply order is STARTED, output, EXIT — or a single ERROR
+ * when it never started, reported from the child through a CLOEXEC pipe. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guest/agent/agent.h"
+
+/* How long output may still flow after the command exited (a background
+ * process outside its group may hold the pipes). */
+#define DRAIN_MS 1000
+
+static const char *argv_buf[AGENT_MAX_ARGS + 1];
+static const char *env_buf[AGENT_MAX_ENVS + 1];
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the child ---- */
+
+static void child_fail(int errfd, uint32_t op, int err)
+{
+    uint32_t rep[2] = {(uint32_t)err, op};
+    ssize_t n = write(errfd, rep, sizeof(rep));
+    (void)n;
+    _exit(127);
+}
+
+static const char *env_get(const char *const *envp, const char *name)
+{
+    size_t l = strlen(name);
+    for (; envp && *envp; envp++)
+        if (strncmp(*envp, name, l) == 0 && (*envp)[l] == '=')
+            return *envp + l + 1;
+    return NULL;
+}
+
+/* execvp's search over the command's own PATH; returns the errno to
+ * report.  ENOEXEC is reported, not retried with /bin/sh. */
+static int exec_search(const char *const *argv, const char *const *envp)
+{
+    char *const *av = (char *const *)argv, *const *ev = (char *const *)envp;
+    const char *file = argv[0];
+    if (!*file)
+        return ENOENT;
+    if (strchr(file, '/')) {
+        execve(file, av, ev);
+        return errno;
+    }
+    const char *path = env_get(envp, "PATH");
+    if (!path)
+        path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    int seen_eacces = 0;
+    char full[AGENT_MAX_PATH];
+    for (const char *p = path;; p++) {
+        const char *end = strchrnul(p, ':');
+        size_t dl = (size_t)(end - p);
+        int n = snprintf(full, sizeof(full), "%.*s%s%s", (int)dl, p, dl ? "/" : "", file);
+        if (n > 0 && (size_t)n < sizeof(full)) {
+            execve(full, av, ev);
+            if (errno == EACCES)
+                seen_eacces = 1;
+            else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE &&
+                     errno != ENODEV && errno != ETIMEDOUT)
+                return errno;
+        }
+        if (!*end)
+            break;
+        p = end;
+    }
+    return seen_eacces ? EACCES : ENOENT;
+}
+
+static int set_limit(int res, uint64_t v)
+{
+    if (v == AGENT_RLIM_KEEP)
+        return 0;
+    struct rlimit rl = {.rlim_cur = v, .rlim_max = v};
+    return setrlimit(res, &rl);
+}
+
+/* Never returns. */
+static void child_run(const struct agent_exec_req *r, int in, int out, int err, int errfd)
+{
+    /* The agent ignores SIGPIPE; an ignored disposition survives execve. */
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    /* Own session and process group, so a timeout can kill all of it. */
+    setsid();
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        child_fail(errfd, AGENT_OP_SPAWN, errno);
+    if (set_limit(RLIMIT_NPROC, r->rlim_nproc) || set_limit(RLIMIT_FSIZE, r->rlim_fsize) ||
+        set_limit(RLIMIT_NOFILE, r->rlim_nofile))
+        child_fail(errfd, AGENT_OP_RLIMIT, errno);
+    uid_t uid = r->uid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->uid;
+    gid_t gid = r->gid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->gid;
+    if (geteuid() == 0) {
+        if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
+            child_fail(errfd, AGENT_OP_CRED, errno);
+    } else if ((r->uid != AGENT_ID_DEFAULT && r->uid != geteuid()) ||
+               (r->gid != AGENT_ID_DEFAULT && r->gid != getegid())) {
+        /* An unprivileged agent (host tests) runs commands as itself. */
+        child_fail(errfd, AGENT_OP_CRED, EPERM);
+    }
+    /* After setuid, so the directory is checked as the command's user. */
+    if (chdir(r->cwd && *r->cwd ? r->cwd : "/"))
+        child_fail(errfd, AGENT_OP_CHDIR, errno);
+    /* Only 0-2 and errfd are meant to cross execve; errfd is CLOEXEC. */
+    close_range(3, ~0u, CLOSE_RANGE_CLOEXEC);
+    child_fail(errfd, AGENT_OP_EXEC, exec_search(r->argv, r->envp));
+}
+
+/* ---- the parent ---- */
+
+struct run {
+    pid_t pid;
+    int pidfd;
+    int in, out, err;              /* our ends; -1 once closed */
+    uint8_t pend[AGENT_MAX_CHUNK]; /* stdin from the host not yet written */
+    size_t pend_len, pend_off;
+    int in_eof;                    /* close stdin once pend is written */
+    int exited, status, timed_out;
+    int64_t deadline, drain_until;
+};
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* Forwards one chunk of a pipe as STDOUT/STDERR. */
+static int pump(struct aconn *c, int *fd, uint16_t type)
+{
+    static uint8_t chunk[AGENT_MAX_CHUNK];
+    ssize_t n = read(*fd, chunk, sizeof(chunk));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return 0;
+    if (n <= 0) {
+        close_fd(fd);
+        return 0;
+    }
+    return aconn_send(c, type, chunk, (size_t)n);
+}
+
+static void stdin_flush(struct run *r)
+{
+    while (r->in >= 0 && r->pend_off < r->pend_len) {
+        ssize_t n = write(r->in, r->pend + r->pend_off, r->pend_len - r->pend_off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN) /* EPIPE: the command closed its stdin */
+                close_fd(&r->in);
+            return;
+        }
+        r->pend_off += (size_t)n;
+    }
+    if (r->pend_off >= r->pend_len && r->in_eof)
+        close_fd(&r->in);
+}
+
+/* A message from the host while the command runs. */
+static int on_host_msg(struct run *r, const struct agent_msg *m)
+{
+    switch (m->type) {
+    case AGENT_STDIN:
+        if (r->in >= 0) {
+            memcpy(r->pend, m->payload, m->len);
+            r->pend_len = m->len;
+            r->pend_off = 0;
+        }
+        return 0;
+    case AGENT_STDIN_EOF:
+        r->in_eof = 1;
+        return 0;
+    case AGENT_KILL:
+        kill(-r->pid, SIGKILL);
+        return 0;
+    default:
+        return -EPROTO;
+    }
+}
+
+static void on_exit_seen(struct run *r)
+{
+    r->exited = 1;
+    close_fd(&r->pidfd);
+    /* Leftovers in its group go with it, and release the pipes. */
+    kill(-r->pid, SIGKILL);
+    r->drain_until = now_ms() + DRAIN_MS;
+}
+
+static int poll_timeout(const struct run *r)
+{
+    int64_t until = r->exited ? r->drain_until : r->timed_out ? -1 : r->deadline;
+    int t = -1;
+    if (until >= 0) {
+        int64_t left = until - now_ms();
+        t = left < 0 ? 0 : left > 60000 ? 60000 : (int)left;
+    }
+    /* Without a pidfd the exit is found by polling waitpid. */
+    if (!r->exited && r->pidfd < 0 && (t < 0 || t > 50))
+        t = 50;
+    return t;
+}
+
+static int run_loop(struct aconn *c, struct run *r)
+{
+    for (;;) {
+        if (r->exited && ((r->out < 0 && r->err < 0) || now_ms() >= r->drain_until))
+            return 0;
+        /* The host's stream is read only when stdin has room: that is the
+         * back-pressure, and output keeps flowing meanwhile. */
+        int want_host = r->pend_off >= r->pend_len && !r->exited;
+        struct agent_msg m;
+        int rc;
+        while (want_host && (rc = aconn_next(c, &m)) != 0) {
+            if (rc < 0 || (rc = on_host_msg(r, &m)) < 0)
+                return rc;
+            want_host = r->pend_off >= r->pend_len;
+        }
+        stdin_flush(r);
+        struct pollfd p[5] = {
+            {.fd = want_host ? c->fd : -1, .events = POLLIN},
+            {.fd = r->out, .events = POLLIN},
+            {.fd = r->err, .events = POLLIN},
+            {.fd = r->pend_off < r->pend_len ? r->in : -1, .events = POLLOUT},
+            {.fd = r->exited ? -1 : r->pidfd, .events = POLLIN},
+        };
+        if (poll(p, 5, poll_timeout(r)) < 0 && errno != EINTR)
+            return -errno;
+        if (p[0].revents && (rc = aconn_fill(c)) < 0)
+            return rc;
+        if (p[1].revents && (rc = pump(c, &r->out, AGENT_STDOUT)) < 0)
+            return rc;
+        if (p[2].revents && (rc = pump(c, &r->err, AGENT_STDERR)) < 0)
+            return rc;
+        if (!r->exited && waitpid(r->pid, &r->status, WNOHANG) == r->pid)
+            on_exit_seen(r);
+        if (!r->exited && !r->timed_out && r->deadline >= 0 && now_ms() >= r->deadline) {
+            kill(-r->pid, SIGKILL);
+            r->timed_out = 1;
+        }
+    }
+}
+
+/* Waits for the child's verdict on its exec: 0 when it ran, else errno. */
+static int exec_verdict(int errfd, uint32_t *op)
+{
+    uint32_t rep[2];
+    ssize_t n;
+    do
+        n = read(errfd, rep, sizeof(rep));
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof(rep))
+        return 0;
+    *op = rep[1];
+    return rep[0] ? (int)rep[0] : EIO;
+}
+
+static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
+{
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ep[2] = {-1, -1};
+    int rc = 0;
+    *op = AGENT_OP_SPAWN;
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
+        pipe2(ep, O_CLOEXEC)) {
+        rc = errno;
+    } else if ((r->pid = fork()) < 0) {
+        rc = errno;
+    } else if (r->pid == 0) {
+        child_run(req, in[0], out[1], err[1], ep[1]);
+    } else {
+        close_fd(&ep[1]);
+        rc = exec_verdict(ep[0], op);
+        if (rc)
+            waitpid(r->pid, NULL, 0);
+    }
+    close_fd(&in[0]);
+    close_fd(&out[1]);
+    close_fd(&err[1]);
+    close_fd(&ep[0]);
+    close_fd(&ep[1]);
+    r->in = in[1];
+    r->out = out[0];
+    r->err = err[0];
+    if (rc) {
+        close_fd(&r->in);
+        close_fd(&r->out);
+        close_fd(&r->err);
+        return rc;
+    }
+    /* Non-blocking stdin: a command that does not read must not stall us. */
+    fcntl(r->in, F_SETFL, O_NONBLOCK);
+    if (!(req->flags & AGENT_EXEC_F_STDIN))
+        close_fd(&r->in);
+    return 0;
+}
+
+int agent_do_exec(struct aconn *c, const struct agent_msg *m)
+{
+    static struct run r;
+    struct agent_exec_req req;
+    if (agent_exec_parse(m->payload, m->len, &req, argv_buf, env_buf))
+        return aconn_send_error(c, EPROTO, AGENT_OP_PROTO) ? -EPIPE : -EPROTO;
+    memset(&r, 0, sizeof(r));
+    r.pidfd = -1;
+    r.deadline = req.timeout_ms ? now_ms() + req.timeout_ms : -1;
+    uint32_t op;
+    int err = spawn(&req, &r, &op);
+    if (err)
+        return aconn_send_error(c, err, op);
+    r.pidfd = pidfd_open(r.pid, 0);
+    uint8_t started[AGENT_STARTED_SIZE] = {r.pid, r.pid >> 8, r.pid >> 16, r.pid >> 24};
+    int rc = aconn_send(c, AGENT_STARTED, started, sizeof(started));
+    if (!rc)
+        rc = run_loop(c, &r);
+    if (!r.exited) {
+        /* The host went away or broke the protocol: the command goes too. */
+        kill(-r.pid, SIGKILL);
+        waitpid(r.pid, &r.status, 0);
+    }
+    close_fd(&r.pidfd);
+    close_fd(&r.in);
+    close_fd(&r.out);
+    close_fd(&r.err);
+    if (rc)
+        return rc;
+    uint32_t kind = WIFSIGNALED(r.status) ? AGENT_EXIT_SIGNAL : AGENT_EXIT_CODE;
+    uint32_t value = WIFSIGNALED(r.status) ? (uint32_t)WTERMSIG(r.status)
+                                           : (uint32_t)WEXITSTATUS(r.status);
+    uint8_t f[AGENT_HDR_SIZE + AGENT_EXIT_SIZE];
+    if (agent_encode_exit(f, sizeof(f), kind, value, r.timed_out ? AGENT_EXIT_F_TIMED_OUT : 0) < 0)
+        return -EINVAL;
+    return aconn_send(c, AGENT_EXIT, f + AGENT_HDR_SIZE, AGENT_EXIT_SIZE);
+}

@@ -1,0 +1,129 @@
+/* A tiny `airlock run` over a Unix socket, for tests/agent/run-tests: drives
+ * the agent through vmm/agent_client.c exactly as the monitor will over
+ * vsock, and exits with the status airlock would.
+ *
+ *   agent-client SOCK [-e K=V]... [-w DIR] [-u UID] [-g GID] [-t MS] [-i]
+ *                     [--nproc N] [--fsize N] [--nofile N] -- CMD [ARG]...
+ *   agent-client SOCK --put LOCAL GUEST MODE(octal)
+ *   agent-client SOCK --get GUEST LOCAL
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vmm/agent_client.h"
+#include "vmm/exit_codes.h"
+
+static int connect_unix(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(a.sun_path))
+        return -ENAMETOOLONG;
+    strcpy(a.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
+
+static int fail(const char *what, int err)
+{
+    fprintf(stderr, "agent-client: %s: %s\n", what, strerror(err));
+    return EXIT_AIRLOCK_ERROR;
+}
+
+static int do_put(int fd, const char *local, const char *guest, const char *mode)
+{
+    int in = open(local, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (in < 0 || fstat(in, &st))
+        return fail(local, errno);
+    int rc = agent_file_put(fd, guest, (uint32_t)strtoul(mode, NULL, 8), in, (uint64_t)st.st_size);
+    close(in);
+    return rc ? fail(guest, -rc) : 0;
+}
+
+static int do_get(int fd, const char *guest, const char *local)
+{
+    int out = open(local, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0)
+        return fail(local, errno);
+    int rc = agent_file_get(fd, guest, out, 1ull << 30);
+    close(out);
+    return rc ? fail(guest, -rc) : 0;
+}
+
+static uint64_t num(const char *s)
+{
+    return strtoull(s, NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return fail("usage", EINVAL);
+    int fd = connect_unix(argv[1]);
+    if (fd < 0)
+        return fail(argv[1], -fd);
+    if (!strcmp(argv[2], "--put") && argc == 6)
+        return do_put(fd, argv[3], argv[4], argv[5]);
+    if (!strcmp(argv[2], "--get") && argc == 5)
+        return do_get(fd, argv[3], argv[4]);
+
+    static const char *env[AGENT_MAX_ENVS];
+    struct agent_exec_req req;
+    agent_exec_req_init(&req);
+    req.envp = env;
+    int use_stdin = 0, i;
+    for (i = 2; i < argc && strcmp(argv[i], "--"); i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "-i")) {
+            use_stdin = 1;
+            continue;
+        }
+        if (!v)
+            return fail(o, EINVAL);
+        i++;
+        if (!strcmp(o, "-e") && req.envc < AGENT_MAX_ENVS)
+            env[req.envc++] = v;
+        else if (!strcmp(o, "-w"))
+            req.cwd = v;
+        else if (!strcmp(o, "-u"))
+            req.uid = (uint32_t)num(v);
+        else if (!strcmp(o, "-g"))
+            req.gid = (uint32_t)num(v);
+        else if (!strcmp(o, "-t"))
+            req.timeout_ms = (uint32_t)num(v);
+        else if (!strcmp(o, "--nproc"))
+            req.rlim_nproc = num(v);
+        else if (!strcmp(o, "--fsize"))
+            req.rlim_fsize = num(v);
+        else if (!strcmp(o, "--nofile"))
+            req.rlim_nofile = num(v);
+        else
+            return fail(o, EINVAL);
+    }
+    if (i + 1 >= argc)
+        return fail("no command after --", EINVAL);
+    req.argv = (const char *const *)argv + i + 1;
+    req.argc = (uint32_t)(argc - i - 1);
+    struct agent_exec_result res;
+    int rc = agent_exec(fd, &req, 1, 2, use_stdin ? 0 : -1, &res);
+    if (rc)
+        return fail("exec", -rc);
+    if (res.error)
+        fprintf(stderr, "agent-client: %s: %s (step %u)\n", argv[i + 1], strerror(res.error),
+                res.error_op);
+    return agent_result_status(&res);
+}
