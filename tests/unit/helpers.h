@@ -125,5 +125,6 @@ Suite *virtio_mmio_suite(void);
 Suite *disk_suite(void);
 Suite *blk_suite(void);
 Suite *agent_proto_suite(void);
+Suite *vsock_suite(void);
 
 #endif
