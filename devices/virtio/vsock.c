@@ -524,6 +524,7 @@ static void vsock_reset(void *dev)
     conn_close_all(v);
     v->rst_len = v->rst_head = 0;
     v->rx_held = v->rx_starved = v->event_pending = false;
+    v->next_port = VSOCK_EPHEMERAL;
 }
 
 int virtio_vsock_connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,

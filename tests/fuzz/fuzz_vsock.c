@@ -172,6 +172,8 @@ static void offer(unsigned q, struct drv_q *d, unsigned n, uint32_t len)
 {
     uint64_t base = q == VSOCK_RX_QUEUE ? RX_BUFS : EV_BUFS;
     uint32_t slot = q == VSOCK_RX_QUEUE ? RX_SLOT : 16;
+    if (len & 0x8000)
+        len = VSOCK_HDR_BYTES - 2 + (len & 7); /* around one header */
     if (len > slot)
         len = slot;
     for (uint16_t i = 0; i < QSIZE && n; i++) {
@@ -201,19 +203,26 @@ static void tx_packet(const uint8_t **p, size_t *n)
     uint32_t plen = (uint32_t)take(p, n, 2);
     if (sel & 0x80)
         plen = plen * 4 % (TX_MAX - VSOCK_HDR_BYTES); /* up to past the credit */
-    struct vsock_hdr h = {
-        .src_cid = sel & 0x40 ? take(p, n, 1) : GUEST_CID,
-        .dst_cid = sel & 0x20 ? take(p, n, 1) : VSOCK_HOST_CID,
-        .src_port = ports & 7, .dst_port = (ports >> 3) & 7,
-        .len = plen, .type = sel & 0x10 ? (uint16_t)take(p, n, 2) : VSOCK_TYPE_STREAM,
-        .op = (uint16_t)(sel & 0x7), .flags = (uint32_t)take(p, n, 1) & 7,
-        .buf_alloc = (uint32_t)take(p, n, 4), .fwd_cnt = (uint32_t)take(p, n, 4),
-    };
+    /* Each take() in its own statement: the input is read in this order. */
+    struct vsock_hdr h = {.src_cid = GUEST_CID, .dst_cid = VSOCK_HOST_CID,
+                          .src_port = ports & 3, .dst_port = (ports >> 2) & 3, .len = plen,
+                          .type = VSOCK_TYPE_STREAM, .op = (uint16_t)(sel & 0x7)};
+    if (sel & 0x40)
+        h.src_cid = take(p, n, 1);
+    if (sel & 0x20)
+        h.dst_cid = take(p, n, 1);
+    if (sel & 0x10)
+        h.type = (uint16_t)take(p, n, 2);
+    h.flags = (uint32_t)take(p, n, 1) & 7;
+    h.buf_alloc = (uint32_t)take(p, n, 4);
+    h.fwd_cnt = (uint32_t)take(p, n, 4);
     if (ports & 0x40)
         h.dst_port += VSOCK_EPHEMERAL; /* host-initiated connections' ports */
     if (ports & 0x80)
         h.len += (uint32_t)(int8_t)take(p, n, 1); /* a lie about len */
     uint32_t total = VSOCK_HDR_BYTES + plen;
+    if (ports & 0x20)
+        total = (uint32_t)take(p, n, 1) % VSOCK_HDR_BYTES; /* not even a header */
     vsock_hdr_encode(&h, pkt);
     for (uint32_t i = VSOCK_HDR_BYTES; i < total; i++)
         pkt[i] = (uint8_t)i;
@@ -291,7 +300,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int fd;
             if (add_pair(&fd) == 0) {
                 pthread_mutex_lock(&t.lock);
-                int rc = virtio_vsock_connect_guest(dev, &t, fd, (uint32_t)take(&p, &n, 1) % 8);
+                int rc = virtio_vsock_connect_guest(dev, &t, fd, (uint32_t)take(&p, &n, 1) % 4);
                 pthread_mutex_unlock(&t.lock);
                 if (rc) { /* still ours: forget the pair */
                     close(fd);
