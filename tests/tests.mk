@@ -39,8 +39,8 @@ FUZZ_SRCS_fuzz_serial := devices/serial.c
 FUZZ_SRCS_fuzz_virtio := devices/virtio/mmio.c devices/virtio/queue.c vmm/gmem.c
 FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virtio/queue.c \
                          devices/disk.c devices/disk_cow.c vmm/gmem.c
-FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_conn.c devices/virtio/mmio.c \
-                         devices/virtio/queue.c vmm/gmem.c
+FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
+                         devices/virtio/mmio.c devices/virtio/queue.c vmm/gmem.c
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_vsock
 FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60

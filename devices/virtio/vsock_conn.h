@@ -1,7 +1,7 @@
-/* Internal to the virtio-vsock device (vsock.c, vsock_conn.c): the device
- * state and the connection table.  vsock.c owns the queues and the packet
- * rules; vsock_conn.c owns the host fds, the per-connection buffer and the
- * credit arithmetic (§5.10.6.3). */
+/* Internal to the virtio-vsock device: the device state and the
+ * connection table.  vsock.c owns the tx and event queues and the packet
+ * rules, vsock_rx.c the rx queue, vsock_conn.c the host fds, the
+ * per-connection buffer and the credit arithmetic (§5.10.6.3). */
 #ifndef AIRLOCK_DEVICES_VIRTIO_VSOCK_CONN_H
 #define AIRLOCK_DEVICES_VIRTIO_VSOCK_CONN_H
 
@@ -59,6 +59,18 @@ struct virtio_vsock {
     struct virtq_chain tx, rx;
     uint8_t scratch[VSOCK_MAX_PKT];
 };
+
+/* Queues may be used only while the driver runs and has not broken one. */
+static inline bool vsock_live(const struct virtio_mmio *t)
+{
+    return (t->status & VIRTIO_STATUS_DRIVER_OK) &&
+           !(t->status & VIRTIO_STATUS_DEVICE_NEEDS_RESET);
+}
+
+/* ---- vsock_rx.c ---- */
+/* Sends what is owed while rx buffers last; sets rx_starved when they
+ * run out. */
+void vsock_rx_flush(struct virtio_vsock *v, struct virtio_mmio *t);
 
 /* ---- vsock_conn.c ---- */
 struct vsock_conn *conn_find(struct virtio_vsock *v, uint32_t local_port, uint32_t peer_port);
