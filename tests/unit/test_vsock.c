@@ -101,7 +101,8 @@ static void env_free(struct vs_env *e)
 {
     virtio_vsock_destroy(e->v);
     for (unsigned i = 0; i < e->npairs; i++)
-        close(e->pairs[i].host);
+        if (e->pairs[i].host >= 0)
+            close(e->pairs[i].host);
     pthread_mutex_destroy(&e->t.lock);
     test_mem_free(&e->tm);
 }
@@ -888,6 +889,81 @@ START_TEST(driver_reset_closes_everything)
 }
 END_TEST
 
+/* An rx chain of two writable buffers: header in one, data in the other. */
+START_TEST(rx_chain_of_two_buffers)
+{
+    struct vs_env e;
+    env_init(&e);
+    rx_post(&e, 1, RXBUF);
+    struct pair *p = open_conn(&e, 1, 2);
+    uint64_t hb = ring_alloc(&e.r[1], VSOCK_HDR_BYTES), db = ring_alloc(&e.r[1], 100);
+    struct ring_buf b[2] = {{hb, VSOCK_HDR_BYTES, true}, {db, 100, true}};
+    ring_publish(&e.r[0], ring_chain(&e.r[0], b, 2));
+    virtio_mmio_process(&e.t, VSOCK_RX_QUEUE);
+    uint8_t in[150];
+    for (unsigned i = 0; i < sizeof(in); i++)
+        in[i] = pat(i);
+    ck_assert_int_eq(send(p->host, in, sizeof(in), 0), (ssize_t)sizeof(in));
+    fd_ev(&e, p->dev, EPOLLIN);
+    uint16_t u = ring_used_idx(&e.r[0]);
+    ck_assert_uint_eq(ring_used_elem(&e.r[0], (uint16_t)(u - 1)).len, VSOCK_HDR_BYTES + 100);
+    uint8_t raw[VSOCK_HDR_BYTES], got[100];
+    ring_read(&e.r[0], hb, raw, sizeof(raw));
+    struct vsock_hdr h;
+    vsock_hdr_decode(raw, &h);
+    ck_assert_uint_eq(h.op, VSOCK_OP_RW);
+    ck_assert_uint_eq(h.len, 100);
+    ring_read(&e.r[0], db, got, sizeof(got));
+    ck_assert_mem_eq(got, in, 100);
+    e.rx_seen = u;
+    env_free(&e);
+}
+END_TEST
+
+/* RSTs the guest provokes while it offers no rx buffers wait in a bounded
+ * queue; past it they are dropped and counted. */
+START_TEST(rst_queue_is_bounded)
+{
+    struct vs_env e;
+    env_init(&e);
+    for (unsigned i = 0; i < VSOCK_RST_QUEUE + 6; i++)
+        tx(&e, gh(VSOCK_OP_RW, 100 + i, 7), "a", 1);
+    ck_assert_uint_eq(stats(&e).rst_dropped, 6);
+    rx_post(&e, 128, 64);
+    for (unsigned i = 0; i < VSOCK_RST_QUEUE; i++)
+        expect(&e, VSOCK_OP_RST, 7, 100 + i);
+    expect_none(&e);
+    env_free(&e);
+}
+END_TEST
+
+/* The host client goes away with guest bytes still buffered: the flush
+ * fails and the guest hears RST.  With nothing buffered, its hang-up is
+ * an EOF: SHUTDOWN. */
+START_TEST(host_hangup)
+{
+    struct vs_env e;
+    env_init(&e);
+    rx_post(&e, 8, RXBUF);
+    struct pair *p = open_conn(&e, 1, 2);
+    static uint8_t chunk[VSOCK_MAX_PKT];
+    tx(&e, gh(VSOCK_OP_RW, 1, 2), chunk, sizeof(chunk));
+    ck_assert_uint_gt(stats(&e).buffered, 0);
+    close(p->host);
+    p->host = -1;
+    fd_ev(&e, p->dev, EPOLLOUT | EPOLLHUP);
+    expect(&e, VSOCK_OP_RST, 2, 1);
+    ck_assert_uint_eq(stats(&e).conns, 0);
+    p = open_conn(&e, 3, 2);
+    shutdown(p->host, SHUT_RDWR);
+    fd_ev(&e, p->dev, EPOLLIN | EPOLLHUP);
+    struct vsock_hdr h = expect(&e, VSOCK_OP_SHUTDOWN, 2, 3);
+    ck_assert_uint_eq(h.flags, VSOCK_SHUTDOWN_SEND);
+    ck_assert_uint_eq(stats(&e).conns, 1);
+    env_free(&e);
+}
+END_TEST
+
 Suite *vsock_suite(void)
 {
     Suite *s = suite_create("virtio_vsock");
@@ -908,6 +984,9 @@ Suite *vsock_suite(void)
     tcase_add_test(tc, rx_buffers_too_small);
     tcase_add_test(tc, transport_reset_event);
     tcase_add_test(tc, driver_reset_closes_everything);
+    tcase_add_test(tc, rx_chain_of_two_buffers);
+    tcase_add_test(tc, rst_queue_is_bounded);
+    tcase_add_test(tc, host_hangup);
     suite_add_tcase(s, tc);
     return s;
 }
