@@ -64,11 +64,19 @@ struct virtio_vsock;
 struct vsock_host_ops {
     /* The guest opened a connection to host port `port` (dst_cid 2): return
      * a connected, non-blocking host fd (the monitor connects to a Unix
-     * socket PATH_<port>), or -errno (then the guest gets RST). */
+     * socket PATH_<port>), or -errno (then the guest gets RST).  The fd
+     * should be a socket: writes use MSG_NOSIGNAL, so a client that went
+     * away is an error, not a SIGPIPE. */
     int (*connect_port)(void *opaque, uint32_t port);
     /* Interest in fd changed: the monitor (re)arms its event loop for
      * readable and/or writable; both false = stop watching (the device
-     * still owns the fd). */
+     * still owns the fd).  The loop is level-triggered, and "stop" must
+     * take the fd out of it (EPOLL_CTL_DEL): epoll reports EPOLLHUP and
+     * EPOLLERR even for an fd registered with no events, which would spin.
+     * Called only while the transport lock is held, from the event loop or
+     * (on a driver reset, which closes every fd) from a vCPU thread.
+     * Before the device closes an fd it was watching, it calls this with
+     * both false. */
     void (*watch)(void *opaque, int fd, bool readable, bool writable);
 };
 

@@ -12,10 +12,10 @@
  * one carry nothing and go back empty (§5.10.6.2 wants whole headers). */
 static bool rx_take(struct virtio_vsock *v, struct virtio_mmio *t)
 {
+    if (!vsock_live(t))
+        return false; /* a held chain stays held: a reset drops it */
     if (v->rx_held)
         return true;
-    if (!vsock_live(t))
-        return false;
     struct virtq *q = &t->queues[VSOCK_RX_QUEUE];
     for (unsigned n = 0; n < VIRTQ_MAX_SIZE; n++) {
         int rc = virtq_pop(q, t->mem, &v->rx);
