@@ -212,17 +212,19 @@ static int attach_devices(struct boot_session *s)
     return 0;
 }
 
-static void on_vm_stopped(void *opaque, uint32_t events)
+static void on_vm_stopped(void *opaque, int fd, uint32_t events)
 {
     struct boot_session *s = opaque;
+    (void)fd;
     (void)events;
     s->loop.quit = true;
 }
 
-static void on_signal(void *opaque, uint32_t events)
+static void on_signal(void *opaque, int fd, uint32_t events)
 {
     struct boot_session *s = opaque;
     struct signalfd_siginfo si;
+    (void)fd;
     (void)events;
     if (read(s->signal_fd, &si, sizeof(si)) == sizeof(si))
         vm_stop(&s->vm, 128 + (int)si.ssi_signo, "stopped by signal %s", strsignal((int)si.ssi_signo));

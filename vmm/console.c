@@ -66,7 +66,7 @@ void console_tx(void *opaque, uint8_t byte)
         c->line[c->line_len++] = (char)byte;
 }
 
-static void console_on_input(void *opaque, uint32_t events);
+static void console_on_input(void *opaque, int fd, uint32_t events);
 
 /* stdin is watched only while nothing is pending.  Pausing it with an
  * empty event mask is not enough: epoll still reports a hang-up, and a read
@@ -95,9 +95,10 @@ static void console_feed(struct console *c)
     console_watch_input(c, c->pending_len == 0);
 }
 
-static void console_on_input(void *opaque, uint32_t events)
+static void console_on_input(void *opaque, int fd, uint32_t events)
 {
     struct console *c = opaque;
+    (void)fd;
     (void)events;
     if (c->pending_len) {
         console_watch_input(c, false);
@@ -117,10 +118,11 @@ static void console_on_input(void *opaque, uint32_t events)
     console_feed(c);
 }
 
-static void console_on_rx_ready(void *opaque, uint32_t events)
+static void console_on_rx_ready(void *opaque, int fd, uint32_t events)
 {
     struct console *c = opaque;
     uint64_t v;
+    (void)fd;
     (void)events;
     if (read(c->ready_efd, &v, sizeof(v)) < 0)
         return;

@@ -114,10 +114,11 @@ int vdevs_add(struct vdevs *vs, struct vm *vm, const struct virtio_device_ops *o
     return 0;
 }
 
-static void vdev_on_notify(void *opaque, uint32_t events)
+static void vdev_on_notify(void *opaque, int fd, uint32_t events)
 {
     struct vdev_queue_ref *ref = opaque;
     uint64_t count;
+    (void)fd;
     (void)events;
     if (read(ref->dev->notify_fd[ref->queue], &count, sizeof(count)) < 0)
         return; /* spurious wakeup */
