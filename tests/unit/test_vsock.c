@@ -964,6 +964,111 @@ START_TEST(host_hangup)
 }
 END_TEST
 
+/* A guest that behaves like Linux (sends within credit, consumes what
+ * arrives and reports it with CREDIT_UPDATE) and a host client that reads
+ * and writes as it can: 1 MiB each way at once, byte-exact. */
+START_TEST(stream_both_ways_with_credit)
+{
+    enum { TOTAL = 1 << 20, GBUF = 64 << 10 };
+    struct vs_env e;
+    env_init(&e);
+    rx_post(&e, 64, RXBUF);
+    struct pair *p = open_conn(&e, 77, 88);
+    uint8_t *g2h = malloc(TOTAL), *h2g = malloc(TOTAL), *host_got = malloc(TOTAL),
+            *guest_got = malloc(TOTAL);
+    for (uint32_t i = 0; i < TOTAL; i++) {
+        g2h[i] = pat(i);
+        h2g[i] = pat(i * 7 + 3);
+    }
+    uint32_t g_sent = 0, h_sent = 0, h_got = 0, g_got = 0;
+    uint32_t peer_alloc = VSOCK_BUF_ALLOC, peer_fwd = 0, g_reported = 0;
+    for (int round = 0; round < 20000 && (h_got < TOTAL || g_got < TOTAL); round++) {
+        /* guest -> host within the credit the device gave. */
+        uint32_t credit = peer_alloc - (g_sent - peer_fwd);
+        uint32_t n = TOTAL - g_sent < 16384 ? TOTAL - g_sent : 16384;
+        if (n > credit)
+            n = credit;
+        if (n) {
+            struct vsock_hdr h = gh(VSOCK_OP_RW, 77, 88);
+            h.buf_alloc = GBUF;
+            h.fwd_cnt = g_reported;
+            h.len = n;
+            tx_cut(&e, &h, g2h + g_sent, n, (uint32_t[]){VSOCK_HDR_BYTES}, 1);
+            g_sent += n;
+        }
+        /* The host client reads and writes what its socket allows. */
+        h_got += (uint32_t)host_read(p->host, host_got + h_got, TOTAL - h_got);
+        if (h_sent < TOTAL) {
+            ssize_t w = send(p->host, h2g + h_sent, TOTAL - h_sent, MSG_DONTWAIT);
+            if (w > 0)
+                h_sent += (uint32_t)w;
+        }
+        fd_ev(&e, p->dev, EPOLLIN | EPOLLOUT);
+        /* The guest takes what arrived and gives the buffers back. */
+        struct vsock_hdr h;
+        unsigned used = 0;
+        while (rx_next(&e, &h, guest_got + g_got, TOTAL - g_got)) {
+            used++;
+            ck_assert_uint_eq(h.src_port, 88);
+            ck_assert(h.op == VSOCK_OP_RW || h.op == VSOCK_OP_CREDIT_UPDATE);
+            g_got += h.len;
+            ck_assert_uint_le(g_got - g_reported, GBUF); /* the device kept to our credit */
+            peer_alloc = h.buf_alloc;
+            peer_fwd = h.fwd_cnt;
+        }
+        if (used)
+            rx_post(&e, used, RXBUF);
+        if (g_got != g_reported) {
+            struct vsock_hdr cu = gh(VSOCK_OP_CREDIT_UPDATE, 77, 88);
+            cu.buf_alloc = GBUF;
+            cu.fwd_cnt = g_reported = g_got;
+            tx(&e, cu, NULL, 0);
+        }
+    }
+    ck_assert_uint_eq(h_got, TOTAL);
+    ck_assert_uint_eq(g_got, TOTAL);
+    ck_assert(memcmp(host_got, g2h, TOTAL) == 0);
+    ck_assert(memcmp(guest_got, h2g, TOTAL) == 0);
+    ck_assert_uint_eq(stats(&e).conns, 1);
+    ck_assert(!needs_reset(&e));
+    free(g2h);
+    free(h2g);
+    free(host_got);
+    free(guest_got);
+    env_free(&e);
+}
+END_TEST
+
+/* Connections are served in turn: with data waiting on all of them, each
+ * gets a packet before any gets a second. */
+START_TEST(connections_take_turns)
+{
+    struct vs_env e;
+    env_init(&e);
+    rx_post(&e, 4, RXBUF); /* just the RESPONSEs */
+    for (uint32_t i = 0; i < 4; i++)
+        open_conn(&e, 10 + i, 20);
+    static uint8_t lots[16 * 4096];
+    for (unsigned i = 0; i < 4; i++) {
+        ck_assert_int_eq(send(e.pairs[i].host, lots, sizeof(lots), 0), (ssize_t)sizeof(lots));
+        fd_ev(&e, e.pairs[i].dev, EPOLLIN);
+    }
+    expect_none(&e);
+    ck_assert(!e.wr[e.pairs[0].dev]); /* starved of rx buffers: not watching */
+    rx_post(&e, 8, RXBUF);
+    struct vsock_hdr h;
+    unsigned seen[4] = {0};
+    for (unsigned k = 0; k < 8; k++) {
+        ck_assert(rx_next(&e, &h, NULL, 0));
+        ck_assert_uint_eq(h.op, VSOCK_OP_RW);
+        seen[h.dst_port - 10]++;
+    }
+    for (unsigned i = 0; i < 4; i++)
+        ck_assert_uint_eq(seen[i], 2);
+    env_free(&e);
+}
+END_TEST
+
 Suite *vsock_suite(void)
 {
     Suite *s = suite_create("virtio_vsock");
@@ -987,6 +1092,8 @@ Suite *vsock_suite(void)
     tcase_add_test(tc, rx_chain_of_two_buffers);
     tcase_add_test(tc, rst_queue_is_bounded);
     tcase_add_test(tc, host_hangup);
+    tcase_add_test(tc, stream_both_ways_with_credit);
+    tcase_add_test(tc, connections_take_turns);
     suite_add_tcase(s, tc);
     return s;
 }
