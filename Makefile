@@ -18,7 +18,7 @@ SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 
 .PHONY: all deps deps-check monitor boot test bench clean
 
-all: monitor probe guest
+all: monitor probe guest agent
 
 deps:
 	scripts/install-deps
@@ -42,6 +42,8 @@ $(BUILD)/san/%.o: %.c | deps-check
 
 include tests/tests.mk
 -include guest/guest.mk
+include guest/agent/agent.mk
+-include guest/python-image.mk
 
 # The main job: boot the stripped guest and show its console (through the
 # nested lab where /dev/kvm is kvm-pvm; directly on a hardware-KVM host).

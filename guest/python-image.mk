@@ -11,14 +11,16 @@ PYIMG_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 PYIMG_OUT := $(BUILD)/guest
 PYIMG := $(PYIMG_OUT)/python.ext4
 
-# What the image is made of. The cache key (script, package list, the apt
+# What the image is made of (the agent too: it is installed at
+# /sbin/airlock-agent, so it must be built first). The cache key (script, package list, the apt
 # sources naming the mirror) is checked by the script itself; the sources
 # are listed here so that a new mirror snapshot reruns it. wildcard: a
 # missing file is the script's to report.
 PYIMG_INPUTS := $(PYIMG_DIR)/build-python-image.sh $(PYIMG_DIR)/init \
                 $(PYIMG_DIR)/../scripts/packages/python-image.list \
+                $(PYIMG_OUT)/agent \
                 $(wildcard /bin/busybox /etc/apt/sources.list /etc/apt/sources.list.d/*.sources \
-                           /etc/apt/sources.list.d/*.list $(PYIMG_OUT)/agent)
+                           /etc/apt/sources.list.d/*.list)
 
 .PHONY: python-image python-image-smoke python-image-lab
 python-image: $(PYIMG)

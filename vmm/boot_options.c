@@ -44,6 +44,10 @@ void boot_options_usage(void)
            "                    ro = read-only; cow = the guest may write, but writes\n"
            "                    go to a private overlay (at most SIZE bytes, K/M/G)\n"
            "                    that vanishes with the VM; the file is never changed\n"
+           "  --vsock-uds PATH  a virtio-vsock device; host programs connect to the Unix\n"
+           "                    socket PATH and send \"CONNECT <port>\\n\" (Firecracker's\n"
+           "                    hybrid vsock); the guest reaching CID 2 port P gets PATH_P\n"
+           "  --cid N           the guest's vsock CID, 3..4294967294 (default 3)\n"
            "  --entry MODE      auto (default: PVH if the kernel has it), pvh, linux64\n"
            "  --kvm PATH        KVM device (default %s)\n"
            "  --allow-pvm       boot a Linux kernel even on a kvm-pvm host (only for\n"
@@ -53,7 +57,7 @@ void boot_options_usage(void)
 }
 
 enum { OPT_KERNEL = 1, OPT_INITRD, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_CONSOLE, OPT_ENTRY,
-       OPT_KVM, OPT_ALLOW_PVM, OPT_DISK, OPT_HELP };
+       OPT_KVM, OPT_ALLOW_PVM, OPT_DISK, OPT_VSOCK_UDS, OPT_CID, OPT_HELP };
 
 static int parse_entry(const char *s, enum kernel_entry *out)
 {
@@ -81,12 +85,15 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         {"kvm", required_argument, NULL, OPT_KVM},
         {"allow-pvm", no_argument, NULL, OPT_ALLOW_PVM},
         {"disk", required_argument, NULL, OPT_DISK},
+        {"vsock-uds", required_argument, NULL, OPT_VSOCK_UDS},
+        {"cid", required_argument, NULL, OPT_CID},
         {"help", no_argument, NULL, OPT_HELP},
         {0},
     };
     *o = (struct boot_options){
         .cmdline = BOOT_DEFAULT_CMDLINE, .mem_mib = BOOT_DEFAULT_MEM_MIB, .cpus = 1,
         .console = "stdio", .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO,
+        .cid = BOOT_DEFAULT_CID,
     };
     optind = 0; /* glibc: 0 also resets getopt's position inside an argument */
     opterr = 0;
@@ -101,6 +108,15 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         case OPT_KVM: o->kvm_path = optarg; break;
         case OPT_ALLOW_PVM: o->allow_pvm = true; break;
         case OPT_HELP: boot_options_usage(); return 1;
+        case OPT_VSOCK_UDS: o->vsock_uds = optarg; break;
+        case OPT_CID:
+            if (parse_uint(optarg, UINT64_MAX, &v) || v < 3 || v > 0xfffffffeULL) {
+                snprintf(err, errlen, "--cid '%s': want a whole number from 3 to 4294967294",
+                         optarg);
+                return -EINVAL;
+            }
+            o->cid = v;
+            break;
         case OPT_DISK:
             if (o->ndisks == LAYOUT_VIRTIO_SLOTS) {
                 snprintf(err, errlen, "--disk %s: at most %d disks", optarg, LAYOUT_VIRTIO_SLOTS);
@@ -144,6 +160,11 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
     }
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument '%s' (see airlock boot --help)", argv[optind]);
+        return -EINVAL;
+    }
+    if (o->ndisks + (o->vsock_uds ? 1 : 0) > LAYOUT_VIRTIO_SLOTS) {
+        snprintf(err, errlen, "--disk and --vsock-uds: at most %d virtio devices in all",
+                 LAYOUT_VIRTIO_SLOTS);
         return -EINVAL;
     }
     if (!o->kernel) {

@@ -26,7 +26,11 @@ struct boot_options {
     bool allow_pvm;
     const char *disks[LAYOUT_VIRTIO_SLOTS]; /* --disk specs, in order */
     unsigned ndisks;
+    const char *vsock_uds; /* --vsock-uds: NULL = no vsock device */
+    uint64_t cid;          /* --cid, the guest's vsock address */
 };
+
+#define BOOT_DEFAULT_CID 3
 
 /* Parses argv (after "boot").  Returns 0, 1 when --help was printed, or
  * -EINVAL with `err` naming the bad option. */

@@ -19,6 +19,7 @@
 #include "devices/i8042.h"
 #include "devices/serial.h"
 #include "devices/virtio/blk.h"
+#include "devices/virtio/vsock.h"
 #include "vmm/boot_options.h"
 #include "vmm/commands.h"
 #include "vmm/console.h"
@@ -28,6 +29,7 @@
 #include "vmm/mapped_file.h"
 #include "vmm/virtio_devices.h"
 #include "vmm/vm.h"
+#include "vmm/vsock_host.h"
 
 #define ERRLEN 384
 
@@ -47,6 +49,9 @@ struct boot_session {
     struct disk *disks[LAYOUT_VIRTIO_SLOTS];
     struct virtio_blk *blks[LAYOUT_VIRTIO_SLOTS];
     struct vdevs vdevs;
+    struct vsock_host vsock_host;
+    struct virtio_vsock *vsock;
+    struct vdev *vsock_vdev;
     char *cmdline; /* the user's command line plus our device announcements */
     char err[ERRLEN];
 };
@@ -89,7 +94,7 @@ static int prepare_guest(struct boot_session *s)
     if (!s->cmdline)
         return report("out of memory");
     snprintf(s->cmdline, cap, "%s", o->cmdline);
-    if (vdevs_cmdline(s->cmdline, cap, o->ndisks))
+    if (vdevs_cmdline(s->cmdline, cap, o->ndisks + (o->vsock_uds ? 1 : 0)))
         return report("--cmdline: no room for the virtio device announcements");
     if (mapped_file_open(&s->kernel_file, "--kernel", o->kernel, KERNEL_FILE_MAX, s->err, ERRLEN))
         return report(s->err);
@@ -209,6 +214,13 @@ static int attach_devices(struct boot_session *s)
         if (vdevs_add(&s->vdevs, &s->vm, &virtio_blk_ops, s->blks[i], s->err, ERRLEN))
             return report(s->err);
     }
+    if (s->opt.vsock_uds) {
+        if (virtio_vsock_create(s->opt.cid, &vsock_host_ops, &s->vsock_host, &s->vsock))
+            return report("--vsock-uds: cannot create the vsock device");
+        if (vdevs_add(&s->vdevs, &s->vm, &virtio_vsock_ops, s->vsock, s->err, ERRLEN))
+            return report(s->err);
+        s->vsock_vdev = &s->vdevs.devs[s->vdevs.n - 1];
+    }
     return 0;
 }
 
@@ -255,21 +267,25 @@ static int run_vm(struct boot_session *s)
         (e = evloop_add(&s->loop, s->vm.stop_efd, EPOLLIN, on_vm_stopped, s)) ||
         (e = evloop_add(&s->loop, s->signal_fd, EPOLLIN, on_signal, s)) ||
         (e = console_attach(&s->console, &s->loop, &s->serial)) ||
-        (e = vdevs_attach(&s->vdevs, &s->loop))) {
+        (e = vdevs_attach(&s->vdevs, &s->loop)) ||
+        (s->vsock && (e = vsock_host_attach(&s->vsock_host, &s->loop, s->vsock_vdev, s->vsock)))) {
         snprintf(s->err, ERRLEN, "setting up the event loop: %s", strerror(-e));
-        return report(s->err);
+        return vsock_host_close(&s->vsock_host), report(s->err);
     }
     if (vm_start(&s->vm, s->err, ERRLEN))
-        return report(s->err);
+        return vsock_host_close(&s->vsock_host), report(s->err);
     e = evloop_run(&s->loop);
     if (e)
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "event loop failed: %s", strerror(-e));
     vm_join(&s->vm); /* no more console output after this */
     console_close(&s->console);
+    vsock_host_close(&s->vsock_host); /* its socket file is gone before we report */
     if (s->vm.exit_status != 0)
         fprintf(stderr, "airlock: %s\n", s->vm.exit_reason);
     detach_report(s->vm.exit_status); /* the caller has its status now */
     vm_destroy(&s->vm);
+    if (s->vsock)
+        virtio_vsock_destroy(s->vsock);
     vdevs_destroy(&s->vdevs);
     for (unsigned i = 0; i < s->opt.ndisks; i++) {
         virtio_blk_destroy(s->blks[i]);
@@ -292,10 +308,19 @@ int cmd_boot(int argc, char **argv)
         return r;
     if (console_open(&s.console, s.opt.console, s.err, ERRLEN))
         return report(s.err);
+    /* The vsock socket file is the one thing airlock creates that outlives
+     * it if left behind: made last, removed on every path from here. */
+    s.vsock_host.listen_fd = -1;
+    if (s.opt.vsock_uds && vsock_host_open(&s.vsock_host, s.opt.vsock_uds, s.err, ERRLEN))
+        return report(s.err);
     if (vm_create(&s.vm, &s.kvm, &s.mem, s.err, ERRLEN) ||
         vm_create_vcpus(&s.vm, s.opt.cpus, &s.plan, s.err, ERRLEN))
-        return report(s.err);
-    if ((r = attach_devices(&s)))
+        r = report(s.err);
+    else
+        r = attach_devices(&s);
+    if (r) {
+        vsock_host_close(&s.vsock_host);
         return r;
+    }
     return run_vm(&s);
 }
