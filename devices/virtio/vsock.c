@@ -129,7 +129,7 @@ static void reject(struct virtio_vsock *v, struct vsock_conn *c, const struct vs
         rst_queue(v, h->dst_cid, h->dst_port, h->src_port);
 }
 
-/* §5.10.6.4: the guest connects to host port dst_port. */
+/* §5.10.6.5: the guest connects to host port dst_port. */
 static void guest_request(struct virtio_vsock *v, struct vsock_conn *c, const struct vsock_hdr *h)
 {
     if (c) {
@@ -258,7 +258,7 @@ static void tx_drain(struct virtio_vsock *v, struct virtio_mmio *t)
 
 /* ---- event queue -------------------------------------------------------- */
 
-/* §5.10.6.6: struct virtio_vsock_event is one le32 id.  Chains too small
+/* §5.10.6.7: struct virtio_vsock_event is one le32 id.  Chains too small
  * for it go back empty. */
 static void event_flush(struct virtio_vsock *v, struct virtio_mmio *t)
 {

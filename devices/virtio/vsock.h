@@ -46,7 +46,7 @@ enum {
 };
 #define VSOCK_SHUTDOWN_RCV  1u
 #define VSOCK_SHUTDOWN_SEND 2u
-#define VSOCK_EVENT_TRANSPORT_RESET 0 /* §5.10.6.6 */
+#define VSOCK_EVENT_TRANSPORT_RESET 0 /* §5.10.6.7; 5.10.6.6 in virtio 1.1 */
 
 /* A header after it was copied out of guest memory (host byte order). */
 struct vsock_hdr {
@@ -103,7 +103,7 @@ int virtio_vsock_connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, in
 void virtio_vsock_fd_event(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
                            uint32_t events);
 /* Queues TRANSPORT_RESET on the event queue and drops every connection
- * (§5.10.6.6), e.g. after a restore. */
+ * (§5.10.6.7), e.g. after a restore. */
 void virtio_vsock_transport_reset(struct virtio_vsock *v, struct virtio_mmio *t);
 
 /* What tests and the fuzzer check against the caps. */

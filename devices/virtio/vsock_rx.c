@@ -1,6 +1,6 @@
 /* virtio-vsock, device -> guest: what connections owe the guest (control
  * packets, host data, RSTs) goes into rx buffers as the driver offers them
- * (virtio 1.2 §5.10.6.2), within each connection's credit (§5.10.6.3). */
+ * (virtio 1.2 §5.10.6.4), within each connection's credit (§5.10.6.3). */
 #include "devices/virtio/vsock_conn.h"
 
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 /* Makes v->rx an rx chain with room for a header.  Chains too small for
- * one carry nothing and go back empty (§5.10.6.2 wants whole headers). */
+ * one carry nothing and go back empty (§5.10.6.4: every packet starts with a whole header). */
 static bool rx_take(struct virtio_vsock *v, struct virtio_mmio *t)
 {
     if (!vsock_live(t))
