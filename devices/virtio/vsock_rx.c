@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 /* Makes v->rx an rx chain with room for a header.  Chains too small for
- * one carry nothing and go back empty (§5.10.6.4: every packet starts with a whole header). */
+ * one carry nothing and go back empty (§5.10.6.4: every packet starts
+ * with a whole header). */
 static bool rx_take(struct virtio_vsock *v, struct virtio_mmio *t)
 {
     if (!vsock_live(t))
