@@ -799,11 +799,10 @@ START_TEST(rx_buffers_too_small)
     env_init(&e);
     /* Too small for a header: given back empty.  A header-only buffer
      * carries control packets but no data. */
-    for (unsigned i = 0; i < 3; i++)
-        ring_publish(&e.r[0], ring_add_desc(&e.r[0], ring_alloc(&e.r[1], 64), i, true));
-    ring_publish(&e.r[0], ring_add_desc(&e.r[0], ring_alloc(&e.r[1], 64), VSOCK_HDR_BYTES - 1, true));
-    ring_publish(&e.r[0], ring_add_desc(&e.r[0], ring_alloc(&e.r[1], 64), VSOCK_HDR_BYTES, true));
-    ring_publish(&e.r[0], ring_add_desc(&e.r[0], ring_alloc(&e.r[1], 64), VSOCK_HDR_BYTES, true));
+    static const uint32_t lens[] = {0, 1, 2, VSOCK_HDR_BYTES - 1, VSOCK_HDR_BYTES,
+                                    VSOCK_HDR_BYTES};
+    for (unsigned i = 0; i < 6; i++)
+        ring_publish(&e.r[0], ring_add_desc(&e.r[0], ring_alloc(&e.r[1], 64), lens[i], true));
     virtio_mmio_process(&e.t, VSOCK_RX_QUEUE);
     tx(&e, gh(VSOCK_OP_REQUEST, 1, 2), NULL, 0);
     struct vsock_hdr h;
