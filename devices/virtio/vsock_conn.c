@@ -134,13 +134,13 @@ int conn_flush(struct vsock_conn *c)
 {
     /* The ring holds at most two pieces. */
     for (int piece = 0; piece < 2 && c->buf_len; piece++) {
-        uint32_t n = VSOCK_BUF_ALLOC - c->buf_head;
+        uint32_t n = c->buf_cap - c->buf_head;
         if (n > c->buf_len)
             n = c->buf_len;
         ssize_t w = fd_write(c->fd, c->buf + c->buf_head, n);
         if (w < 0)
             return (int)w;
-        c->buf_head = (c->buf_head + (uint32_t)w) % VSOCK_BUF_ALLOC;
+        c->buf_head = (c->buf_head + (uint32_t)w) & (c->buf_cap - 1);
         c->buf_len -= (uint32_t)w;
         c->fwd_cnt += (uint32_t)w;
         if ((uint32_t)w < n)
@@ -151,8 +151,31 @@ int conn_flush(struct vsock_conn *c)
          * back as soon as the host catches up. */
         free(c->buf);
         c->buf = NULL;
-        c->buf_head = 0;
+        c->buf_cap = c->buf_head = 0;
     }
+    return 0;
+}
+
+/* Grows the ring to the next power of two that holds `need` bytes
+ * (need <= VSOCK_BUF_ALLOC), unwrapping its contents: a connection that
+ * lags by a few bytes holds a few KiB, not the cap. */
+static int conn_grow(struct vsock_conn *c, uint32_t need)
+{
+    uint32_t cap = c->buf_cap ? c->buf_cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    uint8_t *nb = malloc(cap);
+    if (!nb)
+        return -ENOMEM;
+    uint32_t first = c->buf_cap - c->buf_head < c->buf_len ? c->buf_cap - c->buf_head : c->buf_len;
+    if (c->buf_len) {
+        memcpy(nb, c->buf + c->buf_head, first);
+        memcpy(nb + first, c->buf, c->buf_len - first);
+    }
+    free(c->buf);
+    c->buf = nb;
+    c->buf_cap = cap;
+    c->buf_head = 0;
     return 0;
 }
 
@@ -170,10 +193,13 @@ int conn_send(struct vsock_conn *c, const uint8_t *data, uint32_t len)
     }
     if (len > VSOCK_BUF_ALLOC - c->buf_len)
         return -ENOBUFS; /* the caller checked credit; cannot happen */
-    if (!c->buf && !(c->buf = malloc(VSOCK_BUF_ALLOC)))
-        return -ENOMEM;
-    uint32_t tail = (c->buf_head + c->buf_len) % VSOCK_BUF_ALLOC;
-    uint32_t first = VSOCK_BUF_ALLOC - tail < len ? VSOCK_BUF_ALLOC - tail : len;
+    if (len > c->buf_cap - c->buf_len) {
+        int rc = conn_grow(c, c->buf_len + len);
+        if (rc)
+            return rc;
+    }
+    uint32_t tail = (c->buf_head + c->buf_len) & (c->buf_cap - 1);
+    uint32_t first = c->buf_cap - tail < len ? c->buf_cap - tail : len;
     memcpy(c->buf + tail, data, first);
     memcpy(c->buf, data + first, len - first);
     c->buf_len += len;

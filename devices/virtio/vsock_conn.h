@@ -31,8 +31,8 @@ struct vsock_conn {
     /* guest -> host: bytes received, bytes written to fd, and the fwd_cnt
      * the guest last heard from us. */
     uint32_t rx_cnt, fwd_cnt, fwd_reported;
-    uint8_t *buf;                   /* ring of VSOCK_BUF_ALLOC, only while non-empty */
-    uint32_t buf_head, buf_len;
+    uint8_t *buf;                   /* ring of buf_cap bytes, only while non-empty */
+    uint32_t buf_cap, buf_head, buf_len; /* cap: a power of two <= VSOCK_BUF_ALLOC */
 };
 
 /* An RST owed to the guest for a connection that no longer (or never)
