@@ -15,7 +15,13 @@
  * The device knows no socket paths and no event loop: it talks to the
  * monitor through struct vsock_host_ops and is driven through the entry
  * points below.  The monitor's loop is assumed level-triggered: the device
- * asks to watch an fd only while it can act on what the fd reports. */
+ * asks to watch an fd only while it can act on what the fd reports (host
+ * data: while the guest has credit and rx buffers).
+ *
+ * Not done: a timeout for host-initiated REQUESTs the guest never answers
+ * (the client waits until the guest answers, resets, or the driver
+ * resets); the device never sends CREDIT_REQUEST (guests send
+ * CREDIT_UPDATE on their own as they consume). */
 #ifndef AIRLOCK_DEVICES_VIRTIO_VSOCK_H
 #define AIRLOCK_DEVICES_VIRTIO_VSOCK_H
 
