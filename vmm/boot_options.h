@@ -26,7 +26,8 @@ struct boot_options {
     bool allow_pvm;
     const char *disks[LAYOUT_VIRTIO_SLOTS]; /* --disk specs, in order */
     unsigned ndisks;
-    const char *vsock_uds; /* --vsock-uds: NULL = no vsock device */
+    const char *vsock_uds; /* --vsock-uds: NULL = no host socket */
+    bool vsock_internal;   /* a vsock device even without --vsock-uds (airlock run) */
     uint64_t cid;          /* --cid, the guest's vsock address */
 };
 

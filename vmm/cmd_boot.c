@@ -49,6 +49,7 @@ struct boot_session {
     struct disk *disks[LAYOUT_VIRTIO_SLOTS];
     struct virtio_blk *blks[LAYOUT_VIRTIO_SLOTS];
     struct vdevs vdevs;
+    const struct session_hook *hook;
     struct vsock_host vsock_host;
     struct virtio_vsock *vsock;
     struct vdev *vsock_vdev;
@@ -94,7 +95,7 @@ static int prepare_guest(struct boot_session *s)
     if (!s->cmdline)
         return report("out of memory");
     snprintf(s->cmdline, cap, "%s", o->cmdline);
-    if (vdevs_cmdline(s->cmdline, cap, o->ndisks + (o->vsock_uds ? 1 : 0)))
+    if (vdevs_cmdline(s->cmdline, cap, o->ndisks + (o->vsock_uds || o->vsock_internal ? 1 : 0)))
         return report("--cmdline: no room for the virtio device announcements");
     if (mapped_file_open(&s->kernel_file, "--kernel", o->kernel, KERNEL_FILE_MAX, s->err, ERRLEN))
         return report(s->err);
@@ -214,7 +215,7 @@ static int attach_devices(struct boot_session *s)
         if (vdevs_add(&s->vdevs, &s->vm, &virtio_blk_ops, s->blks[i], s->err, ERRLEN))
             return report(s->err);
     }
-    if (s->opt.vsock_uds) {
+    if (s->opt.vsock_uds || s->opt.vsock_internal) {
         if (virtio_vsock_create(s->opt.cid, &vsock_host_ops, &s->vsock_host, &s->vsock))
             return report("--vsock-uds: cannot create the vsock device");
         if (vdevs_add(&s->vdevs, &s->vm, &virtio_vsock_ops, s->vsock, s->err, ERRLEN))
@@ -274,13 +275,16 @@ static int run_vm(struct boot_session *s)
     }
     if (vm_start(&s->vm, s->err, ERRLEN))
         return vsock_host_close(&s->vsock_host), report(s->err);
+    if (s->hook && s->hook->started(s->hook->opaque, &s->vm, s->vsock, s->vsock_vdev))
+        vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "cannot start the command's thread");
     e = evloop_run(&s->loop);
     if (e)
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "event loop failed: %s", strerror(-e));
     vm_join(&s->vm); /* no more console output after this */
     console_close(&s->console);
     vsock_host_close(&s->vsock_host); /* its socket file is gone before we report */
-    if (s->vm.exit_status != 0)
+    /* A command's own status comes with no reason: nothing to say. */
+    if (s->vm.exit_status != 0 && s->vm.exit_reason[0])
         fprintf(stderr, "airlock: %s\n", s->vm.exit_reason);
     detach_report(s->vm.exit_status); /* the caller has its status now */
     vm_destroy(&s->vm);
@@ -296,11 +300,21 @@ static int run_vm(struct boot_session *s)
 
 int cmd_boot(int argc, char **argv)
 {
-    static struct boot_session s; /* large; one per process */
-    s.signal_fd = -1;
-    int r = boot_options_parse(&s.opt, argc, argv, s.err, ERRLEN);
+    struct boot_options opt;
+    char err[ERRLEN];
+    int r = boot_options_parse(&opt, argc, argv, err, ERRLEN);
     if (r)
-        return r > 0 ? 0 : report(s.err);
+        return r > 0 ? 0 : report(err);
+    return vm_session(&opt, NULL);
+}
+
+int vm_session(const struct boot_options *opt, const struct session_hook *hook)
+{
+    static struct boot_session s; /* large; one per process */
+    int r;
+    s.signal_fd = -1;
+    s.opt = *opt;
+    s.hook = hook;
     if (detach_start() < 0) {
         /* No fork: run here, and the caller waits for the teardown too. */
     }
@@ -310,7 +324,7 @@ int cmd_boot(int argc, char **argv)
         return report(s.err);
     /* The vsock socket file is the one thing airlock creates that outlives
      * it if left behind: made last, removed on every path from here. */
-    s.vsock_host.listen_fd = -1;
+    vsock_host_init(&s.vsock_host);
     if (s.opt.vsock_uds && vsock_host_open(&s.vsock_host, s.opt.vsock_uds, s.err, ERRLEN))
         return report(s.err);
     if (vm_create(&s.vm, &s.kvm, &s.mem, s.err, ERRLEN) ||

@@ -2,7 +2,26 @@
 #ifndef AIRLOCK_VMM_COMMANDS_H
 #define AIRLOCK_VMM_COMMANDS_H
 
+#include "vmm/boot_options.h"
+#include "vmm/virtio_devices.h"
+
+struct virtio_vsock;
+
 /* airlock boot [options]: argv[0] is "boot". */
 int cmd_boot(int argc, char **argv);
+
+/* airlock run [options] -- CMD [ARGS...]: argv[0] is "run". */
+int cmd_run(int argc, char **argv);
+
+/* What a command running on top of a booted VM gets told. */
+struct session_hook {
+    /* Called on the main thread once the vCPUs run; nonzero stops the VM. */
+    int (*started)(void *opaque, struct vm *vm, struct virtio_vsock *vsock, struct vdev *vdev);
+    void *opaque;
+};
+
+/* Boots and runs one VM as `opt` says until it stops; returns the exit
+ * status (the process has already reported it when detached). */
+int vm_session(const struct boot_options *opt, const struct session_hook *hook);
 
 #endif

@@ -9,12 +9,17 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t errlen)
+void vsock_host_init(struct vsock_host *h)
 {
     memset(h, 0, sizeof(*h));
     h->listen_fd = -1;
     for (unsigned i = 0; i < VSOCK_HOST_PENDING; i++)
         h->pending[i].fd = -1;
+}
+
+int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t errlen)
+{
+    vsock_host_init(h);
     /* PATH_<port> must fit too: leave room for "_4294967295". */
     if (strlen(path) + 12 > sizeof(h->path)) {
         snprintf(err, errlen, "--vsock-uds %s: path too long for a Unix socket", path);
@@ -44,6 +49,8 @@ int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t er
 static int host_connect_port(void *opaque, uint32_t port)
 {
     struct vsock_host *h = opaque;
+    if (!h->path[0])
+        return -ECONNREFUSED; /* no --vsock-uds: nothing on the host listens */
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     int w = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s_%u", h->path, port);
     if (w < 0 || (size_t)w >= sizeof(addr.sun_path))
@@ -174,6 +181,8 @@ int vsock_host_attach(struct vsock_host *h, struct evloop *loop, struct vdev *vd
     h->loop = loop;
     h->vdev = vdev;
     h->dev = dev;
+    if (h->listen_fd < 0)
+        return 0; /* a device without a host socket (airlock run) */
     return evloop_add(loop, h->listen_fd, EPOLLIN, host_on_accept, h);
 }
 

@@ -28,6 +28,9 @@ struct vsock_host {
     struct vsock_host_pending pending[VSOCK_HOST_PENDING];
 };
 
+/* An empty host side: no socket, nothing to close yet. */
+void vsock_host_init(struct vsock_host *h);
+
 /* Creates the listening socket at `path` (which must not exist yet).
  * -errno with err naming the path. */
 int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t errlen);
