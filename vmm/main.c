@@ -17,6 +17,7 @@ static void usage(FILE *f)
                "\n"
                "commands:\n"
                "  boot      boot a kernel with its serial console on stdio\n"
+               "  run       run a command in a fresh microVM\n"
                "\n"
                "airlock COMMAND --help describes each.\n");
 }
@@ -46,6 +47,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "boot"))
         return cmd_boot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

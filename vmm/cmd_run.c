@@ -1,0 +1,267 @@
+/* `airlock run -- CMD`: a fresh VM per command.  It boots the default
+ * kernel with the image as a copy-on-write root and the guest agent as
+ * PID 1, connects to the agent over vsock, runs CMD there with our stdout
+ * and stderr (and stdin with -i), and exits with CMD's status; the VM and
+ * every write it made are gone afterwards. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devices/virtio/vsock.h"
+#include "guest/agent/proto.h"
+#include "vmm/agent_client.h"
+#include "vmm/commands.h"
+#include "vmm/exit_codes.h"
+
+#define RUN_MAX_ENV 256
+#define RUN_AGENT_WAIT_MS 120000 /* boot + agent start, generous for the lab */
+#define RUN_CMDLINE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 root=/dev/vda rw " \
+                    "init=/sbin/airlock-agent"
+#define RUN_DEFAULT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+struct run_ctx {
+    struct agent_exec_req req;
+    const char *env[RUN_MAX_ENV + 2];
+    bool with_stdin;
+    struct vm *vm;
+    struct virtio_vsock *vsock;
+    struct vdev *vdev;
+    pthread_t thread;
+    char kernel[PATH_MAX], image_spec[PATH_MAX + 8], cmdline[2048];
+};
+
+static int usage_error(const char *msg)
+{
+    fprintf(stderr, "airlock: %s (see airlock run --help)\n", msg);
+    return EXIT_AIRLOCK_ERROR;
+}
+
+static void run_usage(void)
+{
+    printf("usage: airlock run [options] -- CMD [ARGS...]\n"
+           "\n"
+           "Runs CMD in a fresh microVM (the default kernel, the image as a copy-on-write\n"
+           "root, the guest agent as PID 1) and exits with its status: 128+N if signal N\n"
+           "killed it, 124 on --timeout, 126 if it cannot run, 127 if not found, 125 for\n"
+           "airlock's own errors.  The VM and all its writes are gone afterwards.\n"
+           "\n"
+           "  --timeout SEC     kill CMD's process group after SEC seconds (exit 124)\n"
+           "  -e K=V            set an environment variable (repeatable)\n"
+           "  -w DIR            working directory in the guest (default /)\n"
+           "  --user UID[:GID]  run as this user (default 65534, nobody)\n"
+           "  -i                pass our stdin to CMD\n"
+           "  --mem MiB, --cpus N, --disk SPEC (extra disks, /dev/vdb on)\n"
+           "  --image PATH      root image (default: python.ext4 beside the kernel)\n"
+           "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"
+           "  --console FILE    keep the guest's console in FILE (debugging)\n"
+           "  --append STR      extra kernel command-line arguments\n");
+}
+
+/* guest/ beside the airlock binary: build/airlock -> build/guest/NAME. */
+static void default_path(char *out, size_t cap, const char *name)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = 0;
+    if (snprintf(out, cap, "%s/guest/%s", slash ? self : ".", name) >= (int)cap)
+        snprintf(out, cap, "guest/%s", name); /* absurdly deep: relative is all we can do */
+}
+
+static int parse_user(const char *s, struct agent_exec_req *req)
+{
+    char *colon = strchr(s, ':');
+    uint64_t uid, gid;
+    if (colon) {
+        *colon = 0;
+        if (parse_uint(colon + 1, 0xfffffffe, &gid))
+            return -EINVAL;
+    }
+    if (parse_uint(s, 0xfffffffe, &uid))
+        return -EINVAL;
+    req->uid = (uint32_t)uid;
+    req->gid = colon ? (uint32_t)gid : (uint32_t)uid;
+    return 0;
+}
+
+/* One attempt: a socketpair whose far end the device connects to the
+ * agent's port.  Returns our end once the device said "OK", or -errno
+ * (-EAGAIN: not listening yet, try again). */
+static int agent_dial(struct run_ctx *r)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -errno;
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    pthread_mutex_lock(&r->vdev->transport.lock);
+    int rc = virtio_vsock_connect_guest(r->vsock, &r->vdev->transport, sv[0], AGENT_VSOCK_PORT);
+    pthread_mutex_unlock(&r->vdev->transport.lock);
+    if (rc) {
+        close(sv[0]);
+        close(sv[1]);
+        return -EAGAIN; /* the guest's driver is not up yet */
+    }
+    /* "OK <port>\n" when the agent accepted; EOF when the guest reset us. */
+    char line[32];
+    size_t len = 0;
+    while (len < sizeof(line)) {
+        struct pollfd p = {.fd = sv[1], .events = POLLIN};
+        if (poll(&p, 1, 5000) <= 0 || read(sv[1], line + len, 1) != 1)
+            break;
+        if (line[len++] == '\n')
+            return strncmp(line, "OK ", 3) == 0 ? sv[1] : (close(sv[1]), -EPROTO);
+    }
+    close(sv[1]);
+    return -EAGAIN;
+}
+
+static void *run_thread(void *arg)
+{
+    struct run_ctx *r = arg;
+    int fd = -EAGAIN;
+    for (unsigned waited = 0; fd == -EAGAIN && waited < RUN_AGENT_WAIT_MS; waited += 20) {
+        if (vm_stopping(r->vm))
+            return NULL;
+        fd = agent_dial(r);
+        if (fd == -EAGAIN)
+            usleep(20000);
+    }
+    if (fd < 0) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "the guest agent did not answer on vsock port %d",
+                AGENT_VSOCK_PORT);
+        return NULL;
+    }
+    struct agent_exec_result res;
+    int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
+                        r->with_stdin ? STDIN_FILENO : -1, &res);
+    close(fd);
+    if (rc)
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rc));
+    else
+        vm_stop(r->vm, agent_result_status(&res), "%s", "");
+    return NULL;
+}
+
+static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, struct vdev *vdev)
+{
+    struct run_ctx *r = opaque;
+    r->vm = vm;
+    r->vsock = vsock;
+    r->vdev = vdev;
+    return pthread_create(&r->thread, NULL, run_thread, r);
+}
+
+enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
+       RO_HELP };
+
+int cmd_run(int argc, char **argv)
+{
+    static struct run_ctx r;
+    static const struct option longopts[] = {
+        {"timeout", required_argument, NULL, RO_TIMEOUT}, {"user", required_argument, NULL, RO_USER},
+        {"mem", required_argument, NULL, RO_MEM},         {"cpus", required_argument, NULL, RO_CPUS},
+        {"disk", required_argument, NULL, RO_DISK},       {"image", required_argument, NULL, RO_IMAGE},
+        {"kernel", required_argument, NULL, RO_KERNEL},   {"console", required_argument, NULL, RO_CONSOLE},
+        {"append", required_argument, NULL, RO_APPEND},   {"help", no_argument, NULL, RO_HELP},
+        {0},
+    };
+    struct boot_options o = {
+        .mem_mib = BOOT_DEFAULT_MEM_MIB, .cpus = 1, .console = "none",
+        .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO, .cid = BOOT_DEFAULT_CID,
+        .vsock_internal = true,
+    };
+    const char *image = NULL, *append = "";
+    char msg[PATH_MAX + 64];
+    unsigned nenv = 0;
+    uint64_t v;
+    agent_exec_req_init(&r.req);
+    r.env[nenv++] = RUN_DEFAULT_PATH;
+    r.env[nenv++] = "HOME=/tmp";
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:e:w:i", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'e':
+            if (!strchr(optarg, '=') || nenv >= RUN_MAX_ENV + 2)
+                return usage_error("-e wants K=V (and at most 256 of them)");
+            r.env[nenv++] = optarg;
+            break;
+        case 'w': r.req.cwd = optarg; break;
+        case 'i': r.with_stdin = true; break;
+        case RO_TIMEOUT:
+            if (parse_uint(optarg, 4000000, &v) || v == 0)
+                return usage_error("--timeout wants whole seconds, 1 to 4000000");
+            r.req.timeout_ms = (uint32_t)(v * 1000);
+            break;
+        case RO_USER:
+            if (parse_user(optarg, &r.req))
+                return usage_error("--user wants UID or UID:GID");
+            break;
+        case RO_MEM:
+            if (parse_uint(optarg, LAYOUT_MEM_MAX_MIB, &v) || v < LAYOUT_MEM_MIN_MIB)
+                return usage_error("--mem wants a whole number of MiB");
+            o.mem_mib = v;
+            break;
+        case RO_CPUS:
+            if (parse_uint(optarg, MPTABLE_MAX_CPUS, &v) || v == 0)
+                return usage_error("--cpus wants 1 to 254");
+            o.cpus = (unsigned)v;
+            break;
+        case RO_DISK:
+            if (o.ndisks + 2 >= LAYOUT_VIRTIO_SLOTS)
+                return usage_error("--disk: too many disks");
+            o.disks[1 + o.ndisks++] = optarg; /* slot 0 is the root image */
+            break;
+        case RO_IMAGE: image = optarg; break;
+        case RO_KERNEL: o.kernel = optarg; break;
+        case RO_CONSOLE: o.console = optarg; break;
+        case RO_APPEND: append = optarg; break;
+        case RO_HELP: run_usage(); return 0;
+        case ':':
+            snprintf(msg, sizeof(msg), "%s needs a value", argv[optind - 1]);
+            return usage_error(msg);
+        default:
+            snprintf(msg, sizeof(msg), "unknown option '%s'", argv[optind - 1]);
+            return usage_error(msg);
+        }
+    }
+    if (optind >= argc)
+        return usage_error("no command: airlock run [options] -- CMD [ARGS...]");
+    r.req.argv = (const char *const *)argv + optind;
+    r.req.argc = (uint32_t)(argc - optind);
+    r.req.envp = r.env;
+    r.req.envc = nenv;
+    if (r.with_stdin)
+        r.req.flags |= AGENT_EXEC_F_STDIN;
+
+    if (!o.kernel) {
+        default_path(r.kernel, sizeof(r.kernel), "vmlinux");
+        o.kernel = r.kernel;
+    }
+    char image_path[PATH_MAX];
+    if (!image) {
+        default_path(image_path, sizeof(image_path), "python.ext4");
+        image = image_path;
+    }
+    if (snprintf(r.image_spec, sizeof(r.image_spec), "%s,cow", image) >= (int)sizeof(r.image_spec))
+        return usage_error("--image: path too long");
+    o.disks[0] = r.image_spec;
+    o.ndisks++;
+    if (snprintf(r.cmdline, sizeof(r.cmdline), "%s %s", RUN_CMDLINE, append) >= (int)sizeof(r.cmdline))
+        return usage_error("--append: too long");
+    o.cmdline = r.cmdline;
+    struct session_hook hook = {.started = run_started, .opaque = &r};
+    return vm_session(&o, &hook);
+}
