@@ -16,7 +16,7 @@ LIB_SRCS := $(filter-out vmm/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 
-.PHONY: all deps deps-check monitor boot test bench clean
+.PHONY: all deps deps-check monitor boot run test bench clean
 
 all: monitor probe guest agent
 
@@ -51,6 +51,12 @@ BOOT_CMDLINE ?= console=ttyS0 reboot=k panic=-1
 boot: all
 	tests/lab/run $(BUILD)/airlock boot --kernel $(BUILD)/guest/vmlinux \
 	    --initrd $(BUILD)/guest/initramfs.cpio.gz --cpus 2 --cmdline "$(BOOT_CMDLINE)"
+
+# README's main command: a real command in a fresh microVM (through the lab
+# on kvm-pvm hosts).  RUN_CMD overrides the example.
+RUN_CMD ?= python3 -c 'import platform, os; print("hello from", platform.python_version(), "in a", os.uname().release, "microVM as uid", os.getuid())'
+run: all
+	tests/lab/run $(BUILD)/airlock run -- $(RUN_CMD)
 
 # Unit, probe and bad-input tests on this host, Linux boots in the lab.
 test: all fuzzers
