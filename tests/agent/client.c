@@ -6,6 +6,8 @@
  *                     [--nproc N] [--fsize N] [--nofile N] -- CMD [ARG]...
  *   agent-client SOCK --put LOCAL GUEST MODE(octal)
  *   agent-client SOCK --get GUEST LOCAL
+ *   agent-client SOCK --raw      stdin's bytes as they are, the agent's
+ *                                replies to stdout (hostile-host tests)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +66,20 @@ static int do_get(int fd, const char *guest, const char *local)
     return rc ? fail(guest, -rc) : 0;
 }
 
+static int do_raw(int fd)
+{
+    char b[65536];
+    ssize_t n;
+    while ((n = read(0, b, sizeof(b))) > 0)
+        if (write(fd, b, (size_t)n) != n)
+            break;
+    shutdown(fd, SHUT_WR);
+    while ((n = read(fd, b, sizeof(b))) > 0)
+        if (write(1, b, (size_t)n) != n)
+            break;
+    return 0;
+}
+
 static uint64_t num(const char *s)
 {
     return strtoull(s, NULL, 0);
@@ -78,6 +94,8 @@ int main(int argc, char **argv)
         return fail(argv[1], -fd);
     if (!strcmp(argv[2], "--put") && argc == 6)
         return do_put(fd, argv[3], argv[4], argv[5]);
+    if (!strcmp(argv[2], "--raw"))
+        return do_raw(fd);
     if (!strcmp(argv[2], "--get") && argc == 5)
         return do_get(fd, argv[3], argv[4]);
 
