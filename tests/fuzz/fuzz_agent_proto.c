@@ -1,0 +1,125 @@
+/* libFuzzer target: hostile bytes for the exec protocol (vmm/agent_client).
+ * The first byte picks a mode:
+ *   0-1  the decoder (replies / requests) fed in chunks whose sizes come
+ *        from the second byte; every message it yields must respect its
+ *        type's limit and re-encode to exactly the bytes that came in
+ *        (one canonical form, so nothing the decoder accepts is ambiguous)
+ *   2    agent_exec over a socketpair whose far end holds the input as the
+ *        "agent's" replies: it must end with a result or an error, and a
+ *        result must be consistent
+ *   3    agent_file_get the same way, against a size cap */
+#include <assert.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "vmm/agent_client.h"
+
+static uint8_t frame[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
+static const char *av[AGENT_MAX_ARGS + 1], *ev[AGENT_MAX_ENVS + 1];
+
+/* Re-encodes a decoded message; it must reproduce `raw` byte for byte. */
+static void check_canonical(const struct agent_msg *m, const uint8_t *raw, size_t raw_len)
+{
+    ssize_t n;
+    if (m->type == AGENT_EXEC) {
+        struct agent_exec_req r;
+        assert(agent_exec_parse(m->payload, m->len, &r, av, ev) == 0);
+        assert(r.argv[r.argc] == NULL && r.envp[r.envc] == NULL);
+        n = agent_encode_exec(frame, sizeof(frame), &r);
+    } else {
+        n = agent_encode(frame, sizeof(frame), m->type, m->payload, m->len);
+    }
+    assert(n == (ssize_t)raw_len);
+    assert(memcmp(frame, raw, raw_len) == 0);
+}
+
+static void fuzz_decoder(enum agent_dir dir, const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return;
+    size_t step = (size_t)data[0] % 64 + 1;
+    data++;
+    size--;
+    struct agent_decoder d;
+    if (agent_decoder_init(&d, dir))
+        return;
+    /* Where the current message started, for the canonical check. */
+    size_t start = 0, off = 0;
+    while (off < size) {
+        size_t len = size - off < step ? size - off : step;
+        size_t used;
+        struct agent_msg m;
+        int rc = agent_decode(&d, data + off, len, &used, &m);
+        assert(used <= len);
+        off += used;
+        if (rc < 0) {
+            size_t again;
+            assert(agent_decode(&d, data, size, &again, &m) == rc); /* sticky */
+            break;
+        }
+        if (rc == 1) {
+            assert(m.len <= agent_type_max(dir, m.type));
+            assert(m.len <= agent_dir_max(dir));
+            check_canonical(&m, data + start, off - start);
+            start = off;
+        } else {
+            assert(used == len);
+        }
+    }
+    agent_decoder_free(&d);
+}
+
+static void fuzz_client(int mode, const uint8_t *data, size_t size)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+        return;
+    /* The far end's bytes must all be queued before the helper reads:
+     * a buffer bigger than any input (-max_len=65536) lets one write do. */
+    int big = 1 << 20;
+    setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    if (size && write(sv[1], data, size) != (ssize_t)size)
+        goto out;
+    shutdown(sv[1], SHUT_WR);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (mode == 2) {
+        static const char *const argv[] = {"true"};
+        struct agent_exec_req req;
+        agent_exec_req_init(&req);
+        req.argv = argv;
+        req.argc = 1;
+        struct agent_exec_result res;
+        int rc = agent_exec(sv[0], &req, null, null, -1, &res);
+        if (rc == 0) {
+            /* A known outcome: either it never started (an errno), or it
+             * did and its status is one airlock can report. */
+            assert(res.error ? !res.started : res.started);
+            int st = agent_result_status(&res);
+            assert(st >= 0 && st <= 255 + 128);
+        }
+    } else {
+        agent_file_get(sv[0], "/f", null, 100000);
+    }
+    if (null >= 0)
+        close(null);
+out:
+    close(sv[0]);
+    close(sv[1]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    int mode = data[0] % 4;
+    if (mode < 2)
+        fuzz_decoder(mode == 0 ? AGENT_DIR_REPLY : AGENT_DIR_REQUEST, data + 1, size - 1);
+    else
+        fuzz_client(mode, data + 1, size - 1);
+    return 0;
+}
