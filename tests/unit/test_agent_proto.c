@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "tests/unit/helpers.h"
 #include "vmm/agent_client.h"
@@ -386,6 +389,153 @@ START_TEST(result_status_mapping)
 }
 END_TEST
 
+/* ---- the blocking helpers against a scripted "agent" ---- */
+
+/* The whole of a memfd as a NUL-terminated string. */
+static void readback(int fd, char *to, size_t cap)
+{
+    ssize_t n = pread(fd, to, cap - 1, 0);
+    ck_assert_int_ge(n, 0);
+    to[n] = 0;
+}
+
+/* Queues `script` as the agent's replies on a socketpair (whole, then EOF),
+ * runs agent_exec for `true`, and returns its result; stdout and stderr
+ * land in memfds read back into out/err (NUL-terminated). */
+static int script_exec(const uint8_t *script, size_t len, struct agent_exec_result *res,
+                       char *out, char *err, size_t cap)
+{
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    ck_assert_int_eq(write(sv[1], script, len), (ssize_t)len);
+    shutdown(sv[1], SHUT_WR);
+    int fo = memfd_create("out", MFD_CLOEXEC), fe = memfd_create("err", MFD_CLOEXEC);
+    static const char *const argv[] = {"true"};
+    struct agent_exec_req req;
+    agent_exec_req_init(&req);
+    req.argv = argv;
+    req.argc = 1;
+    int rc = agent_exec(sv[0], &req, fo, fe, -1, res);
+    /* What the helper sent is one well-formed EXEC and nothing more. */
+    ssize_t n = read(sv[1], buf, BIG);
+    struct agent_msg m;
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, (size_t)n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_EXEC);
+    readback(fo, out, cap);
+    readback(fe, err, cap);
+    close(fo);
+    close(fe);
+    close(sv[0]);
+    close(sv[1]);
+    return rc;
+}
+
+/* Builds a reply script from frames appended with these. */
+static uint8_t script[4096];
+static size_t slen;
+#define ADD(expr) (slen += (size_t)(expr))
+#define AT script + slen, sizeof(script) - slen
+
+START_TEST(helper_exec_happy)
+{
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode_started(AT, 99));
+    ADD(agent_encode(AT, AGENT_STDOUT, "hi", 2));
+    ADD(agent_encode(AT, AGENT_STDERR, "err", 3));
+    ADD(agent_encode(AT, AGENT_STDOUT, "!", 1));
+    ADD(agent_encode_exit(AT, AGENT_EXIT_CODE, 3, 0));
+    struct agent_exec_result res;
+    char out[64], err[64];
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), 0);
+    ck_assert_int_eq(agent_result_status(&res), 3);
+    ck_assert_uint_eq(res.pid, 99);
+    ck_assert_uint_eq(res.agent_version, AGENT_VERSION);
+    ck_assert_str_eq(out, "hi!");
+    ck_assert_str_eq(err, "err");
+}
+END_TEST
+
+START_TEST(helper_exec_error_reply)
+{
+    slen = 0;
+    ADD(agent_encode_error(AT, ENOENT, AGENT_OP_EXEC));
+    struct agent_exec_result res;
+    char out[64], err[64];
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), 0);
+    ck_assert_int_eq(agent_result_status(&res), EXIT_NOT_FOUND);
+}
+END_TEST
+
+/* Replies out of the order proto.h fixes are the agent lying. */
+START_TEST(helper_exec_out_of_order)
+{
+    struct agent_exec_result res;
+    char out[64], err[64];
+    slen = 0;
+    ADD(agent_encode(AT, AGENT_STDOUT, "x", 1));
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -EPROTO);
+    slen = 0;
+    ADD(agent_encode_started(AT, 1));
+    ADD(agent_encode_error(AT, EACCES, AGENT_OP_EXEC));
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -EPROTO);
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -EPROTO);
+    slen = 0;
+    ADD(agent_encode_started(AT, 1));
+    ADD(agent_encode_started(AT, 2));
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -EPROTO);
+    slen = 0;
+    ADD(agent_encode_exit(AT, AGENT_EXIT_CODE, 0, 0)); /* EXIT before STARTED */
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -EPROTO);
+}
+END_TEST
+
+START_TEST(helper_exec_eof_midway)
+{
+    slen = 0;
+    ADD(agent_encode_started(AT, 1));
+    ADD(agent_encode(AT, AGENT_STDOUT, "partial", 7));
+    slen -= 3; /* the connection dies inside a frame */
+    struct agent_exec_result res;
+    char out[64], err[64];
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -ECONNRESET);
+}
+END_TEST
+
+static int script_get(uint64_t cap)
+{
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    ck_assert_int_eq(write(sv[1], script, slen), (ssize_t)slen);
+    shutdown(sv[1], SHUT_WR);
+    int fo = memfd_create("get", MFD_CLOEXEC);
+    int rc = agent_file_get(sv[0], "/f", fo, cap);
+    close(fo);
+    close(sv[0]);
+    close(sv[1]);
+    return rc;
+}
+
+START_TEST(helper_file_get)
+{
+    slen = 0;
+    ADD(agent_encode(AT, AGENT_FILE_DATA, "0123456789", 10));
+    ADD(agent_encode(AT, AGENT_FILE_END, NULL, 0));
+    ck_assert_int_eq(script_get(10), 0);
+    ck_assert_int_eq(script_get(9), -EFBIG); /* over the caller's cap */
+    slen = 0;
+    ADD(agent_encode_error(AT, ENOENT, AGENT_OP_FILE));
+    ck_assert_int_eq(script_get(10), -ENOENT);
+    slen = 0;
+    ADD(agent_encode(AT, AGENT_STDOUT, "x", 1));
+    ck_assert_int_eq(script_get(10), -EPROTO);
+}
+END_TEST
+
 Suite *agent_proto_suite(void)
 {
     Suite *s = suite_create("agent_proto");
@@ -408,6 +558,14 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, many_in_one_buffer);
     tcase_add_test(tc, encoder_limits);
     tcase_add_test(tc, result_status_mapping);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("helpers");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, helper_exec_happy);
+    tcase_add_test(tc, helper_exec_error_reply);
+    tcase_add_test(tc, helper_exec_out_of_order);
+    tcase_add_test(tc, helper_exec_eof_midway);
+    tcase_add_test(tc, helper_file_get);
     suite_add_tcase(s, tc);
     return s;
 }
