@@ -6,6 +6,9 @@
  *                     [--nproc N] [--fsize N] [--nofile N] -- CMD [ARG]...
  *   agent-client SOCK --put LOCAL GUEST MODE(octal)
  *   agent-client SOCK --get GUEST LOCAL
+ *   agent-client SOCK --kill-after MS -- CMD [ARG]...
+ *                                runs CMD, sends KILL MS after STARTED,
+ *                                prints the EXIT as "signal N" / "code N"
  *   agent-client SOCK --raw      stdin's bytes as they are, the agent's
  *                                replies to stdout (hostile-host tests)
  */
@@ -80,6 +83,55 @@ static int do_raw(int fd)
     return 0;
 }
 
+/* Reads messages until one of type `want` (or EXIT/ERROR) arrives. */
+static int wait_for(int fd, struct agent_decoder *d, uint16_t want, struct agent_msg *m)
+{
+    static uint8_t b[65536];
+    static size_t pos, len;
+    for (;;) {
+        size_t used;
+        int rc = agent_decode(d, b + pos, len - pos, &used, m);
+        pos += used;
+        if (rc < 0)
+            return rc;
+        if (rc == 1 && (m->type == want || m->type == AGENT_EXIT || m->type == AGENT_ERROR))
+            return 0;
+        if (rc == 1)
+            continue;
+        ssize_t n = read(fd, b, sizeof(b));
+        if (n <= 0)
+            return -ECONNRESET;
+        pos = 0;
+        len = (size_t)n;
+    }
+}
+
+static int do_kill_after(int fd, unsigned ms, char **cmd, int n)
+{
+    static uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
+    struct agent_exec_req req;
+    agent_exec_req_init(&req);
+    req.argv = (const char *const *)cmd;
+    req.argc = (uint32_t)n;
+    ssize_t fl = agent_encode_exec(f, sizeof(f), &req);
+    if (fl < 0 || write(fd, f, (size_t)fl) != fl)
+        return fail("send exec", EIO);
+    struct agent_decoder d;
+    struct agent_msg m;
+    if (agent_decoder_init(&d, AGENT_DIR_REPLY) || wait_for(fd, &d, AGENT_STARTED, &m) ||
+        m.type != AGENT_STARTED)
+        return fail("no STARTED", EPROTO);
+    usleep(ms * 1000);
+    fl = agent_encode(f, sizeof(f), AGENT_KILL, NULL, 0);
+    if (fl < 0 || write(fd, f, (size_t)fl) != fl)
+        return fail("send kill", EIO);
+    if (wait_for(fd, &d, AGENT_EXIT, &m) || m.type != AGENT_EXIT)
+        return fail("no EXIT", EPROTO);
+    printf("%s %u\n", m.u.exit.kind == AGENT_EXIT_SIGNAL ? "signal" : "code", m.u.exit.value);
+    agent_decoder_free(&d);
+    return 0;
+}
+
 static uint64_t num(const char *s)
 {
     return strtoull(s, NULL, 0);
@@ -94,6 +146,8 @@ int main(int argc, char **argv)
         return fail(argv[1], -fd);
     if (!strcmp(argv[2], "--put") && argc == 6)
         return do_put(fd, argv[3], argv[4], argv[5]);
+    if (!strcmp(argv[2], "--kill-after") && argc > 5 && !strcmp(argv[4], "--"))
+        return do_kill_after(fd, (unsigned)strtoul(argv[3], NULL, 10), argv + 5, argc - 5);
     if (!strcmp(argv[2], "--raw"))
         return do_raw(fd);
     if (!strcmp(argv[2], "--get") && argc == 5)
