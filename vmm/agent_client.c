@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vmm/agent_client.h"
 
@@ -416,5 +417,21 @@ int agent_decode(struct agent_decoder *d, const void *data, size_t len, size_t *
         return 1;
     }
     *used = off;
+    return 0;
+}
+
+int agent_write_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
     return 0;
 }

@@ -110,6 +110,10 @@ int agent_exec_parse(const uint8_t *p, size_t len, struct agent_exec_req *req,
 
 /* ---- blocking helpers over a connected stream socket ---- */
 
+/* Writes all of buf (retrying short writes and EINTR): 0 or -errno.  Both
+ * the agent and the host use it. */
+int agent_write_all(int fd, const void *buf, size_t len);
+
 struct agent_exec_result {
     int started;          /* STARTED arrived */
     uint32_t pid;         /* the command's pid in the guest */

@@ -47,21 +47,6 @@ static int send_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const uint8_t *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 /* The next complete message already received: 1, 0 when more bytes are
  * needed, or -errno.  A READY (once, current version) is swallowed here so
@@ -129,7 +114,7 @@ static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
             return -EPROTO;
         int to = m->type == AGENT_STDOUT ? out_fd : err_fd;
         *(m->type == AGENT_STDOUT ? &res->out_bytes : &res->err_bytes) += m->len;
-        return to >= 0 ? write_all(to, m->payload, m->len) : 0;
+        return to >= 0 ? agent_write_all(to, m->payload, m->len) : 0;
     }
     case AGENT_EXIT:
         if (!res->started)
@@ -317,7 +302,7 @@ static int get_loop(struct conn *c, int out_fd, uint64_t max_bytes)
             total += m.len;
             if (total > max_bytes)
                 return -EFBIG;
-            rc = write_all(out_fd, m.payload, m.len);
+            rc = agent_write_all(out_fd, m.payload, m.len);
             if (rc)
                 return rc;
             break;

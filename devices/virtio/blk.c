@@ -20,20 +20,6 @@ struct blk_request {
     int iovcnt;           /* IN, OUT: the data is b->iov[0..iovcnt) */
 };
 
-static void put_le(uint8_t *p, uint64_t v, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 /* struct virtio_blk_config (§5.2.4): the offsets of the fields we fill;
  * geometry, topology and writeback stay 0 (not offered). */
 enum {
@@ -47,17 +33,17 @@ static void config_build(struct virtio_blk *b)
 {
     uint8_t *c = b->config;
     memset(c, 0, sizeof(b->config));
-    put_le(c + CFG_CAPACITY, disk_sectors(b->disk), 8);
-    put_le(c + CFG_SIZE_MAX, VIRTIO_BLK_SIZE_MAX, 4);
-    put_le(c + CFG_SEG_MAX, VIRTIO_BLK_SEG_MAX, 4);
-    put_le(c + CFG_BLK_SIZE, DISK_SECTOR, 4);
-    put_le(c + CFG_NUM_QUEUES, 1, 2);
+    virtio_put_le(c + CFG_CAPACITY, disk_sectors(b->disk), 8);
+    virtio_put_le(c + CFG_SIZE_MAX, VIRTIO_BLK_SIZE_MAX, 4);
+    virtio_put_le(c + CFG_SEG_MAX, VIRTIO_BLK_SEG_MAX, 4);
+    virtio_put_le(c + CFG_BLK_SIZE, DISK_SECTOR, 4);
+    virtio_put_le(c + CFG_NUM_QUEUES, 1, 2);
     if (disk_can_discard(b->disk)) {
-        put_le(c + CFG_MAX_DISCARD_SECTORS, VIRTIO_BLK_MAX_DISCARD_SECTORS, 4);
-        put_le(c + CFG_MAX_DISCARD_SEG, 1, 4);
-        put_le(c + CFG_DISCARD_ALIGNMENT, VIRTIO_BLK_DISCARD_ALIGNMENT, 4);
-        put_le(c + CFG_MAX_WRITE_ZEROES_SECTORS, VIRTIO_BLK_MAX_WRITE_ZEROES_SECTORS, 4);
-        put_le(c + CFG_MAX_WRITE_ZEROES_SEG, 1, 4);
+        virtio_put_le(c + CFG_MAX_DISCARD_SECTORS, VIRTIO_BLK_MAX_DISCARD_SECTORS, 4);
+        virtio_put_le(c + CFG_MAX_DISCARD_SEG, 1, 4);
+        virtio_put_le(c + CFG_DISCARD_ALIGNMENT, VIRTIO_BLK_DISCARD_ALIGNMENT, 4);
+        virtio_put_le(c + CFG_MAX_WRITE_ZEROES_SECTORS, VIRTIO_BLK_MAX_WRITE_ZEROES_SECTORS, 4);
+        virtio_put_le(c + CFG_MAX_WRITE_ZEROES_SEG, 1, 4);
         /* ZERO_RANGE keeps the blocks allocated, so write-zeroes never
          * deallocates: §5.2.6.2 wants the field clear then. */
         c[CFG_WRITE_ZEROES_MAY_UNMAP] = 0;
@@ -159,8 +145,8 @@ static uint8_t parse_discard(struct virtio_blk *b, const struct gmem *mem,
     if (wdata || rdata != sizeof(seg) ||
         virtq_chain_read(mem, c, VIRTIO_BLK_HDR_BYTES, seg, sizeof(seg)))
         return VIRTIO_BLK_S_IOERR;
-    uint64_t sector = get_le(seg, 8);
-    uint32_t nsect = (uint32_t)get_le(seg + 8, 4), flags = (uint32_t)get_le(seg + 12, 4);
+    uint64_t sector = virtio_get_le(seg, 8);
+    uint32_t nsect = (uint32_t)virtio_get_le(seg + 8, 4), flags = (uint32_t)virtio_get_le(seg + 12, 4);
     /* §5.2.6.2: unknown flags, and unmap on a discard, are UNSUPP. */
     if ((flags & ~VIRTIO_BLK_WZ_F_UNMAP) ||
         (r->type == VIRTIO_BLK_T_DISCARD && (flags & VIRTIO_BLK_WZ_F_UNMAP)))
@@ -183,8 +169,8 @@ static uint8_t blk_parse(struct virtio_blk *b, const struct gmem *mem, const str
     memset(r, 0, sizeof(*r));
     if (c->readable_len < sizeof(hdr) || virtq_chain_read(mem, c, 0, hdr, sizeof(hdr)))
         return VIRTIO_BLK_S_IOERR;
-    r->type = (uint32_t)get_le(hdr, 4);
-    uint64_t sector = get_le(hdr + 8, 8);
+    r->type = (uint32_t)virtio_get_le(hdr, 4);
+    uint64_t sector = virtio_get_le(hdr + 8, 8);
     uint64_t rdata = c->readable_len - sizeof(hdr), wdata = c->writable_len - 1;
     switch (r->type) {
     case VIRTIO_BLK_T_IN:

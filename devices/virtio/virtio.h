@@ -26,4 +26,22 @@
 
 #define VIRTIO_BIT(n) (1ULL << (n))
 
+#include <stdint.h>
+
+/* Virtio structures are little-endian (§1.4); these read and write an
+ * n-byte field (n <= 8) byte by byte, so alignment never matters. */
+static inline void virtio_put_le(uint8_t *p, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t virtio_get_le(const uint8_t *p, unsigned n)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
 #endif

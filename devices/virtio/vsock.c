@@ -8,20 +8,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-static void put_le(uint8_t *p, uint64_t v, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 /* §5.10.6 struct virtio_vsock_hdr field offsets. */
 enum {
     H_SRC_CID = 0, H_DST_CID = 8, H_SRC_PORT = 16, H_DST_PORT = 20, H_LEN = 24, H_TYPE = 28,
@@ -30,30 +16,30 @@ enum {
 
 void vsock_hdr_decode(const uint8_t raw[VSOCK_HDR_BYTES], struct vsock_hdr *h)
 {
-    h->src_cid = get_le(raw + H_SRC_CID, 8);
-    h->dst_cid = get_le(raw + H_DST_CID, 8);
-    h->src_port = (uint32_t)get_le(raw + H_SRC_PORT, 4);
-    h->dst_port = (uint32_t)get_le(raw + H_DST_PORT, 4);
-    h->len = (uint32_t)get_le(raw + H_LEN, 4);
-    h->type = (uint16_t)get_le(raw + H_TYPE, 2);
-    h->op = (uint16_t)get_le(raw + H_OP, 2);
-    h->flags = (uint32_t)get_le(raw + H_FLAGS, 4);
-    h->buf_alloc = (uint32_t)get_le(raw + H_BUF_ALLOC, 4);
-    h->fwd_cnt = (uint32_t)get_le(raw + H_FWD_CNT, 4);
+    h->src_cid = virtio_get_le(raw + H_SRC_CID, 8);
+    h->dst_cid = virtio_get_le(raw + H_DST_CID, 8);
+    h->src_port = (uint32_t)virtio_get_le(raw + H_SRC_PORT, 4);
+    h->dst_port = (uint32_t)virtio_get_le(raw + H_DST_PORT, 4);
+    h->len = (uint32_t)virtio_get_le(raw + H_LEN, 4);
+    h->type = (uint16_t)virtio_get_le(raw + H_TYPE, 2);
+    h->op = (uint16_t)virtio_get_le(raw + H_OP, 2);
+    h->flags = (uint32_t)virtio_get_le(raw + H_FLAGS, 4);
+    h->buf_alloc = (uint32_t)virtio_get_le(raw + H_BUF_ALLOC, 4);
+    h->fwd_cnt = (uint32_t)virtio_get_le(raw + H_FWD_CNT, 4);
 }
 
 void vsock_hdr_encode(const struct vsock_hdr *h, uint8_t raw[VSOCK_HDR_BYTES])
 {
-    put_le(raw + H_SRC_CID, h->src_cid, 8);
-    put_le(raw + H_DST_CID, h->dst_cid, 8);
-    put_le(raw + H_SRC_PORT, h->src_port, 4);
-    put_le(raw + H_DST_PORT, h->dst_port, 4);
-    put_le(raw + H_LEN, h->len, 4);
-    put_le(raw + H_TYPE, h->type, 2);
-    put_le(raw + H_OP, h->op, 2);
-    put_le(raw + H_FLAGS, h->flags, 4);
-    put_le(raw + H_BUF_ALLOC, h->buf_alloc, 4);
-    put_le(raw + H_FWD_CNT, h->fwd_cnt, 4);
+    virtio_put_le(raw + H_SRC_CID, h->src_cid, 8);
+    virtio_put_le(raw + H_DST_CID, h->dst_cid, 8);
+    virtio_put_le(raw + H_SRC_PORT, h->src_port, 4);
+    virtio_put_le(raw + H_DST_PORT, h->dst_port, 4);
+    virtio_put_le(raw + H_LEN, h->len, 4);
+    virtio_put_le(raw + H_TYPE, h->type, 2);
+    virtio_put_le(raw + H_OP, h->op, 2);
+    virtio_put_le(raw + H_FLAGS, h->flags, 4);
+    virtio_put_le(raw + H_BUF_ALLOC, h->buf_alloc, 4);
+    virtio_put_le(raw + H_FWD_CNT, h->fwd_cnt, 4);
 }
 
 int virtio_vsock_create(uint64_t guest_cid, const struct vsock_host_ops *ops, void *opaque,
@@ -109,7 +95,7 @@ static void vsock_config_read(void *dev, uint64_t off, uint8_t *data, unsigned l
 {
     struct virtio_vsock *v = dev;
     uint8_t cfg[8];
-    put_le(cfg, v->guest_cid, 8);
+    virtio_put_le(cfg, v->guest_cid, 8);
     memset(data, 0, len);
     if (off >= sizeof(cfg))
         return;
@@ -273,7 +259,7 @@ static void event_flush(struct virtio_vsock *v, struct virtio_mmio *t)
         if (rc != 1)
             break;
         uint8_t ev[4];
-        put_le(ev, VSOCK_EVENT_TRANSPORT_RESET, 4);
+        virtio_put_le(ev, VSOCK_EVENT_TRANSPORT_RESET, 4);
         bool fits = v->tx.writable_len >= sizeof(ev) &&
                     !virtq_chain_write(t->mem, &v->tx, 0, ev, sizeof(ev));
         if (fits)

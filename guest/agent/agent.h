@@ -36,7 +36,7 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_put(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_get(struct aconn *c, const struct agent_msg *m);
 
-/* Writes all of buf to fd (a pipe or file): 0 or -errno. */
-int agent_write_all(int fd, const void *buf, size_t len);
+/* agent_write_all (vmm/agent_client.h) writes a whole buffer to a pipe or
+ * file; both ends of the protocol share it. */
 
 #endif

@@ -11,21 +11,6 @@
 
 #include "guest/agent/agent.h"
 
-int agent_write_all(int fd, const void *buf, size_t len)
-{
-    const uint8_t *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 int aconn_send(struct aconn *c, uint16_t type, const void *payload, size_t len)
 {
