@@ -68,6 +68,7 @@ bench: all $(BUILD)/bench/marktime
 	tests/bench/probe-boot
 	tests/lab/run tests/bench/lab-boot
 	tests/lab/run tests/bench/lab-disk
+	tests/lab/run tests/bench/lab-run
 
 clean:
 	rm -rf $(BUILD)
