@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,13 +24,23 @@
 #include "vmm/exit_codes.h"
 
 #define RUN_MAX_ENV 256
+#define RUN_MAX_COPIES 32
+#define RUN_COPY_OUT_MAX (1ULL << 30) /* a guest cannot make us write more */
 #define RUN_AGENT_WAIT_MS 120000 /* boot + agent start, generous for the lab */
 #define RUN_CMDLINE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 root=/dev/vda rw " \
                     "init=/sbin/airlock-agent"
 #define RUN_DEFAULT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/* One --copy-in HOST:GUEST or --copy-out GUEST:HOST. */
+struct run_copy {
+    const char *arg;   /* as the user wrote it, for messages */
+    char *host, *guest;
+};
+
 struct run_ctx {
     struct agent_exec_req req;
+    struct run_copy copy_in[RUN_MAX_COPIES], copy_out[RUN_MAX_COPIES];
+    unsigned ncopy_in, ncopy_out;
     const char *env[RUN_MAX_ENV + 2];
     bool with_stdin;
     struct vm *vm;
@@ -63,7 +74,9 @@ static void run_usage(void)
            "  --image PATH      root image (default: python.ext4 beside the kernel)\n"
            "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"
            "  --console FILE    keep the guest's console in FILE (debugging)\n"
-           "  --append STR      extra kernel command-line arguments\n");
+           "  --append STR      extra kernel command-line arguments\n"
+           "  --copy-in HOST:GUEST   copy a host file into the guest before CMD\n"
+           "  --copy-out GUEST:HOST  copy a guest file out after CMD (at most 1 GiB)\n");
 }
 
 /* guest/ beside the airlock binary: build/airlock -> build/guest/NAME. */
@@ -126,31 +139,105 @@ static int agent_dial(struct run_ctx *r)
     return -EAGAIN;
 }
 
-static void *run_thread(void *arg)
+/* A connection to the agent, waiting for it to listen (it starts as PID 1
+ * while we are already running).  fd or -errno. */
+static int agent_connect(struct run_ctx *r)
 {
-    struct run_ctx *r = arg;
     int fd = -EAGAIN;
     for (unsigned waited = 0; fd == -EAGAIN && waited < RUN_AGENT_WAIT_MS; waited += 20) {
         if (vm_stopping(r->vm))
-            return NULL;
+            return -ECANCELED;
         fd = agent_dial(r);
         if (fd == -EAGAIN)
             usleep(20000);
     }
-    if (fd < 0) {
+    if (fd < 0 && fd != -ECANCELED)
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "the guest agent did not answer on vsock port %d",
                 AGENT_VSOCK_PORT);
-        return NULL;
+    return fd;
+}
+
+/* Each copy on its own connection: one request, one answer. */
+static int copy_in(struct run_ctx *r, const struct run_copy *c)
+{
+    int in = open(c->host, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (in < 0 || fstat(in, &st) < 0) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-in %s: %s", c->arg, strerror(errno));
+        if (in >= 0)
+            close(in);
+        return -1;
     }
+    int fd = agent_connect(r);
+    int rc = fd < 0 ? fd : agent_file_put(fd, c->guest, st.st_mode & 0777, in, (uint64_t)st.st_size);
+    if (fd >= 0)
+        close(fd);
+    close(in);
+    if (rc && fd >= 0)
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-in %s: %s", c->arg, strerror(-rc));
+    return rc ? -1 : 0;
+}
+
+static int copy_out(struct run_ctx *r, const struct run_copy *c)
+{
+    int out = open(c->host, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(errno));
+        return -1;
+    }
+    int fd = agent_connect(r);
+    int rc = fd < 0 ? fd : agent_file_get(fd, c->guest, out, RUN_COPY_OUT_MAX);
+    if (fd >= 0)
+        close(fd);
+    close(out);
+    if (rc && fd >= 0)
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(-rc));
+    return rc ? -1 : 0;
+}
+
+static void *run_thread(void *arg)
+{
+    struct run_ctx *r = arg;
+    for (unsigned i = 0; i < r->ncopy_in; i++)
+        if (copy_in(r, &r->copy_in[i]))
+            return NULL;
+    int fd = agent_connect(r);
+    if (fd < 0)
+        return NULL;
     struct agent_exec_result res;
     int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
                         r->with_stdin ? STDIN_FILENO : -1, &res);
     close(fd);
-    if (rc)
+    if (rc) {
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rc));
-    else
-        vm_stop(r->vm, agent_result_status(&res), "%s", "");
+        return NULL;
+    }
+    for (unsigned i = 0; i < r->ncopy_out; i++)
+        if (copy_out(r, &r->copy_out[i]))
+            return NULL;
+    vm_stop(r->vm, agent_result_status(&res), "%s", "");
     return NULL;
+}
+
+/* "A:B" into a copy; host side checked now, so a typo costs no boot. */
+static int parse_copy(char *arg, bool in, struct run_copy *c)
+{
+    char *colon = strchr(arg, ':');
+    c->arg = strdup(arg);
+    if (!colon || colon == arg || !colon[1] || !c->arg)
+        return -EINVAL;
+    *colon = 0;
+    c->host = in ? arg : colon + 1;
+    c->guest = in ? colon + 1 : arg;
+    if (c->guest[0] != '/')
+        return -EINVAL;
+    if (in) {
+        struct stat st;
+        if (stat(c->host, &st) < 0)
+            return -errno;
+        return S_ISREG(st.st_mode) ? 0 : -EINVAL;
+    }
+    return 0;
 }
 
 static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, struct vdev *vdev)
@@ -163,7 +250,7 @@ static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, 
 }
 
 enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
-       RO_HELP };
+       RO_COPY_IN, RO_COPY_OUT, RO_HELP };
 
 int cmd_run(int argc, char **argv)
 {
@@ -174,6 +261,7 @@ int cmd_run(int argc, char **argv)
         {"disk", required_argument, NULL, RO_DISK},       {"image", required_argument, NULL, RO_IMAGE},
         {"kernel", required_argument, NULL, RO_KERNEL},   {"console", required_argument, NULL, RO_CONSOLE},
         {"append", required_argument, NULL, RO_APPEND},   {"help", no_argument, NULL, RO_HELP},
+        {"copy-in", required_argument, NULL, RO_COPY_IN}, {"copy-out", required_argument, NULL, RO_COPY_OUT},
         {0},
     };
     struct boot_options o = {
@@ -229,6 +317,23 @@ int cmd_run(int argc, char **argv)
         case RO_CONSOLE: o.console = optarg; break;
         case RO_APPEND: append = optarg; break;
         case RO_HELP: run_usage(); return 0;
+        case RO_COPY_IN:
+        case RO_COPY_OUT: {
+            bool in = c == RO_COPY_IN;
+            unsigned *n = in ? &r.ncopy_in : &r.ncopy_out;
+            struct run_copy *cp = in ? &r.copy_in[*n] : &r.copy_out[*n];
+            int e = *n < RUN_MAX_COPIES ? parse_copy(optarg, in, cp) : -E2BIG;
+            if (e) {
+                snprintf(msg, sizeof(msg), "%s %s: %s", in ? "--copy-in" : "--copy-out",
+                         cp->arg ? cp->arg : optarg,
+                         e == -EINVAL ? (in ? "want HOST:GUEST, a regular host file and an absolute guest path"
+                                            : "want GUEST:HOST with an absolute guest path")
+                                      : strerror(-e));
+                return usage_error(msg);
+            }
+            (*n)++;
+            break;
+        }
         case ':':
             snprintf(msg, sizeof(msg), "%s needs a value", argv[optind - 1]);
             return usage_error(msg);
