@@ -16,7 +16,9 @@ GUEST_KERNEL_INPUTS := $(GUEST_DIR)/kernel.config $(GUEST_DIR)/build-kernel.sh \
 GUEST_KERNEL_OUTPUTS := $(addprefix $(GUEST_OUT)/,vmlinux bzImage System.map \
                         kernel.config.final gen_init_cpio)
 # Inputs of the root tree both images are made from.
-GUEST_STAGE_INPUTS := $(GUEST_DIR)/stage-root.sh $(GUEST_DIR)/init \
+# The agent (guest/agent/agent.mk) goes into both images as /sbin/airlock-agent.
+export AIRLOCK_AGENT := $(abspath $(GUEST_OUT)/agent)
+GUEST_STAGE_INPUTS := $(GUEST_DIR)/stage-root.sh $(GUEST_DIR)/init $(GUEST_OUT)/agent \
                       $(wildcard /bin/busybox)
 
 .PHONY: guest

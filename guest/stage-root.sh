@@ -2,7 +2,8 @@
 # Fills DIR with the guest's root tree, shared by both images
 # (guest/build-initramfs.sh, guest/build-rootfs.sh):
 #   /bin/busybox (Debian's busybox-static) and every applet as a symlink to it,
-#   /sbin/init (guest/init), /usr/bin and /usr/sbin -> /bin (for #!/usr/bin/env),
+#   /sbin/init (guest/init), /sbin/airlock-agent (when built),
+#   /usr/bin and /usr/sbin -> /bin (for #!/usr/bin/env),
 #   empty mount points, a root user. Ownership is the images' business: both
 #   record every file as 0:0, whoever builds them.
 #   guest/stage-root.sh DIR
@@ -40,6 +41,12 @@ ln -s ../bin usr/bin
 ln -s ../bin usr/sbin
 cp "$here/init" sbin/init
 chmod 0755 sbin/init
+# The guest agent (guest/agent/), PID 1 for `airlock run`, when built.
+agent=${AIRLOCK_AGENT:-$here/../build/guest/agent}
+if [ -x "$agent" ]; then
+    cp "$agent" sbin/airlock-agent
+    chmod 0755 sbin/airlock-agent
+fi
 echo 'root:x:0:0:root:/root:/bin/sh' >etc/passwd
 echo 'root:x:0:' >etc/group
 chmod 0644 etc/passwd etc/group

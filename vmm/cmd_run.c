@@ -71,7 +71,8 @@ static void run_usage(void)
            "  --user UID[:GID]  run as this user (default 65534, nobody)\n"
            "  -i                pass our stdin to CMD\n"
            "  --mem MiB, --cpus N, --disk SPEC (extra disks, /dev/vdb on)\n"
-           "  --image PATH      root image (default: python.ext4 beside the kernel)\n"
+           "  --image PATH      root image (default: python.ext4 beside the kernel;\n"
+           "                    small: the busybox rootfs.ext4)\n"
            "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"
            "  --console FILE    keep the guest's console in FILE (debugging)\n"
            "  --append STR      extra kernel command-line arguments\n"
@@ -356,8 +357,9 @@ int cmd_run(int argc, char **argv)
         o.kernel = r.kernel;
     }
     char image_path[PATH_MAX];
-    if (!image) {
-        default_path(image_path, sizeof(image_path), "python.ext4");
+    if (!image || !strcmp(image, "small")) {
+        /* default: python3; small: the busybox image, for tests and benchmarks */
+        default_path(image_path, sizeof(image_path), image ? "rootfs.ext4" : "python.ext4");
         image = image_path;
     }
     if (snprintf(r.image_spec, sizeof(r.image_spec), "%s,cow", image) >= (int)sizeof(r.image_spec))
