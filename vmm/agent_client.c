@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "vmm/agent_client.h"
@@ -434,4 +435,15 @@ int agent_write_all(int fd, const void *buf, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+ssize_t agent_recv_some(int fd, void *buf, size_t cap)
+{
+    ssize_t n;
+    do
+        n = recv(fd, buf, cap, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    return n == 0 ? -ECONNRESET : n;
 }

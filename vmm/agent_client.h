@@ -114,6 +114,10 @@ int agent_exec_parse(const uint8_t *p, size_t len, struct agent_exec_req *req,
  * the agent and the host use it. */
 int agent_write_all(int fd, const void *buf, size_t len);
 
+/* One recv into buf (retrying EINTR): the byte count, -ECONNRESET at EOF,
+ * or -errno.  Both ends' message readers refill with it. */
+ssize_t agent_recv_some(int fd, void *buf, size_t cap);
+
 struct agent_exec_result {
     int started;          /* STARTED arrived */
     uint32_t pid;         /* the command's pid in the guest */

@@ -71,14 +71,9 @@ static int conn_next(struct conn *c, struct agent_msg *m)
 /* Reads more bytes once the buffer is used up: >0, or -ECONNRESET on EOF. */
 static int conn_fill(struct conn *c)
 {
-    ssize_t n;
-    do
-        n = recv(c->fd, c->rbuf, sizeof(c->rbuf), 0);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = agent_recv_some(c->fd, c->rbuf, sizeof(c->rbuf));
     if (n < 0)
-        return -errno;
-    if (n == 0)
-        return -ECONNRESET;
+        return (int)n;
     c->rpos = 0;
     c->rlen = (size_t)n;
     return 1;

@@ -55,14 +55,9 @@ int aconn_next(struct aconn *c, struct agent_msg *m)
 
 int aconn_fill(struct aconn *c)
 {
-    ssize_t n;
-    do
-        n = recv(c->fd, c->rbuf, sizeof(c->rbuf), 0);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = agent_recv_some(c->fd, c->rbuf, sizeof(c->rbuf));
     if (n < 0)
-        return -errno;
-    if (n == 0)
-        return -ECONNRESET;
+        return (int)n;
     c->rpos = 0;
     c->rlen = (size_t)n;
     return 1;
