@@ -2,6 +2,7 @@
  * decoder (layout in guest/agent/proto.h).  Pure code: no I/O, no global
  * state, so it is unit-tested and fuzzed as is, and the agent links it. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -421,11 +422,13 @@ int agent_decode(struct agent_decoder *d, const void *data, size_t len, size_t *
     return 0;
 }
 
-int agent_write_all(int fd, const void *buf, size_t len)
+/* The one "all of it" loop: send() with MSG_NOSIGNAL on sockets (a peer
+ * that went away is an error, not SIGPIPE), write() on pipes and files. */
+static int xfer_all(int fd, const void *buf, size_t len, bool sock)
 {
     const uint8_t *p = buf;
     while (len) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = sock ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -435,6 +438,16 @@ int agent_write_all(int fd, const void *buf, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+int agent_write_all(int fd, const void *buf, size_t len)
+{
+    return xfer_all(fd, buf, len, false);
+}
+
+int agent_send_all(int fd, const void *buf, size_t len)
+{
+    return xfer_all(fd, buf, len, true);
 }
 
 ssize_t agent_recv_some(int fd, void *buf, size_t cap)

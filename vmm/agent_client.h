@@ -113,6 +113,8 @@ int agent_exec_parse(const uint8_t *p, size_t len, struct agent_exec_req *req,
 /* Writes all of buf (retrying short writes and EINTR): 0 or -errno.  Both
  * the agent and the host use it. */
 int agent_write_all(int fd, const void *buf, size_t len);
+/* The same over a socket, with MSG_NOSIGNAL: 0 or -errno (-EPIPE). */
+int agent_send_all(int fd, const void *buf, size_t len);
 
 /* One recv into buf (retrying EINTR): the byte count, -ECONNRESET at EOF,
  * or -errno.  Both ends' message readers refill with it. */

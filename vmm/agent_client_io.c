@@ -31,21 +31,6 @@ static int conn_open(struct conn *c, int fd)
     return agent_decoder_init(&c->dec, AGENT_DIR_REPLY);
 }
 
-static int send_all(int fd, const void *buf, size_t len)
-{
-    const uint8_t *p = buf;
-    while (len) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 
 /* The next complete message already received: 1, 0 when more bytes are
@@ -211,7 +196,7 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
     if (!frame)
         return -ENOMEM;
     ssize_t len = agent_encode_exec(frame, AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD, &r);
-    int rc = len < 0 ? (int)len : send_all(fd, frame, (size_t)len);
+    int rc = len < 0 ? (int)len : agent_send_all(fd, frame, (size_t)len);
     free(frame);
     if (rc)
         return rc;
@@ -251,13 +236,13 @@ static int put_data(int fd, int in_fd, uint64_t size)
         if (n <= 0)
             break; /* short: FILE_END with a wrong total makes the agent refuse */
         ssize_t fl = agent_encode(f, sizeof(f), AGENT_FILE_DATA, chunk, (size_t)n);
-        int rc = fl < 0 ? (int)fl : send_all(fd, f, (size_t)fl);
+        int rc = fl < 0 ? (int)fl : agent_send_all(fd, f, (size_t)fl);
         if (rc)
             return rc;
         sent += (uint64_t)n;
     }
     ssize_t fl = agent_encode(f, sizeof(f), AGENT_FILE_END, NULL, 0);
-    int rc = fl < 0 ? (int)fl : send_all(fd, f, (size_t)fl);
+    int rc = fl < 0 ? (int)fl : agent_send_all(fd, f, (size_t)fl);
     return rc ? rc : sent == size ? 0 : -EIO;
 }
 
@@ -267,7 +252,7 @@ int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t 
     ssize_t fl = agent_encode_file_put(f, sizeof(f), path, mode, size);
     if (fl < 0)
         return (int)fl;
-    int rc = send_all(fd, f, (size_t)fl);
+    int rc = agent_send_all(fd, f, (size_t)fl);
     if (rc)
         return rc;
     int data_rc = put_data(fd, in_fd, size);
@@ -317,7 +302,7 @@ int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes)
     ssize_t fl = agent_encode_file_get(f, sizeof(f), path);
     if (fl < 0)
         return (int)fl;
-    int rc = send_all(fd, f, (size_t)fl);
+    int rc = agent_send_all(fd, f, (size_t)fl);
     if (rc)
         return rc;
     struct conn *c = malloc(sizeof(*c));

@@ -18,19 +18,7 @@ int aconn_send(struct aconn *c, uint16_t type, const void *payload, size_t len)
     ssize_t n = agent_encode(f, sizeof(f), type, payload, len);
     if (n < 0)
         return (int)n;
-    const uint8_t *p = f;
-    size_t left = (size_t)n;
-    while (left) {
-        ssize_t w = send(c->fd, p, left, MSG_NOSIGNAL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    return 0;
+    return agent_send_all(c->fd, f, (size_t)n);
 }
 
 int aconn_send_error(struct aconn *c, int code, uint32_t op)
