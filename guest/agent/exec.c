@@ -109,6 +109,13 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
     setsid();
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
         child_fail(errfd, AGENT_OP_SPAWN, errno);
+    /* The agent shields itself from the OOM killer (main.c); the command
+     * must stay the killer's first choice, so it gets the default back. */
+    int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (oom >= 0) {
+        (void)!write(oom, "0", 1);
+        close(oom);
+    }
     if (set_limit(RLIMIT_NPROC, r->rlim_nproc) || set_limit(RLIMIT_FSIZE, r->rlim_fsize) ||
         set_limit(RLIMIT_NOFILE, r->rlim_nofile))
         child_fail(errfd, AGENT_OP_RLIMIT, errno);

@@ -148,6 +148,18 @@ static void serve_forever(int lfd)
     }
 }
 
+/* A memory hog in the guest must not take the agent with it: PID 1 dying
+ * panics the guest and the command's status would be lost.  Children set
+ * their own score back (exec.c). */
+static void shield_from_oom(void)
+{
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "-1000", 5) != 5)
+        log_msg("oom_score_adj", errno);
+    if (fd >= 0)
+        close(fd);
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: agent [--listen-unix PATH | --listen-vsock PORT]\n");
@@ -172,8 +184,10 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    if (getpid() == 1 && !unix_path)
+    if (getpid() == 1 && !unix_path) {
         mount_all();
+        shield_from_oom();
+    }
     ensure_stdio();
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
