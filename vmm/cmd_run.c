@@ -29,6 +29,11 @@
 #define RUN_AGENT_WAIT_MS 120000 /* boot + agent start, generous for the lab */
 #define RUN_CMDLINE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 root=/dev/vda rw " \
                     "init=/sbin/airlock-agent"
+/* Per-command limits unless the flags say otherwise: enough for builds and
+ * test runners, low enough that a fork or fd bomb fails inside the guest
+ * (they bind the unprivileged default user; root ignores RLIMIT_NPROC). */
+#define RUN_DEFAULT_NPROC  1024
+#define RUN_DEFAULT_NOFILE 4096
 #define RUN_DEFAULT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* One --copy-in HOST:GUEST or --copy-out GUEST:HOST. */
@@ -56,6 +61,15 @@ static int usage_error(const char *msg)
     return EXIT_AIRLOCK_ERROR;
 }
 
+/* "--nproc '0': want 1 to 4194304 processes": the option, what the user
+ * gave, what it takes. */
+static int bad_value(const char *opt, const char *val, const char *want)
+{
+    char msg[256];
+    snprintf(msg, sizeof(msg), "%s '%.64s': want %s", opt, val, want);
+    return usage_error(msg);
+}
+
 static void run_usage(void)
 {
     printf("usage: airlock run [options] -- CMD [ARGS...]\n"
@@ -70,6 +84,9 @@ static void run_usage(void)
            "  -w DIR            working directory in the guest (default /)\n"
            "  --user UID[:GID]  run as this user (default 65534, nobody)\n"
            "  -i                pass our stdin to CMD\n"
+           "  --nproc N         RLIMIT_NPROC for CMD's user (default 1024)\n"
+           "  --nofile N        RLIMIT_NOFILE (default 4096)\n"
+           "  --fsize MiB       RLIMIT_FSIZE, the largest file CMD may write (default: none)\n"
            "  --mem MiB, --cpus N, --disk SPEC (extra disks, /dev/vdb on)\n"
            "  --image PATH      root image (default: python.ext4 beside the kernel;\n"
            "                    small: the busybox rootfs.ext4)\n"
@@ -251,7 +268,7 @@ static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, 
 }
 
 enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
-       RO_COPY_IN, RO_COPY_OUT, RO_HELP };
+       RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_HELP };
 
 int cmd_run(int argc, char **argv)
 {
@@ -263,6 +280,8 @@ int cmd_run(int argc, char **argv)
         {"kernel", required_argument, NULL, RO_KERNEL},   {"console", required_argument, NULL, RO_CONSOLE},
         {"append", required_argument, NULL, RO_APPEND},   {"help", no_argument, NULL, RO_HELP},
         {"copy-in", required_argument, NULL, RO_COPY_IN}, {"copy-out", required_argument, NULL, RO_COPY_OUT},
+        {"nproc", required_argument, NULL, RO_NPROC},     {"nofile", required_argument, NULL, RO_NOFILE},
+        {"fsize", required_argument, NULL, RO_FSIZE},
         {0},
     };
     struct boot_options o = {
@@ -275,6 +294,8 @@ int cmd_run(int argc, char **argv)
     unsigned nenv = 0;
     uint64_t v;
     agent_exec_req_init(&r.req);
+    r.req.rlim_nproc = RUN_DEFAULT_NPROC;
+    r.req.rlim_nofile = RUN_DEFAULT_NOFILE;
     r.env[nenv++] = RUN_DEFAULT_PATH;
     r.env[nenv++] = "HOME=/tmp";
     optind = 0;
@@ -291,27 +312,43 @@ int cmd_run(int argc, char **argv)
         case 'i': r.with_stdin = true; break;
         case RO_TIMEOUT:
             if (parse_uint(optarg, 4000000, &v) || v == 0)
-                return usage_error("--timeout wants whole seconds, 1 to 4000000");
+                return bad_value("--timeout", optarg, "whole seconds, 1 to 4000000");
             r.req.timeout_ms = (uint32_t)(v * 1000);
             break;
         case RO_USER:
-            if (parse_user(optarg, &r.req))
-                return usage_error("--user wants UID or UID:GID");
+            if (parse_user(strdupa(optarg), &r.req))
+                return bad_value("--user", optarg, "UID or UID:GID, numbers below 4294967295");
             break;
         case RO_MEM:
             if (parse_uint(optarg, LAYOUT_MEM_MAX_MIB, &v) || v < LAYOUT_MEM_MIN_MIB)
-                return usage_error("--mem wants a whole number of MiB");
+                return bad_value("--mem", optarg, "whole MiB, 8 to 1048576");
             o.mem_mib = v;
             break;
         case RO_CPUS:
             if (parse_uint(optarg, MPTABLE_MAX_CPUS, &v) || v == 0)
-                return usage_error("--cpus wants 1 to 254");
+                return bad_value("--cpus", optarg, "1 to 254");
             o.cpus = (unsigned)v;
             break;
         case RO_DISK:
             if (o.ndisks + 2 >= LAYOUT_VIRTIO_SLOTS)
                 return usage_error("--disk: too many disks");
             o.disks[1 + o.ndisks++] = optarg; /* slot 0 is the root image */
+            break;
+        case RO_NPROC:
+            if (parse_uint(optarg, 1 << 22, &v) || v == 0)
+                return bad_value("--nproc", optarg, "1 to 4194304 processes");
+            r.req.rlim_nproc = v;
+            break;
+        case RO_NOFILE:
+            /* The guest's fs.nr_open is 1048576: setrlimit refuses more. */
+            if (parse_uint(optarg, 1 << 20, &v) || v < 4)
+                return bad_value("--nofile", optarg, "4 to 1048576 files");
+            r.req.rlim_nofile = v;
+            break;
+        case RO_FSIZE:
+            if (parse_uint(optarg, 1ULL << 24, &v))
+                return bad_value("--fsize", optarg, "whole MiB, 0 to 16777216");
+            r.req.rlim_fsize = v << 20;
             break;
         case RO_IMAGE: image = optarg; break;
         case RO_KERNEL: o.kernel = optarg; break;
