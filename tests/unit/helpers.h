@@ -126,5 +126,6 @@ Suite *disk_suite(void);
 Suite *blk_suite(void);
 Suite *agent_proto_suite(void);
 Suite *vsock_suite(void);
+Suite *egress_policy_suite(void);
 
 #endif

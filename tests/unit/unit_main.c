@@ -15,6 +15,7 @@ int main(void)
         disk_suite, blk_suite,
         agent_proto_suite,
         vsock_suite,
+        egress_policy_suite,
     };
     SRunner *sr = srunner_create(suites[0]());
     for (size_t i = 1; i < sizeof(suites) / sizeof(suites[0]); i++)
