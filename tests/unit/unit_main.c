@@ -15,6 +15,7 @@ int main(void)
         disk_suite, blk_suite,
         agent_proto_suite,
         vsock_suite,
+        http_request_suite,
         egress_policy_suite,
     };
     SRunner *sr = srunner_create(suites[0]());
