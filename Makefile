@@ -59,7 +59,7 @@ run: all
 	tests/lab/run $(BUILD)/airlock run -- $(RUN_CMD)
 
 # Unit, probe and bad-input tests on this host, Linux boots in the lab.
-test: all fuzzers agent-client
+test: all fuzzers agent-client $(BUILD)/bench/marktime
 	tests/run-all
 
 # Figures, never assertions: monitor overhead on this host, Linux boot in
