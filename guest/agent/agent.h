@@ -36,6 +36,15 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_put(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_get(struct aconn *c, const struct agent_msg *m);
 
+/* Egress (proxy.c), started by PID 1 only.  Brings `lo` up (the kernel
+ * gives it 127.0.0.1): 0 or -errno (-EAFNOSUPPORT on a kernel without
+ * INET). */
+int agent_lo_up(void);
+/* Forks the proxy's supervisor, which keeps a relay process (uid 65534)
+ * on 127.0.0.1:AGENT_PROXY_PORT running: 0 or -errno.  Call it before any
+ * fd the relay must not inherit is opened. */
+int agent_proxy_start(void);
+
 /* agent_write_all (vmm/agent_client.h) writes a whole buffer to a pipe or
  * file; both ends of the protocol share it. */
 

@@ -2,7 +2,8 @@
  * kernel filesystems and reaps every orphan; then (in any mode) it listens
  * for the host — AF_VSOCK port AGENT_VSOCK_PORT in the VM, or a Unix
  * socket with --listen-unix PATH for host-side tests, where it skips the
- * mounts — and serves each connection in its own forked process.
+ * mounts — and serves each connection in its own forked process.  As PID 1
+ * it also brings up `lo` and starts the egress proxy (proxy.c).
  *
  *   agent [--listen-unix PATH | --listen-vsock PORT]
  */
@@ -189,6 +190,17 @@ int main(int argc, char **argv)
         shield_from_oom();
     }
     ensure_stdio();
+    if (getpid() == 1 && !unix_path) {
+        /* Egress is optional on both ends: without INET in the kernel
+         * there is no proxy, and without a host listener it answers 502.
+         * Started before the listener exists, so the proxy has no fd of
+         * the agent's. */
+        int rc = agent_lo_up();
+        if (rc == 0)
+            rc = agent_proxy_start();
+        if (rc < 0)
+            log_msg("egress proxy", -rc);
+    }
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
     sigemptyset(&sa.sa_mask);

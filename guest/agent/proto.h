@@ -35,6 +35,16 @@
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
 #define AGENT_VSOCK_PORT 1024
 
+/* Egress (guest/agent/proxy.c): programs in the guest use an HTTP proxy
+ * at 127.0.0.1:AGENT_PROXY_PORT (3128 is the customary proxy port); the
+ * agent relays each TCP connection there, unchanged, to a vsock
+ * connection to the host (VMADDR_CID_HOST) port AGENT_EGRESS_VSOCK_PORT,
+ * where the monitor expects the raw bytes of an HTTP proxy client
+ * (CONNECT or absolute-URI requests).  No host listener: the guest's
+ * client gets "HTTP/1.1 502 Bad Gateway". */
+#define AGENT_PROXY_PORT        3128
+#define AGENT_EGRESS_VSOCK_PORT 3128
+
 /* ---- limits (both sides enforce them; the encoder refuses what the
  * decoder would reject, so a request that encodes also decodes) ---- */
 #define AGENT_MAX_ARGS     4096          /* argv entries (>= 1) */
