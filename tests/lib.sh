@@ -70,7 +70,7 @@ _pass() {
     echo "ok - $1"
 }
 
-# expect NAME STATUS [--out REGEX]... [--err REGEX]... [--no-out REGEX]...
+# expect NAME STATUS [--out REGEX]... [--err REGEX]... [--no-out REGEX]... [--no-err REGEX]...
 # Asserts on the last run: exit status, and extended regexes that stdout or
 # stderr must (or must not) match.  For status 125 the error must be one line.
 expect() {
@@ -85,6 +85,7 @@ expect() {
         --out) printf '%s' "$T_OUT" | grep -Eq -- "$2" || { _fail "$name" "stdout lacks /$2/"; return; } ;;
         --err) printf '%s' "$T_ERR" | grep -Eq -- "$2" || { _fail "$name" "stderr lacks /$2/"; return; } ;;
         --no-out) printf '%s' "$T_OUT" | grep -Eq -- "$2" && { _fail "$name" "stdout has /$2/"; return; } ;;
+        --no-err) printf '%s' "$T_ERR" | grep -Eq -- "$2" && { _fail "$name" "stderr has /$2/"; return; } ;;
         *) _fail "$name" "bad expect argument $1"; return ;;
         esac
         shift 2

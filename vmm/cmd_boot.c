@@ -327,6 +327,10 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     vsock_host_init(&s.vsock_host);
     if (s.opt.vsock_uds && vsock_host_open(&s.vsock_host, s.opt.vsock_uds, s.err, ERRLEN))
         return report(s.err);
+    if (hook && hook->serve_port) {
+        s.vsock_host.serve_port = hook->serve_port;
+        s.vsock_host.serve_opaque = hook->opaque;
+    }
     if (vm_create(&s.vm, &s.kvm, &s.mem, s.err, ERRLEN) ||
         vm_create_vcpus(&s.vm, s.opt.cpus, &s.plan, s.err, ERRLEN))
         r = report(s.err);

@@ -20,10 +20,14 @@
 #include "devices/virtio/vsock.h"
 #include "guest/agent/proto.h"
 #include "vmm/agent_client.h"
+#include "vmm/audit.h"
+#include "vmm/egress.h"
+#include "vmm/egress_broker.h"
 #include "vmm/commands.h"
 #include "vmm/exit_codes.h"
 
 #define RUN_MAX_ENV 256
+#define RUN_DEFAULT_ENVS 8 /* PATH, HOME and the proxy variables below */
 #define RUN_MAX_COPIES 32
 #define RUN_COPY_OUT_MAX (1ULL << 30) /* a guest cannot make us write more */
 #define RUN_AGENT_WAIT_MS 120000 /* boot + agent start, generous for the lab */
@@ -34,7 +38,16 @@
  * (they bind the unprivileged default user; root ignores RLIMIT_NPROC). */
 #define RUN_DEFAULT_NPROC  1024
 #define RUN_DEFAULT_NOFILE 4096
-#define RUN_DEFAULT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/* What every command gets unless -e sets the same name: the guest's
+ * proxy (the agent's relay to airlock's egress filter) under both the
+ * lower- and upper-case names that curl, pip, requests and wget read. */
+static const char *const run_default_env[RUN_DEFAULT_ENVS] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME=/tmp",
+    "http_proxy=http://127.0.0.1:3128",  "https_proxy=http://127.0.0.1:3128",
+    "HTTP_PROXY=http://127.0.0.1:3128",  "HTTPS_PROXY=http://127.0.0.1:3128",
+    "no_proxy=localhost,127.0.0.1,::1",  "NO_PROXY=localhost,127.0.0.1,::1",
+};
 
 /* One --copy-in HOST:GUEST or --copy-out GUEST:HOST. */
 struct run_copy {
@@ -46,8 +59,13 @@ struct run_ctx {
     struct agent_exec_req req;
     struct run_copy copy_in[RUN_MAX_COPIES], copy_out[RUN_MAX_COPIES];
     unsigned ncopy_in, ncopy_out;
-    const char *env[RUN_MAX_ENV + 2];
+    const char *env[RUN_MAX_ENV + RUN_DEFAULT_ENVS + 1];
+    unsigned nenv;
     bool with_stdin;
+    struct audit audit;
+    struct egress_config egress_cfg;
+    struct egress egress;
+    int broker;
     struct vm *vm;
     struct virtio_vsock *vsock;
     struct vdev *vdev;
@@ -55,19 +73,41 @@ struct run_ctx {
     char kernel[PATH_MAX], image_spec[PATH_MAX + 8], cmdline[2048];
 };
 
+/* Appends the defaults whose names -e did not set (a command sees the
+ * first of two same-named variables, so the user's must be the only one). */
+static void env_add_defaults(struct run_ctx *r)
+{
+    for (unsigned i = 0; i < RUN_DEFAULT_ENVS; i++) {
+        size_t klen = strcspn(run_default_env[i], "=") + 1;
+        bool set = false;
+        for (unsigned j = 0; j < r->nenv && !set; j++)
+            set = !strncmp(r->env[j], run_default_env[i], klen);
+        if (!set)
+            r->env[r->nenv++] = run_default_env[i];
+    }
+}
+
 static int usage_error(const char *msg)
 {
     fprintf(stderr, "airlock: %s (see airlock run --help)\n", msg);
     return EXIT_AIRLOCK_ERROR;
 }
 
-/* "--nproc '0': want 1 to 4194304 processes": the option, what the user
- * gave, what it takes. */
+/* "--allow-ip '10.1.2.3/8': address has bits set below its prefix": the
+ * option, what the user gave, what is wrong with it. */
+static int bad_arg(const char *opt, const char *val, const char *why)
+{
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s '%.64s': %s", opt, val, why);
+    return usage_error(msg);
+}
+
+/* "--nproc '0': want 1 to 4194304 processes". */
 static int bad_value(const char *opt, const char *val, const char *want)
 {
-    char msg[256];
-    snprintf(msg, sizeof(msg), "%s '%.64s': want %s", opt, val, want);
-    return usage_error(msg);
+    char why[256];
+    snprintf(why, sizeof(why), "want %s", want);
+    return bad_arg(opt, val, why);
 }
 
 static void run_usage(void)
@@ -87,6 +127,14 @@ static void run_usage(void)
            "  --nproc N         RLIMIT_NPROC for CMD's user (default 1024)\n"
            "  --nofile N        RLIMIT_NOFILE (default 4096)\n"
            "  --fsize MiB       RLIMIT_FSIZE, the largest file CMD may write (default: none)\n"
+           "  --allow HOST[:PORT]     let CMD reach HOST (\"*.example.com\": its subdomains)\n"
+           "                    through the guest's proxy; PORT 443 unless given, * any\n"
+           "  --allow-ip CIDR[:PORT] let CMD reach these addresses (also loopback/private)\n"
+           "  --egress-max-conns N   egress connections open at once (default 16)\n"
+           "  --egress-max-mib N     bytes each way per connection, MiB (default 1024)\n"
+           "  --egress-rate N        new egress connections per minute (default 120)\n"
+           "  --audit FILE      append JSON-lines records: exec, exit, every egress attempt\n"
+           "  --quiet           do not report denied egress on stderr\n"
            "  --mem MiB, --cpus N, --disk SPEC (extra disks, /dev/vdb on)\n"
            "  --image PATH      root image (default: python.ext4 beside the kernel;\n"
            "                    small: the busybox rootfs.ext4)\n"
@@ -213,6 +261,37 @@ static int copy_out(struct run_ctx *r, const struct run_copy *c)
     return rc ? -1 : 0;
 }
 
+static void audit_exec(struct run_ctx *r)
+{
+    struct audit_rec a;
+    audit_begin(&r->audit, &a, "exec");
+    audit_strv(&a, "argv", r->req.argv, r->req.argc);
+    audit_str(&a, "cwd", r->req.cwd && *r->req.cwd ? r->req.cwd : "/");
+    audit_u64(&a, "uid", r->req.uid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->req.uid);
+    audit_u64(&a, "gid", r->req.gid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->req.gid);
+    audit_end(&r->audit, &a);
+}
+
+static void audit_exit(struct run_ctx *r, int rc, const struct agent_exec_result *res,
+                       uint64_t ms)
+{
+    struct audit_rec a;
+    audit_begin(&r->audit, &a, "exit");
+    if (rc) {
+        audit_str(&a, "error", strerror(-rc));
+        audit_u64(&a, "status", EXIT_AIRLOCK_ERROR);
+    } else {
+        audit_u64(&a, "status", (uint64_t)agent_result_status(res));
+        if (res->signaled)
+            audit_u64(&a, "signal", (uint64_t)res->value);
+        audit_bool(&a, "timed_out", res->timed_out);
+    }
+    audit_u64(&a, "duration_ms", ms);
+    audit_u64(&a, "stdout_bytes", res->out_bytes);
+    audit_u64(&a, "stderr_bytes", res->err_bytes);
+    audit_end(&r->audit, &a);
+}
+
 static void *run_thread(void *arg)
 {
     struct run_ctx *r = arg;
@@ -222,10 +301,15 @@ static void *run_thread(void *arg)
     int fd = agent_connect(r);
     if (fd < 0)
         return NULL;
-    struct agent_exec_result res;
+    struct agent_exec_result res = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    audit_exec(r);
     int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
                         r->with_stdin ? STDIN_FILENO : -1, &res);
     close(fd);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    audit_exit(r, rc, &res, (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
     if (rc) {
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rc));
         return NULL;
@@ -233,6 +317,7 @@ static void *run_thread(void *arg)
     for (unsigned i = 0; i < r->ncopy_out; i++)
         if (copy_out(r, &r->copy_out[i]))
             return NULL;
+    egress_stop(&r->egress); /* their end records are written before we report */
     vm_stop(r->vm, agent_result_status(&res), "%s", "");
     return NULL;
 }
@@ -258,6 +343,12 @@ static int parse_copy(char *arg, bool in, struct run_copy *c)
     return 0;
 }
 
+static int run_serve_port(void *opaque, uint32_t port)
+{
+    struct run_ctx *r = opaque;
+    return port == AGENT_EGRESS_VSOCK_PORT ? egress_accept(&r->egress) : -ENOENT;
+}
+
 static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, struct vdev *vdev)
 {
     struct run_ctx *r = opaque;
@@ -268,7 +359,8 @@ static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, 
 }
 
 enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
-       RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_HELP };
+       RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT,
+       RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_HELP };
 
 int cmd_run(int argc, char **argv)
 {
@@ -282,6 +374,11 @@ int cmd_run(int argc, char **argv)
         {"copy-in", required_argument, NULL, RO_COPY_IN}, {"copy-out", required_argument, NULL, RO_COPY_OUT},
         {"nproc", required_argument, NULL, RO_NPROC},     {"nofile", required_argument, NULL, RO_NOFILE},
         {"fsize", required_argument, NULL, RO_FSIZE},
+        {"allow", required_argument, NULL, RO_ALLOW},     {"allow-ip", required_argument, NULL, RO_ALLOW_IP},
+        {"audit", required_argument, NULL, RO_AUDIT},     {"quiet", no_argument, NULL, RO_QUIET},
+        {"egress-max-conns", required_argument, NULL, RO_EG_CONNS},
+        {"egress-max-mib", required_argument, NULL, RO_EG_MIB},
+        {"egress-rate", required_argument, NULL, RO_EG_RATE},
         {0},
     };
     struct boot_options o = {
@@ -289,24 +386,25 @@ int cmd_run(int argc, char **argv)
         .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO, .cid = BOOT_DEFAULT_CID,
         .vsock_internal = true,
     };
-    const char *image = NULL, *append = "";
+    const char *image = NULL, *append = "", *audit_path = NULL;
+    struct egress_config *eg = &r.egress_cfg;
+    eg->max_conns = EGRESS_DEFAULT_MAX_CONNS;
+    eg->max_bytes = (uint64_t)EGRESS_DEFAULT_MAX_MIB << 20;
+    eg->rate_per_min = EGRESS_DEFAULT_RATE;
     char msg[PATH_MAX + 64];
-    unsigned nenv = 0;
     uint64_t v;
     agent_exec_req_init(&r.req);
     r.req.rlim_nproc = RUN_DEFAULT_NPROC;
     r.req.rlim_nofile = RUN_DEFAULT_NOFILE;
-    r.env[nenv++] = RUN_DEFAULT_PATH;
-    r.env[nenv++] = "HOME=/tmp";
     optind = 0;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "+:e:w:i", longopts, NULL)) != -1) {
         switch (c) {
         case 'e':
-            if (!strchr(optarg, '=') || nenv >= RUN_MAX_ENV + 2)
-                return usage_error("-e wants K=V (and at most 256 of them)");
-            r.env[nenv++] = optarg;
+            if (!strchr(optarg, '=') || optarg[0] == '=' || r.nenv >= RUN_MAX_ENV)
+                return bad_value("-e", optarg, "NAME=VALUE (at most 256 of them)");
+            r.env[r.nenv++] = optarg;
             break;
         case 'w': r.req.cwd = optarg; break;
         case 'i': r.with_stdin = true; break;
@@ -350,6 +448,32 @@ int cmd_run(int argc, char **argv)
                 return bad_value("--fsize", optarg, "whole MiB, 0 to 16777216");
             r.req.rlim_fsize = v << 20;
             break;
+        case RO_ALLOW:
+        case RO_ALLOW_IP: {
+            char why[200];
+            int e = c == RO_ALLOW ? egress_policy_add_host(&eg->policy, optarg, why, sizeof(why))
+                                  : egress_policy_add_cidr(&eg->policy, optarg, why, sizeof(why));
+            if (e)
+                return bad_arg(c == RO_ALLOW ? "--allow" : "--allow-ip", optarg, why);
+            break;
+        }
+        case RO_AUDIT: audit_path = optarg; break;
+        case RO_QUIET: eg->quiet = true; break;
+        case RO_EG_CONNS:
+            if (parse_uint(optarg, EGRESS_MAX_THREADS, &v) || v == 0)
+                return bad_value("--egress-max-conns", optarg, "1 to 256");
+            eg->max_conns = (unsigned)v;
+            break;
+        case RO_EG_MIB:
+            if (parse_uint(optarg, 1 << 24, &v) || v == 0)
+                return bad_value("--egress-max-mib", optarg, "whole MiB, 1 to 16777216");
+            eg->max_bytes = v << 20;
+            break;
+        case RO_EG_RATE:
+            if (parse_uint(optarg, EGRESS_RATE_MAX, &v) || v == 0)
+                return bad_value("--egress-rate", optarg, "1 to 10000 connections per minute");
+            eg->rate_per_min = (unsigned)v;
+            break;
         case RO_IMAGE: image = optarg; break;
         case RO_KERNEL: o.kernel = optarg; break;
         case RO_CONSOLE: o.console = optarg; break;
@@ -384,8 +508,9 @@ int cmd_run(int argc, char **argv)
         return usage_error("no command: airlock run [options] -- CMD [ARGS...]");
     r.req.argv = (const char *const *)argv + optind;
     r.req.argc = (uint32_t)(argc - optind);
+    env_add_defaults(&r);
     r.req.envp = r.env;
-    r.req.envc = nenv;
+    r.req.envc = r.nenv;
     if (r.with_stdin)
         r.req.flags |= AGENT_EXEC_F_STDIN;
 
@@ -406,6 +531,21 @@ int cmd_run(int argc, char **argv)
     if (snprintf(r.cmdline, sizeof(r.cmdline), "%s %s", RUN_CMDLINE, append) >= (int)sizeof(r.cmdline))
         return usage_error("--append: too long");
     o.cmdline = r.cmdline;
-    struct session_hook hook = {.started = run_started, .opaque = &r};
+    /* Before the VM (and any thread) exists: the broker is forked here. */
+    int e = audit_path ? audit_open(&r.audit, audit_path) : (audit_none(&r.audit), 0);
+    if (e) {
+        snprintf(msg, sizeof(msg), "--audit %s: %s", audit_path, strerror(-e));
+        return usage_error(msg);
+    }
+    r.broker = -1;
+    if (eg->policy.n && (e = egress_broker_start(&eg->policy, &r.broker))) {
+        fprintf(stderr, "airlock: cannot start the egress broker: %s\n", strerror(-e));
+        return EXIT_AIRLOCK_ERROR;
+    }
+    if (egress_init(&r.egress, eg, &r.audit, r.broker)) {
+        fprintf(stderr, "airlock: out of memory\n");
+        return EXIT_AIRLOCK_ERROR;
+    }
+    struct session_hook hook = {.started = run_started, .serve_port = run_serve_port, .opaque = &r};
     return vm_session(&o, &hook);
 }

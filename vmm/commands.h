@@ -17,6 +17,10 @@ int cmd_run(int argc, char **argv);
 struct session_hook {
     /* Called on the main thread once the vCPUs run; nonzero stops the VM. */
     int (*started)(void *opaque, struct vm *vm, struct virtio_vsock *vsock, struct vdev *vdev);
+    /* Optional: a guest connection to host vsock port `port` that the
+     * command serves itself (fd for the device), or -ENOENT for the
+     * --vsock-uds mapping.  Called from the event loop. */
+    int (*serve_port)(void *opaque, uint32_t port);
     void *opaque;
 };
 

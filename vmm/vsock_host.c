@@ -49,6 +49,11 @@ int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t er
 static int host_connect_port(void *opaque, uint32_t port)
 {
     struct vsock_host *h = opaque;
+    if (h->serve_port) {
+        int fd = h->serve_port(h->serve_opaque, port);
+        if (fd != -ENOENT)
+            return fd;
+    }
     if (!h->path[0])
         return -ECONNREFUSED; /* no --vsock-uds: nothing on the host listens */
     struct sockaddr_un addr = {.sun_family = AF_UNIX};

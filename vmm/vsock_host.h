@@ -7,6 +7,7 @@
 #define AIRLOCK_VMM_VSOCK_HOST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "devices/virtio/vsock.h"
 #include "vmm/evloop.h"
@@ -26,6 +27,10 @@ struct vsock_host {
     struct vdev *vdev;       /* the device's slot: its transport lock */
     struct virtio_vsock *dev;
     struct vsock_host_pending pending[VSOCK_HOST_PENDING];
+    /* Ports airlock serves itself (egress): consulted before PATH_<port>;
+     * returns the fd for the device, or -ENOENT when not its port. */
+    int (*serve_port)(void *opaque, uint32_t port);
+    void *serve_opaque;
 };
 
 /* An empty host side: no socket, nothing to close yet. */
