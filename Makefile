@@ -64,11 +64,12 @@ test: all fuzzers agent-client $(BUILD)/bench/marktime
 
 # Figures, never assertions: monitor overhead on this host, Linux boot in
 # the lab, each side by side with QEMU microvm.
-bench: all $(BUILD)/bench/marktime
+bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	tests/bench/probe-boot
 	tests/lab/run tests/bench/lab-boot
 	tests/lab/run tests/bench/lab-disk
 	tests/lab/run tests/bench/lab-run
+	tests/lab/run tests/bench/lab-vsock
 
 clean:
 	rm -rf $(BUILD)

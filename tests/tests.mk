@@ -24,7 +24,7 @@ $(BUILD)/probe/probe-pvh.elf: tests/probe/entry_pvh.S $(PROBE_DEPS) | deps-check
 
 include tests/unit/unit.mk
 
-$(BUILD)/bench/marktime: tests/bench/marktime.c | deps-check
+$(BUILD)/bench/%: tests/bench/%.c | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
