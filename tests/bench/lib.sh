@@ -19,13 +19,15 @@ stats() {
 field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # measure DIR LABEL MARKER CMD...: one run, appended to DIR/LABEL.*
+# MARKER "-" means the command's exit is the mark (it prints nothing).
 measure() {
     local dir=$1 label=$2 marker=$3
     shift 3
     local line
-    line=$("$MARKTIME" "$marker" "$@" 2>>"$dir/$label.stderr")
+    line=$("$MARKTIME" "${marker/#-/never-printed-marker}" "$@" 2>>"$dir/$label.stderr")
     local m
     m=$(field marker_ms "$line")
+    [ "$marker" = - ] && m=$(field exit_ms "$line")
     if [ "$(field status "$line")" != 0 ] || [ "${m#-}" != "$m" ]; then
         echo "$line" >>"$dir/$label.failed"
         return
