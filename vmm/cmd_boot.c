@@ -26,6 +26,7 @@
 #include "vmm/detach.h"
 #include "vmm/evloop.h"
 #include "vmm/exit_codes.h"
+#include "vmm/machine.h"
 #include "vmm/mapped_file.h"
 #include "vmm/virtio_devices.h"
 #include "vmm/vm.h"
@@ -188,40 +189,29 @@ static const struct serial_ops serial_ops = {
     .tx = serial_tx, .set_irq = serial_set_irq, .rx_ready = serial_rx_ready,
 };
 
-/* Step 5: the devices the guest can reach. */
+/* Step 5: the devices the guest can reach (their ranges: vmm/machine.c). */
 static int attach_devices(struct boot_session *s)
 {
-    struct bus *bus = &s->vm.bus;
+    struct machine_devices m = {.serial = &s->serial, .kbd = &s->kbd, .nblks = s->opt.ndisks};
     serial_init(&s->serial, &serial_ops, s);
     s->kbd = (struct i8042){.reset = kbd_reset, .opaque = s};
-    int e = bus_register(bus, BUS_PIO, LAYOUT_COM1_PORT, SERIAL_PORTS, "serial-8250 (COM1)",
-                         serial_io, &s->serial);
-    if (!e)
-        e = bus_register(bus, BUS_PIO, LAYOUT_I8042_DATA_PORT, 1, "i8042 data", i8042_data_io,
-                         &s->kbd);
-    if (!e)
-        e = bus_register(bus, BUS_PIO, LAYOUT_I8042_CMD_PORT, 1, "i8042 command", i8042_cmd_io,
-                         &s->kbd);
-    if (e) {
-        snprintf(s->err, ERRLEN, "registering devices: %s", strerror(-e));
-        return report(s->err);
-    }
-    /* virtio slots in --disk order: the first disk is /dev/vda. */
     for (unsigned i = 0; i < s->opt.ndisks; i++) {
         if (virtio_blk_create(s->disks[i], &s->blks[i])) {
             snprintf(s->err, ERRLEN, "--disk %s: out of memory", s->opt.disks[i]);
             return report(s->err);
         }
-        if (vdevs_add(&s->vdevs, &s->vm, &virtio_blk_ops, s->blks[i], s->err, ERRLEN))
-            return report(s->err);
+        m.blks[i] = s->blks[i];
     }
     if (s->opt.vsock_uds || s->opt.vsock_internal) {
         if (virtio_vsock_create(s->opt.cid, &vsock_host_ops, &s->vsock_host, &s->vsock))
             return report("--vsock-uds: cannot create the vsock device");
-        if (vdevs_add(&s->vdevs, &s->vm, &virtio_vsock_ops, s->vsock, s->err, ERRLEN))
-            return report(s->err);
-        s->vsock_vdev = &s->vdevs.devs[s->vdevs.n - 1];
+        m.vsock = s->vsock;
     }
+    if (machine_register_devices(&s->vm.bus, &s->vm.mem, &s->vdevs, &m, s->err, ERRLEN) ||
+        vdevs_wire(&s->vdevs, &s->vm, s->err, ERRLEN))
+        return report(s->err);
+    if (s->vsock)
+        s->vsock_vdev = &s->vdevs.devs[s->vdevs.n - 1];
     return 0;
 }
 

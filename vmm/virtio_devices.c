@@ -70,8 +70,8 @@ static int vfail(char *err, size_t errlen, const struct vdev *d, const char *wha
     return -e;
 }
 
-int vdevs_add(struct vdevs *vs, struct vm *vm, const struct virtio_device_ops *ops, void *dev,
-              char *err, size_t errlen)
+int vdevs_register(struct vdevs *vs, struct bus *bus, const struct gmem *mem,
+                   const struct virtio_device_ops *ops, void *dev, char *err, size_t errlen)
 {
     if (vs->n >= LAYOUT_VIRTIO_SLOTS || ops->num_queues > VIRTIO_MMIO_MAX_QUEUES) {
         snprintf(err, errlen, "too many virtio devices (at most %d)", LAYOUT_VIRTIO_SLOTS);
@@ -79,27 +79,32 @@ int vdevs_add(struct vdevs *vs, struct vm *vm, const struct virtio_device_ops *o
     }
     struct vdev *d = &vs->devs[vs->n];
     memset(d, 0, sizeof(*d));
-    d->vm = vm;
     d->slot = vs->n;
     d->irq_fd = -1;
     for (unsigned q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
         d->notify_fd[q] = -1;
     snprintf(d->name, sizeof(d->name), "virtio-%s@%u", ops->name, d->slot);
     vs->n++; /* from here vdevs_destroy cleans it up */
-    virtio_mmio_init(&d->transport, ops, dev, &vdev_host_ops, d, &vm->mem);
-
-    uint64_t base = slot_base(d->slot);
-    int e = bus_register(&vm->bus, BUS_MMIO, base, VIRTIO_MMIO_WINDOW, d->name, virtio_mmio_io,
-                         &d->transport);
+    virtio_mmio_init(&d->transport, ops, dev, &vdev_host_ops, d, mem);
+    int e = bus_register(bus, BUS_MMIO, slot_base(d->slot), VIRTIO_MMIO_WINDOW, d->name,
+                         virtio_mmio_io, &d->transport);
     if (e) {
         errno = -e;
         return vfail(err, errlen, d, "registering its MMIO window");
     }
+    return 0;
+}
+
+/* One slot's irqfd and one ioeventfd per queue. */
+static int vdev_wire(struct vdev *d, struct vm *vm, char *err, size_t errlen)
+{
+    uint64_t base = slot_base(d->slot);
+    d->vm = vm;
     d->irq_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct kvm_irqfd irqfd = {.fd = (uint32_t)d->irq_fd, .gsi = slot_irq(d->slot)};
     if (d->irq_fd < 0 || ioctl(vm->fd, KVM_IRQFD, &irqfd) < 0)
         return vfail(err, errlen, d, "KVM_IRQFD");
-    for (unsigned q = 0; q < ops->num_queues; q++) {
+    for (unsigned q = 0; q < d->transport.ops->num_queues; q++) {
         d->notify_fd[q] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         /* Only a 4-byte write of this queue's index matches; anything
          * else still exits to virtio_mmio_io, which copes. */
@@ -114,7 +119,17 @@ int vdevs_add(struct vdevs *vs, struct vm *vm, const struct virtio_device_ops *o
     return 0;
 }
 
-static void vdev_on_notify(void *opaque, int fd, uint32_t events)
+int vdevs_wire(struct vdevs *vs, struct vm *vm, char *err, size_t errlen)
+{
+    for (unsigned i = 0; i < vs->n; i++) {
+        int e = vdev_wire(&vs->devs[i], vm, err, errlen);
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
+void vdev_on_notify(void *opaque, int fd, uint32_t events)
 {
     struct vdev_queue_ref *ref = opaque;
     uint64_t count;

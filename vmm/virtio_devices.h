@@ -38,10 +38,20 @@ struct vdevs {
  * cmdline (NUL-terminated, capacity cap).  -E2BIG if it does not fit. */
 int vdevs_cmdline(char *cmdline, size_t cap, unsigned n);
 
-/* Puts a device in the next slot: bus window, irqfd, one ioeventfd per
+/* Puts a device in the next slot: its transport and its bus window, and
+ * nothing that needs KVM, so `airlock surface` registers the same set on a
+ * bus with no VM (vmm/machine.c).  -errno with err explaining. */
+int vdevs_register(struct vdevs *vs, struct bus *bus, const struct gmem *mem,
+                   const struct virtio_device_ops *ops, void *dev, char *err, size_t errlen);
+
+/* Connects every registered slot to the VM: irqfd, one ioeventfd per
  * queue.  -errno with err explaining. */
-int vdevs_add(struct vdevs *vs, struct vm *vm, const struct virtio_device_ops *ops, void *dev,
-              char *err, size_t errlen);
+int vdevs_wire(struct vdevs *vs, struct vm *vm, char *err, size_t errlen);
+
+/* The event-loop handler of one queue's notification eventfd (opaque is a
+ * struct vdev_queue_ref): a guest-triggered entry point, named by the
+ * surface report. */
+void vdev_on_notify(void *opaque, int fd, uint32_t events);
 
 /* Has the event loop watch every queue's notification eventfd. */
 int vdevs_attach(struct vdevs *vs, struct evloop *loop);
