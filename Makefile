@@ -41,6 +41,7 @@ $(BUILD)/san/%.o: %.c | deps-check
 	$(CC) $(OPT) $(CFLAGS_COMMON) $(SANITIZE) -c -o $@ $<
 
 include tests/tests.mk
+include vmm/surface.mk
 -include guest/guest.mk
 include guest/agent/agent.mk
 -include guest/python-image.mk

@@ -6,6 +6,7 @@
 
 #include "vmm/commands.h"
 #include "vmm/exit_codes.h"
+#include "vmm/surface.h"
 
 #ifndef AIRLOCK_VERSION
 #define AIRLOCK_VERSION "dev"
@@ -18,6 +19,7 @@ static void usage(FILE *f)
                "commands:\n"
                "  boot      boot a kernel with its serial console on stdio\n"
                "  run       run a command in a fresh microVM\n"
+               "  surface   print what a guest can reach in this build (--json for tools)\n"
                "\n"
                "airlock COMMAND --help describes each.\n");
 }
@@ -49,6 +51,8 @@ int main(int argc, char **argv)
         return cmd_boot(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "surface"))
+        return cmd_surface(argc - 1, argv + 1);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;

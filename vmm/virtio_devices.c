@@ -83,7 +83,7 @@ int vdevs_register(struct vdevs *vs, struct bus *bus, const struct gmem *mem,
     d->irq_fd = -1;
     for (unsigned q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
         d->notify_fd[q] = -1;
-    snprintf(d->name, sizeof(d->name), "virtio-%s@%u", ops->name, d->slot);
+    snprintf(d->name, sizeof(d->name), "%s@%u", ops->name, d->slot);
     vs->n++; /* from here vdevs_destroy cleans it up */
     virtio_mmio_init(&d->transport, ops, dev, &vdev_host_ops, d, mem);
     int e = bus_register(bus, BUS_MMIO, slot_base(d->slot), VIRTIO_MMIO_WINDOW, d->name,

@@ -128,5 +128,6 @@ Suite *agent_proto_suite(void);
 Suite *vsock_suite(void);
 Suite *http_request_suite(void);
 Suite *egress_policy_suite(void);
+Suite *surface_suite(void);
 
 #endif
