@@ -44,11 +44,15 @@ void audit_close(struct audit *a)
     a->fd = -1;
 }
 
+/* Ends a record that was cut; the room for it (and "}\n" + NUL) is kept
+ * free by put(), so a cut record always says so. */
+#define TRUNCATED ",\"truncated\":true"
+
 /* Appends raw text, or marks the record full (it is then closed at the last
  * complete field). */
 static void put(struct audit_rec *r, const char *s, size_t n)
 {
-    if (r->full || n > sizeof(r->buf) - 3 - r->len) { /* room for "}\n" + NUL */
+    if (r->full || n > sizeof(r->buf) - (sizeof(TRUNCATED) - 1) - 3 - r->len) {
         r->full = true;
         return;
     }
@@ -160,8 +164,9 @@ int audit_end(const struct audit *a, struct audit_rec *r)
     if (a->fd < 0)
         return 0;
     if (r->full) { /* say it was cut: a reader must not take it as whole */
+        memcpy(r->buf + r->len, TRUNCATED, sizeof(TRUNCATED) - 1);
+        r->len += sizeof(TRUNCATED) - 1;
         r->full = false;
-        audit_bool(r, "truncated", true);
     }
     memcpy(r->buf + r->len, "}\n", 2);
     r->len += 2;

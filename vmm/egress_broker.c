@@ -95,6 +95,7 @@ void egress_decide_and_connect(const struct egress_policy *policy, const char *h
         return verdict(v, 502, "cannot resolve %s: %s", host,
                        g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
     const char *first_denial = NULL;
+    enum egress_addr_class denied_class = EGRESS_ADDR_UNSUPPORTED;
     char denied_addr[64] = "", failed_addr[64] = "";
     int conn_err = 0;
     for (struct addrinfo *ai = res; ai && *fd < 0; ai = ai->ai_next) {
@@ -111,6 +112,7 @@ void egress_decide_and_connect(const struct egress_policy *policy, const char *h
         if (!rule) {
             if (!first_denial) {
                 first_denial = why;
+                denied_class = egress_classify(ai->ai_addr);
                 snprintf(denied_addr, sizeof(denied_addr), "%s", text);
             }
             continue;
@@ -137,6 +139,9 @@ void egress_decide_and_connect(const struct egress_policy *policy, const char *h
     snprintf(v->addr, sizeof(v->addr), "%s", denied_addr);
     if (!first_denial)
         return verdict(v, 502, "%s has no IPv4 or IPv6 address", host);
+    if (literal) /* "not on the allowlist" alone would not say what it is */
+        return verdict(v, 403, "%s:%u is not on the allowlist (%s address %s)", host, port,
+                       egress_addr_class_name(denied_class), denied_addr);
     verdict(v, 403, "%s:%u %s (%s)", host, port, first_denial, denied_addr);
 }
 
@@ -249,6 +254,8 @@ static __attribute__((noreturn)) void broker_main(int ctl)
         char b;
         int chan;
         ssize_t n = recv_with_fd(ctl, &b, 1, &chan);
+        if (n == -EMSGSIZE)
+            continue; /* too long or too many fds: dropped, fds closed */
         if (n <= 0)
             _exit(0); /* the VM side is gone */
         if (chan < 0)

@@ -129,5 +129,6 @@ Suite *vsock_suite(void);
 Suite *http_request_suite(void);
 Suite *egress_policy_suite(void);
 Suite *surface_suite(void);
+Suite *audit_suite(void), *egress_broker_suite(void);
 
 #endif

@@ -18,6 +18,7 @@ int main(void)
         http_request_suite,
         egress_policy_suite,
         surface_suite,
+        audit_suite, egress_broker_suite,
     };
     SRunner *sr = srunner_create(suites[0]());
     for (size_t i = 1; i < sizeof(suites) / sizeof(suites[0]); i++)
