@@ -239,16 +239,21 @@ static int run_loop(struct aconn *c, struct run *r)
         if (r->exited && ((r->out < 0 && r->err < 0) || now_ms() >= r->drain_until))
             return 0;
         /* The host's stream is read only when stdin has room: that is the
-         * back-pressure, and output keeps flowing meanwhile. */
-        int want_host = r->pend_off >= r->pend_len && !r->exited;
-        struct agent_msg m;
-        int rc;
-        while (want_host && (rc = aconn_next(c, &m)) != 0) {
+         * back-pressure, and output keeps flowing meanwhile.  Each chunk
+         * goes to the pipe before the next is decoded, and whether we
+         * wait for the host is decided after the last write: deciding it
+         * before (with a chunk still pending) and then emptying the
+         * chunk left poll() waiting on neither the host nor stdin. */
+        int want_host, rc;
+        for (;;) {
+            stdin_flush(r);
+            want_host = r->pend_off >= r->pend_len && !r->exited;
+            struct agent_msg m;
+            if (!want_host || (rc = aconn_next(c, &m)) == 0)
+                break;
             if (rc < 0 || (rc = on_host_msg(r, &m)) < 0)
                 return rc;
-            want_host = r->pend_off >= r->pend_len;
         }
-        stdin_flush(r);
         struct pollfd p[5] = {
             {.fd = want_host ? c->fd : -1, .events = POLLIN},
             {.fd = r->out, .events = POLLIN},
