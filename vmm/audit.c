@@ -12,6 +12,9 @@
 
 static void make_id(char id[17])
 {
+    /* gmtime_r loads the time zone data the first time it runs: do that
+     * now, while open() is still allowed (the seccomp filters forbid it). */
+    tzset();
     uint8_t b[8] = {0};
     if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
         /* No entropy yet (early boot): pid and clock still tell runs apart. */

@@ -1,3 +1,4 @@
+#include "vmm/seccomp.h"
 #include "vmm/boot_options.h"
 
 #include <errno.h>
@@ -51,13 +52,15 @@ void boot_options_usage(void)
            "  --entry MODE      auto (default: PVH if the kernel has it), pvh, linux64\n"
            "  --kvm PATH        KVM device (default %s)\n"
            "  --allow-pvm       boot a Linux kernel even on a kvm-pvm host (only for\n"
-           "                    PVM-aware guest kernels; a stock one fails there)\n",
+           "                    PVM-aware guest kernels; a stock one fails there)\n"
+           "  --seccomp MODE    kill (default: a syscall off the allowlist kills airlock),\n"
+           "                    trap (name the syscall, exit 125), off (no filter)\n",
            BOOT_DEFAULT_CMDLINE, (int)LAYOUT_MEM_MIN_MIB, (int)LAYOUT_MEM_MAX_MIB,
            BOOT_DEFAULT_MEM_MIB, MPTABLE_MAX_CPUS, BOOT_DEFAULT_KVM);
 }
 
 enum { OPT_KERNEL = 1, OPT_INITRD, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_CONSOLE, OPT_ENTRY,
-       OPT_KVM, OPT_ALLOW_PVM, OPT_DISK, OPT_VSOCK_UDS, OPT_CID, OPT_HELP };
+       OPT_KVM, OPT_ALLOW_PVM, OPT_DISK, OPT_VSOCK_UDS, OPT_CID, OPT_SECCOMP, OPT_HELP };
 
 static int parse_entry(const char *s, enum kernel_entry *out)
 {
@@ -87,6 +90,7 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         {"disk", required_argument, NULL, OPT_DISK},
         {"vsock-uds", required_argument, NULL, OPT_VSOCK_UDS},
         {"cid", required_argument, NULL, OPT_CID},
+        {"seccomp", required_argument, NULL, OPT_SECCOMP},
         {"help", no_argument, NULL, OPT_HELP},
         {0},
     };
@@ -109,6 +113,15 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         case OPT_ALLOW_PVM: o->allow_pvm = true; break;
         case OPT_HELP: boot_options_usage(); return 1;
         case OPT_VSOCK_UDS: o->vsock_uds = optarg; break;
+        case OPT_SECCOMP: {
+            enum seccomp_mode m;
+            if (seccomp_parse_mode(optarg, &m)) {
+                snprintf(err, errlen, "--seccomp '%s': want kill, trap or off", optarg);
+                return -EINVAL;
+            }
+            seccomp_set_mode(m);
+            break;
+        }
         case OPT_CID:
             if (parse_uint(optarg, UINT64_MAX, &v) || v < 3 || v > 0xfffffffeULL) {
                 snprintf(err, errlen, "--cid '%s': want a whole number from 3 to 4294967294",

@@ -22,6 +22,7 @@
 #include "devices/virtio/vsock.h"
 #include "vmm/boot_options.h"
 #include "vmm/commands.h"
+#include "vmm/seccomp.h"
 #include "vmm/console.h"
 #include "vmm/detach.h"
 #include "vmm/evloop.h"
@@ -267,7 +268,10 @@ static int run_vm(struct boot_session *s)
         return vsock_host_close(&s->vsock_host), report(s->err);
     if (s->hook && s->hook->started(s->hook->opaque, &s->vm, s->vsock, s->vsock_vdev))
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "cannot start the command's thread");
-    e = evloop_run(&s->loop);
+    if ((e = seccomp_apply(SECCOMP_LOOP)))
+        vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "cannot install the seccomp filter: %s", strerror(-e));
+    else
+        e = evloop_run(&s->loop);
     if (e)
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "event loop failed: %s", strerror(-e));
     vm_join(&s->vm); /* no more console output after this */

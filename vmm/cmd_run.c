@@ -25,6 +25,7 @@
 #include "vmm/egress_broker.h"
 #include "vmm/commands.h"
 #include "vmm/exit_codes.h"
+#include "vmm/seccomp.h"
 
 #define RUN_MAX_ENV 256
 #define RUN_DEFAULT_ENVS 8 /* PATH, HOME and the proxy variables below */
@@ -53,6 +54,9 @@ static const char *const run_default_env[RUN_DEFAULT_ENVS] = {
 struct run_copy {
     const char *arg;   /* as the user wrote it, for messages */
     char *host, *guest;
+    int fd;            /* the host file, opened while parsing (the seccomp
+                        * filter forbids open() once the VM runs) */
+    struct stat st;    /* copy-in: its size and mode, taken then too */
 };
 
 struct run_ctx {
@@ -140,6 +144,7 @@ static void run_usage(void)
            "                    small: the busybox rootfs.ext4)\n"
            "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"
            "  --console FILE    keep the guest's console in FILE (debugging)\n"
+           "  --seccomp MODE    kill (default), trap (name a forbidden syscall), off\n"
            "  --append STR      extra kernel command-line arguments\n"
            "  --copy-in HOST:GUEST   copy a host file into the guest before CMD\n"
            "  --copy-out GUEST:HOST  copy a guest file out after CMD (at most 1 GiB)\n");
@@ -226,16 +231,9 @@ static int agent_connect(struct run_ctx *r)
 /* Each copy on its own connection: one request, one answer. */
 static int copy_in(struct run_ctx *r, const struct run_copy *c)
 {
-    int in = open(c->host, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (in < 0 || fstat(in, &st) < 0) {
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-in %s: %s", c->arg, strerror(errno));
-        if (in >= 0)
-            close(in);
-        return -1;
-    }
+    int in = c->fd;
     int fd = agent_connect(r);
-    int rc = fd < 0 ? fd : agent_file_put(fd, c->guest, st.st_mode & 0777, in, (uint64_t)st.st_size);
+    int rc = fd < 0 ? fd : agent_file_put(fd, c->guest, c->st.st_mode & 0777, in, (uint64_t)c->st.st_size);
     if (fd >= 0)
         close(fd);
     close(in);
@@ -246,9 +244,10 @@ static int copy_in(struct run_ctx *r, const struct run_copy *c)
 
 static int copy_out(struct run_ctx *r, const struct run_copy *c)
 {
-    int out = open(c->host, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out < 0) {
+    int out = c->fd;
+    if (ftruncate(out, 0) < 0) {
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(errno));
+        close(out);
         return -1;
     }
     int fd = agent_connect(r);
@@ -295,6 +294,11 @@ static void audit_exit(struct run_ctx *r, int rc, const struct agent_exec_result
 static void *run_thread(void *arg)
 {
     struct run_ctx *r = arg;
+    int e = seccomp_apply(SECCOMP_WORKER);
+    if (e) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "cannot install the seccomp filter: %s", strerror(-e));
+        return NULL;
+    }
     for (unsigned i = 0; i < r->ncopy_in; i++)
         if (copy_in(r, &r->copy_in[i]))
             return NULL;
@@ -322,7 +326,9 @@ static void *run_thread(void *arg)
     return NULL;
 }
 
-/* "A:B" into a copy; host side checked now, so a typo costs no boot. */
+/* "A:B" into a copy; the host file is opened now, so a typo costs no
+ * boot.  A --copy-out file is created here, before the VM starts (and
+ * emptied when the copy begins). */
 static int parse_copy(char *arg, bool in, struct run_copy *c)
 {
     char *colon = strchr(arg, ':');
@@ -334,13 +340,12 @@ static int parse_copy(char *arg, bool in, struct run_copy *c)
     c->guest = in ? colon + 1 : arg;
     if (c->guest[0] != '/')
         return -EINVAL;
-    if (in) {
-        struct stat st;
-        if (stat(c->host, &st) < 0)
-            return -errno;
-        return S_ISREG(st.st_mode) ? 0 : -EINVAL;
-    }
-    return 0;
+    c->fd = open(c->host, in ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (c->fd < 0)
+        return -errno;
+    if (fstat(c->fd, &c->st) < 0)
+        return -errno;
+    return S_ISREG(c->st.st_mode) ? 0 : -EINVAL;
 }
 
 static int run_serve_port(void *opaque, uint32_t port)
@@ -355,12 +360,13 @@ static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, 
     r->vm = vm;
     r->vsock = vsock;
     r->vdev = vdev;
-    return pthread_create(&r->thread, NULL, run_thread, r);
+    int e = egress_start(&r->egress);
+    return e ? e : pthread_create(&r->thread, NULL, run_thread, r);
 }
 
 enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
        RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT,
-       RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_HELP };
+       RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_HELP };
 
 int cmd_run(int argc, char **argv)
 {
@@ -379,6 +385,7 @@ int cmd_run(int argc, char **argv)
         {"egress-max-conns", required_argument, NULL, RO_EG_CONNS},
         {"egress-max-mib", required_argument, NULL, RO_EG_MIB},
         {"egress-rate", required_argument, NULL, RO_EG_RATE},
+        {"seccomp", required_argument, NULL, RO_SECCOMP},
         {0},
     };
     struct boot_options o = {
@@ -458,6 +465,13 @@ int cmd_run(int argc, char **argv)
             break;
         }
         case RO_AUDIT: audit_path = optarg; break;
+        case RO_SECCOMP: {
+            enum seccomp_mode m;
+            if (seccomp_parse_mode(optarg, &m))
+                return bad_value("--seccomp", optarg, "kill, trap or off");
+            seccomp_set_mode(m);
+            break;
+        }
         case RO_QUIET: eg->quiet = true; break;
         case RO_EG_CONNS:
             if (parse_uint(optarg, EGRESS_MAX_THREADS, &v) || v == 0)
@@ -489,7 +503,7 @@ int cmd_run(int argc, char **argv)
                 snprintf(msg, sizeof(msg), "%s %s: %s", in ? "--copy-in" : "--copy-out",
                          cp->arg ? cp->arg : optarg,
                          e == -EINVAL ? (in ? "want HOST:GUEST, a regular host file and an absolute guest path"
-                                            : "want GUEST:HOST with an absolute guest path")
+                                            : "want GUEST:HOST, an absolute guest path and a regular host file")
                                       : strerror(-e));
                 return usage_error(msg);
             }

@@ -14,12 +14,18 @@
 #include "vmm/exit_codes.h"
 
 static int status_fd = -1; /* child's end of the status pipe */
+static int null_fd = -1;   /* /dev/null, opened early: the jail forbids open() later */
 
 static void parent_exit_from_child(pid_t child)
 {
     int ws;
     while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
         ;
+    if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSYS) {
+        static const char msg[] = "airlock: the monitor made a syscall off its seccomp allowlist and "
+                                  "was killed (a bug; --seccomp trap names the syscall)\n";
+        (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    }
     _exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : EXIT_AIRLOCK_ERROR);
 }
 
@@ -84,6 +90,7 @@ int detach_start(void)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(EXIT_AIRLOCK_ERROR);
+    null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     return 0;
 }
 
@@ -97,11 +104,11 @@ void detach_report(int status)
     }
     close(status_fd);
     status_fd = -1;
-    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null >= 0) {
-        dup2(null, STDIN_FILENO);
-        dup2(null, STDOUT_FILENO);
-        dup2(null, STDERR_FILENO);
-        close(null);
+    if (null_fd >= 0) {
+        dup2(null_fd, STDIN_FILENO);
+        dup2(null_fd, STDOUT_FILENO);
+        dup2(null_fd, STDERR_FILENO);
+        close(null_fd);
+        null_fd = -1;
     }
 }

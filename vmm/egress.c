@@ -13,6 +13,7 @@
 
 #include "vmm/egress_broker.h"
 #include "vmm/http_request.h"
+#include "vmm/seccomp.h"
 
 #define RELAY_BUF (64 * 1024)
 
@@ -39,6 +40,7 @@ int egress_init(struct egress *e, const struct egress_config *cfg, const struct 
                 int broker)
 {
     memset(e, 0, sizeof(*e));
+    e->handoff[0] = e->handoff[1] = -1;
     e->cfg = cfg;
     e->audit = audit;
     e->broker = broker;
@@ -295,11 +297,20 @@ static void serve(struct egress_conn *c)
     pthread_mutex_unlock(&c->e->lock);
 }
 
+static void conn_release(struct egress_conn *c);
+
 static void *conn_thread(void *arg)
 {
     struct egress_conn *c = arg;
-    struct egress *e = c->e;
     serve(c);
+    conn_release(c);
+    return NULL;
+}
+
+/* Ends a connection that never got its thread, or whose thread is done. */
+static void conn_release(struct egress_conn *c)
+{
+    struct egress *e = c->e;
     http_request_free(&c->req);
     pthread_mutex_lock(&e->lock);
     e->conns[c->slot] = NULL;
@@ -310,7 +321,6 @@ static void *conn_thread(void *arg)
         pthread_cond_broadcast(&e->idle);
     pthread_mutex_unlock(&e->lock);
     free(c);
-    return NULL;
 }
 
 int egress_accept(struct egress *e)
@@ -330,21 +340,21 @@ int egress_accept(struct egress *e)
     c->t0 = now_ms();
     int rc = -EBUSY;
     pthread_mutex_lock(&e->lock);
-    for (unsigned i = 0; i < EGRESS_MAX_THREADS && !e->stopping; i++) {
+    for (unsigned i = 0; i < EGRESS_MAX_THREADS && !e->stopping && e->handoff[1] >= 0; i++) {
         if (e->conns[i])
             continue;
         c->slot = i;
         c->id = ++e->next_id;
-        pthread_t t;
-        pthread_attr_t at;
-        pthread_attr_init(&at);
-        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        rc = -pthread_create(&t, &at, conn_thread, c);
-        pthread_attr_destroy(&at);
-        if (!rc) {
-            e->conns[i] = c;
-            e->threads++;
+        /* One pointer per write (atomic for a pipe), under the lock that
+         * egress_stop closes the pipe under; at most 256 are ever queued,
+         * far below a pipe's capacity, so this never blocks. */
+        if (write(e->handoff[1], &c, sizeof(c)) != (ssize_t)sizeof(c)) {
+            rc = -EAGAIN;
+            break;
         }
+        e->conns[i] = c;
+        e->threads++;
+        rc = 0;
         break;
     }
     pthread_mutex_unlock(&e->lock);
@@ -357,12 +367,57 @@ int egress_accept(struct egress *e)
     return sv[0];
 }
 
+/* The dispatcher: started before the event loop's seccomp filter goes on,
+ * it installs the worker filter and starts one thread per connection, so
+ * connection threads are bound by the worker list alone (a thread the loop
+ * created would inherit the loop's list too, and need the union of both). */
+static void *dispatcher(void *arg)
+{
+    struct egress *e = arg;
+    if (seccomp_apply(SECCOMP_WORKER))
+        return NULL; /* connections then wait in the pipe; the guest sees no answer */
+    struct egress_conn *c;
+    ssize_t n;
+    while ((n = read(e->handoff[0], &c, sizeof(c))) == (ssize_t)sizeof(c) || (n < 0 && errno == EINTR)) {
+        if (n < 0)
+            continue;
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &at, conn_thread, c))
+            conn_release(c);
+        pthread_attr_destroy(&at);
+    }
+    return NULL;
+}
+
+int egress_start(struct egress *e)
+{
+    if (pipe2(e->handoff, O_CLOEXEC) < 0)
+        return -errno;
+    pthread_t t;
+    int rc = pthread_create(&t, NULL, dispatcher, e);
+    if (rc) {
+        close(e->handoff[0]);
+        close(e->handoff[1]);
+        e->handoff[0] = e->handoff[1] = -1;
+        return -rc;
+    }
+    pthread_detach(t);
+    return 0;
+}
+
 void egress_stop(struct egress *e)
 {
     if (!e->cfg)
         return; /* never initialised: no egress in this run */
     pthread_mutex_lock(&e->lock);
     e->stopping = true;
+    if (e->handoff[1] >= 0) { /* the dispatcher ends at EOF */
+        close(e->handoff[1]);
+        e->handoff[1] = -1;
+    }
     for (unsigned i = 0; i < EGRESS_MAX_THREADS; i++) {
         if (!e->conns[i])
             continue;

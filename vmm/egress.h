@@ -54,11 +54,15 @@ struct egress {
     uint64_t *starts;             /* ring of the last rate_per_min start times (ms) */
     unsigned starts_head, starts_n;
     struct egress_conn *conns[EGRESS_MAX_THREADS]; /* live, to cut on egress_stop */
+    int handoff[2];               /* new connections, loop -> dispatcher thread */
 };
 
 /* cfg and audit must outlive e; broker is egress_broker_start's socket. */
 int egress_init(struct egress *e, const struct egress_config *cfg, const struct audit *audit,
                 int broker);
+/* Starts the dispatcher thread that gives each connection its thread;
+ * call before the event loop's seccomp filter goes on.  0 or -errno. */
+int egress_start(struct egress *e);
 /* A guest connection arrived: returns the fd the vsock device should own
  * (its peer goes to a new thread), or -errno (the guest gets RST). */
 int egress_accept(struct egress *e);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "vmm/seccomp.h"
 #include "vmm/vcpu_exits.h"
 #include "vmm/vm.h"
 
@@ -16,6 +17,11 @@ void *vcpu_thread(void *arg)
     sigemptyset(&set);
     sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    int e = seccomp_apply(SECCOMP_VCPU); /* before the first guest instruction */
+    if (e) {
+        vm_stop(v->vm, 125, "vCPU %u: cannot install the seccomp filter: %s", v->id, strerror(-e));
+        return NULL;
+    }
 
     while (!vm_stopping(v->vm)) {
         if (ioctl(v->fd, KVM_RUN, 0) < 0) {

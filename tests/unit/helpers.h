@@ -130,5 +130,6 @@ Suite *http_request_suite(void);
 Suite *egress_policy_suite(void);
 Suite *surface_suite(void);
 Suite *audit_suite(void), *egress_broker_suite(void);
+Suite *seccomp_suite(void);
 
 #endif
