@@ -5,8 +5,9 @@ PROBE_CFLAGS := -ffreestanding -fno-pic -fno-pie -fno-stack-protector -mno-red-z
 PROBE_LDFLAGS := -nostdlib -static -no-pie -Wl,-T,tests/probe/probe.ld -Wl,--build-id=none \
                  -Wl,-z,noexecstack -Wl,--no-warn-rwx-segments
 PROBES := $(BUILD)/probe/probe64.elf $(BUILD)/probe/probe-pvh.elf
-PROBE_SRCS := tests/probe/probe.c tests/probe/probe_virtio.c
-PROBE_DEPS := $(PROBE_SRCS) tests/probe/probe.h tests/probe/probe.ld
+PROBE_SRCS := tests/probe/probe.c tests/probe/probe_virtio.c tests/probe/probe_attack.c \
+	tests/probe/probe_vq.c tests/probe/probe_vsock.c
+PROBE_DEPS := $(PROBE_SRCS) tests/probe/probe.h tests/probe/probe_attack.h tests/probe/probe.ld
 
 .PHONY: probe
 probe: $(PROBES)

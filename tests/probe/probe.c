@@ -12,6 +12,8 @@
  *   probe.rep                           print through rep outsb (string I/O)
  *   probe.virtio                        attack the virtio-blk device in slot 0
  *                                       (probe_virtio.c)
+ *   probe.attack                        the attack suite against every device
+ *                                       (probe_attack.c, probe_vsock.c)
  * Built twice: 64-bit (Linux 64-bit entry) and 32-bit (PVH entry). */
 #include <stdint.h>
 
@@ -113,6 +115,8 @@ static void probe_run(const char *entry, int info_ok, const char *cmdline, uint3
         echo_line();
     if (has_word(cmdline, "probe.virtio"))
         probe_virtio();
+    if (has_word(cmdline, "probe.attack"))
+        probe_attack();
     if (has_word(cmdline, "probe.exit=none"))
         return;
     if (has_word(cmdline, "probe.exit=triplefault")) {

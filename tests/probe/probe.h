@@ -17,4 +17,8 @@ void put_hex(uint32_t v);
  * one line per case and a VIRTIO-DONE summary. */
 void probe_virtio(void);
 
+/* The attack suite against every device (probe_attack.c): one line per
+ * case and an ATTACK-DONE summary. */
+void probe_attack(void);
+
 #endif
