@@ -170,7 +170,9 @@ static void i8042_cases(void)
     outw(0x63, 0xfefe); /* reaches 0x64 from below: dropped as a whole */
     outw(0x64, 0xfefe); /* reaches past 0x64: dropped as a whole */
     outl(0x64, 0xfefefefe);
-    attack_report2(p, "wide writes of 0xfe reaching past a 1-port range: dropped, no reset", 1);
+    /* A reset would end the VM here, and the count would come up short. */
+    attack_report2(p, "wide writes of 0xfe reaching past a 1-port range: dropped, no reset",
+                   inb(0x64) == 0 && inb(0x60) == 0);
     attack_report2(p, "wide reads reaching past each 1-port range: all-ones",
                    inw(0x60) == 0xffff && inl(0x60) == 0xffffffff && inw(0x64) == 0xffff &&
                        inl(0x64) == 0xffffffff);
