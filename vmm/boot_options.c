@@ -54,13 +54,15 @@ void boot_options_usage(void)
            "  --allow-pvm       boot a Linux kernel even on a kvm-pvm host (only for\n"
            "                    PVM-aware guest kernels; a stock one fails there)\n"
            "  --seccomp MODE    kill (default: a syscall off the allowlist kills airlock),\n"
-           "                    trap (name the syscall, exit 125), off (no filter)\n",
+           "                    trap (name the syscall, exit 125), off (no filter)\n"
+           JAIL_USAGE,
            BOOT_DEFAULT_CMDLINE, (int)LAYOUT_MEM_MIN_MIB, (int)LAYOUT_MEM_MAX_MIB,
            BOOT_DEFAULT_MEM_MIB, MPTABLE_MAX_CPUS, BOOT_DEFAULT_KVM);
 }
 
 enum { OPT_KERNEL = 1, OPT_INITRD, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_CONSOLE, OPT_ENTRY,
-       OPT_KVM, OPT_ALLOW_PVM, OPT_DISK, OPT_VSOCK_UDS, OPT_CID, OPT_SECCOMP, OPT_HELP };
+       OPT_KVM, OPT_ALLOW_PVM, OPT_DISK, OPT_VSOCK_UDS, OPT_CID, OPT_SECCOMP, OPT_JAIL,
+       OPT_HELP = OPT_JAIL + JAIL_NOPTS };
 
 static int parse_entry(const char *s, enum kernel_entry *out)
 {
@@ -92,6 +94,7 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         {"cid", required_argument, NULL, OPT_CID},
         {"seccomp", required_argument, NULL, OPT_SECCOMP},
         {"help", no_argument, NULL, OPT_HELP},
+        JAIL_LONGOPTS(OPT_JAIL),
         {0},
     };
     *o = (struct boot_options){
@@ -104,6 +107,11 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
     int c;
     while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         uint64_t v;
+        if (c >= OPT_JAIL && c < OPT_JAIL + JAIL_NOPTS) {
+            if (jail_parse_flag(&o->jail, c - OPT_JAIL, optarg, err, errlen))
+                return -EINVAL;
+            continue;
+        }
         switch (c) {
         case OPT_KERNEL: o->kernel = optarg; break;
         case OPT_INITRD: o->initrd = optarg; break;

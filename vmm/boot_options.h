@@ -9,6 +9,7 @@
 
 #include "boot/kernel.h"
 #include "boot/layout.h"
+#include "vmm/jail.h"
 
 #define BOOT_DEFAULT_CMDLINE "console=ttyS0 reboot=k panic=-1"
 #define BOOT_DEFAULT_MEM_MIB 256
@@ -29,6 +30,7 @@ struct boot_options {
     const char *vsock_uds; /* --vsock-uds: NULL = no host socket */
     bool vsock_internal;   /* a vsock device even without --vsock-uds (airlock run) */
     uint64_t cid;          /* --cid, the guest's vsock address */
+    struct jail_options jail; /* --jail, --no-jail, --uid, --gid, --cpu-quota */
 };
 
 #define BOOT_DEFAULT_CID 3

@@ -25,8 +25,10 @@
 #include "vmm/seccomp.h"
 #include "vmm/console.h"
 #include "vmm/detach.h"
+#include "vmm/egress.h"
 #include "vmm/evloop.h"
 #include "vmm/exit_codes.h"
+#include "vmm/jail.h"
 #include "vmm/machine.h"
 #include "vmm/mapped_file.h"
 #include "vmm/virtio_devices.h"
@@ -34,6 +36,10 @@
 #include "vmm/vsock_host.h"
 
 #define ERRLEN 384
+/* Tasks of the VM process (its RLIMIT_NPROC and pids.max): the event loop,
+ * the vCPUs, the command's thread, the egress dispatcher and its relays,
+ * and a few spare. */
+#define SESSION_THREADS(cpus) ((cpus) + 4 + EGRESS_MAX_THREADS)
 
 struct boot_session {
     struct boot_options opt;
@@ -56,6 +62,7 @@ struct boot_session {
     struct virtio_vsock *vsock;
     struct vdev *vsock_vdev;
     char *cmdline; /* the user's command line plus our device announcements */
+    struct jail jail;
     char err[ERRLEN];
 };
 
@@ -84,6 +91,18 @@ static int open_disks(struct boot_session *s)
         }
     }
     return 0;
+}
+
+/* The most the disks' copy-on-write overlays can hold (never more than the
+ * disk): on a tmpfs TMPDIR their pages are charged to the VM's cgroup like
+ * guest RAM. */
+static uint64_t overlay_bytes(const struct boot_session *s)
+{
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < s->opt.ndisks; i++)
+        if (disk_is_cow(s->disks[i]))
+            sum += disk_sectors(s->disks[i]) * 512;
+    return sum;
 }
 
 /* Steps 2-3: files, headers, guest RAM, boot layout. */
@@ -309,10 +328,18 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     s.signal_fd = -1;
     s.opt = *opt;
     s.hook = hook;
-    if (detach_start() < 0) {
-        /* No fork: run here, and the caller waits for the teardown too. */
+    if (jail_prepare(&s.jail, &s.opt.jail, s.opt.vsock_uds, s.err, ERRLEN))
+        return report(s.err);
+    if (detach_start(&s.jail.helper) < 0 && s.jail.active) {
+        /* Unjailed, we could run here (the caller then waits for the
+         * teardown too); the jail needs the parent outside it. */
+        return report("--jail: cannot fork the VM process");
     }
-    if ((r = open_disks(&s)) || (r = prepare_guest(&s)) || (r = open_kvm(&s)))
+    if ((r = open_disks(&s)))
+        return r;
+    /* Before guest RAM is touched, so all of it is charged to the cgroup. */
+    jail_limit(&s.jail, s.opt.mem_mib << 20, overlay_bytes(&s), SESSION_THREADS(s.opt.cpus));
+    if ((r = prepare_guest(&s)) || (r = open_kvm(&s)))
         return r;
     if (console_open(&s.console, s.opt.console, s.err, ERRLEN))
         return report(s.err);
@@ -330,6 +357,10 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
         r = report(s.err);
     else
         r = attach_devices(&s);
+    /* Everything is open and no thread runs yet (vm_start makes them). */
+    if (!r && jail_enter(&s.jail, SESSION_THREADS(s.opt.cpus), &s.vsock_host.dial_sock, s.err,
+                         ERRLEN))
+        r = report(s.err);
     if (r) {
         vsock_host_close(&s.vsock_host);
         return r;

@@ -145,6 +145,7 @@ static void run_usage(void)
            "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"
            "  --console FILE    keep the guest's console in FILE (debugging)\n"
            "  --seccomp MODE    kill (default), trap (name a forbidden syscall), off\n"
+           JAIL_USAGE
            "  --append STR      extra kernel command-line arguments\n"
            "  --copy-in HOST:GUEST   copy a host file into the guest before CMD\n"
            "  --copy-out GUEST:HOST  copy a guest file out after CMD (at most 1 GiB)\n");
@@ -367,6 +368,7 @@ static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, 
 enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
        RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT,
        RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_HELP };
+enum { RO_JAIL = 300 }; /* .. RO_JAIL + JAIL_NOPTS - 1: the jail's flags (vmm/jail.h) */
 
 int cmd_run(int argc, char **argv)
 {
@@ -386,6 +388,7 @@ int cmd_run(int argc, char **argv)
         {"egress-max-mib", required_argument, NULL, RO_EG_MIB},
         {"egress-rate", required_argument, NULL, RO_EG_RATE},
         {"seccomp", required_argument, NULL, RO_SECCOMP},
+        JAIL_LONGOPTS(RO_JAIL),
         {0},
     };
     struct boot_options o = {
@@ -407,6 +410,11 @@ int cmd_run(int argc, char **argv)
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "+:e:w:i", longopts, NULL)) != -1) {
+        if (c >= RO_JAIL && c < RO_JAIL + JAIL_NOPTS) {
+            if (jail_parse_flag(&o.jail, c - RO_JAIL, optarg, msg, sizeof(msg)))
+                return usage_error(msg);
+            continue;
+        }
         switch (c) {
         case 'e':
             if (!strchr(optarg, '=') || optarg[0] == '=' || r.nenv >= RUN_MAX_ENV)

@@ -16,11 +16,13 @@
 static int status_fd = -1; /* child's end of the status pipe */
 static int null_fd = -1;   /* /dev/null, opened early: the jail forbids open() later */
 
-static void parent_exit_from_child(pid_t child)
+static void parent_exit_from_child(pid_t child, const struct detach_helper *h)
 {
     int ws;
     while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
         ;
+    if (h && h->done)
+        h->done(h->opaque, true);
     if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSYS) {
         static const char msg[] = "airlock: the monitor made a syscall off its seccomp allowlist and "
                                   "was killed (a bug; --seccomp trap names the syscall)\n";
@@ -29,7 +31,7 @@ static void parent_exit_from_child(pid_t child)
     _exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : EXIT_AIRLOCK_ERROR);
 }
 
-static void parent_wait(pid_t child, int rfd)
+static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -37,13 +39,17 @@ static void parent_wait(pid_t child, int rfd)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
-    struct pollfd fds[2] = {{.fd = rfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+    /* A negative fd is skipped by poll: no signalfd, no helper socket. */
+    struct pollfd fds[3] = {{.fd = rfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
+                            {.fd = h ? h->sock[0] : -1, .events = POLLIN}};
     for (;;) {
-        if (poll(fds, sfd >= 0 ? 2 : 1, -1) < 0) {
+        if (poll(fds, 3, -1) < 0) {
             if (errno == EINTR)
                 continue;
-            parent_exit_from_child(child);
+            parent_exit_from_child(child, h);
         }
+        if (fds[2].revents && h->serve(h->opaque, fds[2].fd) < 0)
+            fds[2].fd = -1;
         if (fds[1].revents & POLLIN) {
             struct signalfd_siginfo si;
             if (read(sfd, &si, sizeof(si)) == sizeof(si))
@@ -51,14 +57,30 @@ static void parent_wait(pid_t child, int rfd)
         }
         if (fds[0].revents) {
             uint8_t status;
-            if (read(rfd, &status, 1) == 1)
+            if (read(rfd, &status, 1) == 1) {
+                if (h && h->done)
+                    h->done(h->opaque, false);
                 _exit(status); /* the child tears down on its own */
-            parent_exit_from_child(child); /* ended before reporting */
+            }
+            parent_exit_from_child(child, h); /* ended before reporting */
         }
     }
 }
 
-int detach_start(void)
+void detach_watch_parent(void)
+{
+    if (status_fd < 0)
+        return;
+    /* If the parent dies (even by SIGKILL), the VM must not outlive it.
+     * Had it died before the prctl, the pipe has no reader left: asked
+     * through the pipe, not getppid(), which is 0 in a new PID namespace. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    struct pollfd alive = {.fd = status_fd};
+    if (poll(&alive, 1, 0) < 0 || (alive.revents & POLLERR))
+        _exit(EXIT_AIRLOCK_ERROR);
+}
+
+int detach_start(const struct detach_helper *h)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
@@ -71,7 +93,6 @@ int detach_start(void)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, &old);
-    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -82,14 +103,15 @@ int detach_start(void)
     }
     if (pid > 0) {
         close(p[1]);
-        parent_wait(pid, p[0]);
+        if (h && h->sock[1] >= 0)
+            close(h->sock[1]);
+        parent_wait(pid, p[0], h);
     }
     close(p[0]);
+    if (h && h->sock[0] >= 0)
+        close(h->sock[0]);
     status_fd = p[1];
-    /* If the parent dies (even by SIGKILL), the VM must not outlive it. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(EXIT_AIRLOCK_ERROR);
+    detach_watch_parent();
     null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     return 0;
 }

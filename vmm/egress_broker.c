@@ -1,5 +1,6 @@
 /* The egress broker process and its request channel; see egress_broker.h. */
 #include "vmm/egress_broker.h"
+#include "vmm/fdpass.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -150,78 +151,13 @@ void egress_decide_and_connect(const struct egress_policy *policy, const char *h
 static const struct egress_policy *broker_policy;
 static atomic_uint broker_busy;
 
-static int send_with_fd(int sock, const void *buf, size_t len, int fd)
-{
-    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } cm;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        memset(&cm, 0, sizeof(cm));
-        mh.msg_control = cm.space;
-        mh.msg_controllen = sizeof(cm.space);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    }
-    ssize_t n;
-    do
-        n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    return n == (ssize_t)len ? 0 : -EIO;
-}
-
-/* One message and at most one fd; any other fds that came along are closed
- * (a sender cannot make us hold descriptors).  Bytes read, or -errno. */
-static ssize_t recv_with_fd(int sock, void *buf, size_t len, int *fd)
-{
-    struct iovec iov = {.iov_base = buf, .iov_len = len};
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(4 * sizeof(int))];
-    } cm;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.space,
-                        .msg_controllen = sizeof(cm.space)};
-    *fd = -1;
-    ssize_t n;
-    do
-        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return -errno;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < nfd; i++) {
-            int f;
-            memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            if (*fd < 0)
-                *fd = f;
-            else
-                close(f);
-        }
-    }
-    if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-        if (*fd >= 0)
-            close(*fd);
-        *fd = -1;
-        return -EMSGSIZE;
-    }
-    return n;
-}
-
 static void *broker_serve(void *arg)
 {
     int chan = (int)(intptr_t)arg;
     struct broker_req req;
     struct egress_verdict v = {0};
     int fd = -1, ignored;
-    ssize_t n = recv_with_fd(chan, &req, sizeof(req), &ignored);
+    ssize_t n = fdpass_recv(chan, &req, sizeof(req), &ignored);
     if (ignored >= 0)
         close(ignored);
     if (n != (ssize_t)sizeof(req) || !memchr(req.host, 0, sizeof(req.host)) || !req.port)
@@ -230,7 +166,7 @@ static void *broker_serve(void *arg)
         verdict(&v, 502, "the egress broker is busy");
     else
         egress_decide_and_connect(broker_policy, req.host, req.port, &v, &fd);
-    send_with_fd(chan, &v, sizeof(v), fd);
+    fdpass_send(chan, &v, sizeof(v), fd);
     if (fd >= 0)
         close(fd);
     close(chan);
@@ -253,7 +189,7 @@ static __attribute__((noreturn)) void broker_main(int ctl)
     for (;;) {
         char b;
         int chan;
-        ssize_t n = recv_with_fd(ctl, &b, 1, &chan);
+        ssize_t n = fdpass_recv(ctl, &b, 1, &chan);
         if (n == -EMSGSIZE)
             continue; /* too long or too many fds: dropped, fds closed */
         if (n <= 0)
@@ -311,16 +247,16 @@ int egress_broker_connect(int ctl, const char *host, uint16_t port, struct egres
     snprintf(req.host, sizeof(req.host), "%s", host);
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ch) < 0)
         return -errno;
-    int rc = send_with_fd(ctl, "r", 1, ch[1]);
+    int rc = fdpass_send(ctl, "r", 1, ch[1]);
     close(ch[1]);
     if (!rc)
-        rc = send_with_fd(ch[0], &req, sizeof(req), -1);
+        rc = fdpass_send(ch[0], &req, sizeof(req), -1);
     struct pollfd p = {.fd = ch[0], .events = POLLIN};
     if (!rc && poll(&p, 1, BROKER_REPLY_TIMEOUT_MS) != 1)
         rc = -ETIMEDOUT;
     struct egress_verdict got;
     if (!rc) {
-        ssize_t n = recv_with_fd(ch[0], &got, sizeof(got), fd);
+        ssize_t n = fdpass_recv(ch[0], &got, sizeof(got), fd);
         if (n == (ssize_t)sizeof(got) && (got.status == 200) == (*fd >= 0)) {
             got.reason[sizeof(got.reason) - 1] = got.rule[sizeof(got.rule) - 1] = 0;
             got.addr[sizeof(got.addr) - 1] = 0;

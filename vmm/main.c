@@ -7,6 +7,7 @@
 
 #include "vmm/commands.h"
 #include "vmm/exit_codes.h"
+#include "vmm/jail.h"
 #include "vmm/surface.h"
 
 #ifndef AIRLOCK_VERSION
@@ -43,6 +44,7 @@ static void fill_std_fds(void)
 int main(int argc, char **argv)
 {
     fill_std_fds();
+    jail_note_inherited_fds(); /* before we open anything ourselves */
     /* One malloc arena for every thread: a second arena makes glibc read
      * /sys/devices/system/cpu/online (an open() the seccomp filters do not
      * allow once the VM runs), and our threads seldom allocate at once. */

@@ -70,6 +70,7 @@ static const struct allow loop_allow[] = {
     {.name = "accept4", .why = "--vsock-uds clients"},
     {.name = "socket", .why = "a guest connects to CID 2 port P: the Unix socket PATH_P", ONLY_AF_UNIX},
     {.name = "connect", .why = "... to PATH_P"},
+    {.name = "recvmsg", .why = "jailed: PATH_P's socket, connected by airlock's parent outside the jail"},
     {.name = "socketpair", .why = "a guest egress connection gets a thread", ONLY_AF_UNIX},
     {.name = "fcntl", .why = "O_NONBLOCK on new sockets"},
     {.name = "unlink", .why = "remove the --vsock-uds socket file at exit"},

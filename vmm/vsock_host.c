@@ -9,10 +9,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "vmm/fdpass.h"
+
 void vsock_host_init(struct vsock_host *h)
 {
     memset(h, 0, sizeof(*h));
     h->listen_fd = -1;
+    h->dial_sock = -1;
     for (unsigned i = 0; i < VSOCK_HOST_PENDING; i++)
         h->pending[i].fd = -1;
 }
@@ -46,18 +49,10 @@ int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t er
     return 0;
 }
 
-static int host_connect_port(void *opaque, uint32_t port)
+int vsock_host_dial(const char *path, uint32_t port)
 {
-    struct vsock_host *h = opaque;
-    if (h->serve_port) {
-        int fd = h->serve_port(h->serve_opaque, port);
-        if (fd != -ENOENT)
-            return fd;
-    }
-    if (!h->path[0])
-        return -ECONNREFUSED; /* no --vsock-uds: nothing on the host listens */
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    int w = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s_%u", h->path, port);
+    int w = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s_%u", path, port);
     if (w < 0 || (size_t)w >= sizeof(addr.sun_path))
         return -ENAMETOOLONG;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -71,6 +66,35 @@ static int host_connect_port(void *opaque, uint32_t port)
         return -e;
     }
     return fd;
+}
+
+/* Jailed: the parent process dials PATH_<port> for us (vmm/jail.c) and
+ * answers an int32 (0 or -errno) with the socket attached. */
+static int dial_via_parent(int sock, uint32_t port)
+{
+    if (send(sock, &port, sizeof(port), MSG_NOSIGNAL) != (ssize_t)sizeof(port))
+        return -ECONNREFUSED;
+    int32_t rc;
+    int fd;
+    ssize_t n = fdpass_recv(sock, &rc, sizeof(rc), &fd);
+    if (n == (ssize_t)sizeof(rc) && rc == 0 && fd >= 0)
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    return n == (ssize_t)sizeof(rc) && rc < 0 ? rc : -ECONNREFUSED;
+}
+
+static int host_connect_port(void *opaque, uint32_t port)
+{
+    struct vsock_host *h = opaque;
+    if (h->serve_port) {
+        int fd = h->serve_port(h->serve_opaque, port);
+        if (fd != -ENOENT)
+            return fd;
+    }
+    if (!h->path[0])
+        return -ECONNREFUSED; /* no --vsock-uds: nothing on the host listens */
+    return h->dial_sock >= 0 ? dial_via_parent(h->dial_sock, port) : vsock_host_dial(h->path, port);
 }
 
 static void host_on_conn_event(void *opaque, int fd, uint32_t events)

@@ -31,6 +31,9 @@ struct vsock_host {
      * returns the fd for the device, or -ENOENT when not its port. */
     int (*serve_port)(void *opaque, uint32_t port);
     void *serve_opaque;
+    /* Jailed (vmm/jail.c): PATH_<port> is out of reach, the parent
+     * process dials it for us over this socket; -1: dial ourselves. */
+    int dial_sock;
 };
 
 /* An empty host side: no socket, nothing to close yet. */
@@ -39,6 +42,9 @@ void vsock_host_init(struct vsock_host *h);
 /* Creates the listening socket at `path` (which must not exist yet).
  * -errno with err naming the path. */
 int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t errlen);
+
+/* Connects to the Unix socket PATH_<port> (non-blocking).  fd or -errno. */
+int vsock_host_dial(const char *path, uint32_t port);
 
 /* What the device calls back into (opaque = the struct vsock_host). */
 extern const struct vsock_host_ops vsock_host_ops;
