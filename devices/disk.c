@@ -18,6 +18,9 @@ struct disk {
     dev_t st_dev;
     ino_t st_ino;
     struct disk_cow *overlay; /* when cow */
+    disk_full_fn *on_full;    /* the overlay's cap first refused a write */
+    void *on_full_opaque;
+    bool full_reported;
     char *path;
     char serial[DISK_SERIAL_MAX + 1];
 };
@@ -326,6 +329,11 @@ uint64_t disk_overlay_bytes(const struct disk *d)
     return d->overlay ? disk_cow_bytes(d->overlay) : 0;
 }
 
+uint64_t disk_overlay_cap(const struct disk *d)
+{
+    return d->overlay ? disk_cow_cap(d->overlay) : 0;
+}
+
 bool disk_same_file(const struct disk *a, const struct disk *b)
 {
     bool writes = disk_can_discard(a) || disk_can_discard(b);
@@ -418,9 +426,22 @@ int disk_writev(struct disk *d, uint64_t offset, const struct iovec *iov, int io
     int rc = io_check(d, offset, iov, iovcnt, &len);
     if (rc || len == 0)
         return rc;
-    if (d->overlay)
-        return disk_cow_writev(d->overlay, offset, iov, iovcnt, len);
+    if (d->overlay) {
+        uint64_t refused = disk_cow_refused(d->overlay);
+        rc = disk_cow_writev(d->overlay, offset, iov, iovcnt, len);
+        if (disk_cow_refused(d->overlay) != refused && !d->full_reported && d->on_full) {
+            d->full_reported = true;
+            d->on_full(d->on_full_opaque, d, len);
+        }
+        return rc;
+    }
     return disk_rw_all(d->fd, iov, iovcnt, offset, true);
+}
+
+void disk_set_on_full(struct disk *d, disk_full_fn *fn, void *opaque)
+{
+    d->on_full = fn;
+    d->on_full_opaque = opaque;
 }
 
 int disk_flush(struct disk *d)

@@ -60,6 +60,14 @@ const char *disk_path(const struct disk *d);
 /* Bytes the cow overlay holds (allocated clusters x cluster size); 0 when
  * not cow. */
 uint64_t disk_overlay_bytes(const struct disk *d);
+/* The most the cow overlay may hold (bytes; 0 when not cow). */
+uint64_t disk_overlay_cap(const struct disk *d);
+
+/* Called (on the thread doing the I/O) the first time the cow overlay's
+ * cap turns a write away, with that write's length: the guest gets an I/O
+ * error, and the monitor says so once.  Not called for a full host disk. */
+typedef void disk_full_fn(void *opaque, const struct disk *d, uint64_t refused);
+void disk_set_on_full(struct disk *d, disk_full_fn *fn, void *opaque);
 
 /* Reads / writes [offset, offset + the iovecs' total).  offset and the
  * total must be multiples of 512 and inside the disk; at most IOV_MAX
@@ -100,6 +108,9 @@ int disk_cow_readv(struct disk_cow *c, uint64_t off, const struct iovec *iov, in
 int disk_cow_writev(struct disk_cow *c, uint64_t off, const struct iovec *iov, int iovcnt,
                     uint64_t len);
 uint64_t disk_cow_bytes(const struct disk_cow *c);
+uint64_t disk_cow_cap(const struct disk_cow *c);
+/* How many writes the cap has refused. */
+uint64_t disk_cow_refused(const struct disk_cow *c);
 
 /* preadv / pwritev until everything moved: retries short transfers and
  * EINTR.  A read that meets end of file is -EIO. */

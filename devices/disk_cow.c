@@ -28,6 +28,7 @@ struct disk_cow {
     uint64_t nclusters;
     uint64_t allocated;     /* clusters the overlay holds */
     uint64_t max_clusters;  /* the cap */
+    uint64_t refused;       /* writes the cap turned away */
     uint64_t *bitmap;       /* bit c: the overlay holds cluster c */
     uint8_t *bounce;        /* one cluster, for copy-up */
     struct iovec scratch[IOV_MAX]; /* a slice of the caller's iovecs */
@@ -115,6 +116,16 @@ void disk_cow_destroy(struct disk_cow *c)
 uint64_t disk_cow_bytes(const struct disk_cow *c)
 {
     return c->allocated * CS;
+}
+
+uint64_t disk_cow_cap(const struct disk_cow *c)
+{
+    return c->max_clusters * CS;
+}
+
+uint64_t disk_cow_refused(const struct disk_cow *c)
+{
+    return c->refused;
 }
 
 /* c->scratch = bytes [skip, skip+len) of iov; returns the count.  The
@@ -223,8 +234,10 @@ int disk_cow_writev(struct disk_cow *c, uint64_t off, const struct iovec *iov, i
     uint64_t first = off / CS, last = (end - 1) / CS, need = 0;
     for (uint64_t cl = first; cl <= last; cl++)
         need += !held(c, cl);
-    if (need > c->max_clusters - c->allocated)
+    if (need > c->max_clusters - c->allocated) {
+        c->refused++;
         return -ENOSPC;
+    }
 
     uint64_t pos = off;
     /* Only the first and last clusters can be partial; the clusters

@@ -129,16 +129,29 @@ struct agent_exec_result {
     int error;            /* errno from an ERROR reply (never started), or 0 */
     uint32_t error_op;    /* AGENT_OP_* of that ERROR */
     uint32_t agent_version; /* from READY, when it was seen */
-    uint64_t out_bytes, err_bytes;
+    uint64_t out_bytes, err_bytes; /* what the command wrote */
+    uint64_t dropped;     /* of those, bytes past max_output: not copied */
 };
 
+/* The output cap: stdout and stderr together may copy `max` bytes. */
+struct agent_output_cap {
+    uint64_t max, used, dropped;
+};
+
+/* How many of the `len` bytes of the next chunk may still be copied; the
+ * rest is counted as dropped.  A chunk that crosses the cap is cut there,
+ * so exactly `max` bytes are copied. */
+size_t agent_output_take(struct agent_output_cap *cap, size_t len);
+
 /* Sends `req` (stdin attached when in_fd >= 0, which is then read to EOF
- * and forwarded), copies STDOUT to out_fd and STDERR to err_fd, and waits
- * for EXIT or ERROR.  A READY at the start of the stream is accepted.
+ * and forwarded), copies STDOUT to out_fd and STDERR to err_fd (at most
+ * max_output bytes of the two together; the rest is read and dropped, the
+ * command keeps running, res->dropped counts it), and waits for EXIT or
+ * ERROR.  A READY at the start of the stream is accepted.
  * 0 with *res filled once the outcome is known; -errno on transport
  * failure, -EPROTO when the agent broke the protocol. */
 int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
-               struct agent_exec_result *res);
+               uint64_t max_output, struct agent_exec_result *res);
 
 /* Copies in_fd (size bytes exactly) to guest `path` with `mode`.  0, or
  * -errno (the guest's errno for a refused put, e.g. -EACCES). */

@@ -77,9 +77,18 @@ static int conn_wait(struct conn *c, struct agent_msg *m)
     }
 }
 
+size_t agent_output_take(struct agent_output_cap *cap, size_t len)
+{
+    uint64_t left = cap->max - cap->used;
+    size_t take = len < left ? len : (size_t)left;
+    cap->used += take;
+    cap->dropped += len - take;
+    return take;
+}
+
 /* One reply during an exec; 1 when the outcome is known. */
 static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
-                       struct agent_exec_result *res)
+                       struct agent_output_cap *cap, struct agent_exec_result *res)
 {
     switch (m->type) {
     case AGENT_STARTED:
@@ -94,7 +103,9 @@ static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
             return -EPROTO;
         int to = m->type == AGENT_STDOUT ? out_fd : err_fd;
         *(m->type == AGENT_STDOUT ? &res->out_bytes : &res->err_bytes) += m->len;
-        return to >= 0 ? agent_write_all(to, m->payload, m->len) : 0;
+        size_t n = agent_output_take(cap, m->len);
+        res->dropped = cap->dropped;
+        return to >= 0 && n ? agent_write_all(to, m->payload, n) : 0;
     }
     case AGENT_EXIT:
         if (!res->started)
@@ -137,7 +148,7 @@ static int stdin_pull(int in_fd, uint8_t *out, size_t *out_len, int *in_eof)
 }
 
 static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd,
-                     struct agent_exec_result *res)
+                     struct agent_output_cap *cap, struct agent_exec_result *res)
 {
     uint8_t *pend = c->pend;
     size_t pend_len = 0, pend_off = 0;
@@ -146,7 +157,7 @@ static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd,
         struct agent_msg m;
         int rc;
         while ((rc = conn_next(c, &m)) == 1) {
-            rc = exec_on_msg(&m, out_fd, err_fd, res);
+            rc = exec_on_msg(&m, out_fd, err_fd, cap, res);
             if (rc)
                 return rc < 0 ? rc : 0;
         }
@@ -187,8 +198,9 @@ static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd,
 }
 
 int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
-               struct agent_exec_result *res)
+               uint64_t max_output, struct agent_exec_result *res)
 {
+    struct agent_output_cap cap = {.max = max_output};
     memset(res, 0, sizeof(*res));
     struct agent_exec_req r = *req;
     r.flags = (r.flags & ~AGENT_EXEC_F_STDIN) | (in_fd >= 0 ? AGENT_EXEC_F_STDIN : 0);
@@ -205,7 +217,7 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
         return -ENOMEM;
     rc = conn_open(c, fd);
     if (!rc)
-        rc = exec_loop(c, out_fd, err_fd, in_fd, res);
+        rc = exec_loop(c, out_fd, err_fd, in_fd, &cap, res);
     res->agent_version = c->version;
     agent_decoder_free(&c->dec);
     free(c);

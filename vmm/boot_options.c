@@ -1,5 +1,6 @@
 #include "vmm/seccomp.h"
 #include "vmm/boot_options.h"
+#include "vmm/console.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +41,10 @@ void boot_options_usage(void)
            "  --mem MiB         guest RAM, %d..%d (default %d)\n"
            "  --cpus N          vCPUs, 1..min(KVM's limit, %d) (default 1)\n"
            "  --console WHERE   stdio (default), none, or a file path to write\n"
+           "  --console-rate KIB_PER_S  console output beyond this rate is dropped\n"
+           "                    (default 1024, bursts of 4 s pass; 0: no limit)\n"
+           "  --console-max MiB at most this much console output in all (default 64;\n"
+           "                    0: no limit); drops are reported on stderr\n"
            "  --disk PATH[,ro][,cow[=SIZE]][,serial=ID]\n"
            "                    a virtio-blk disk (repeatable; the first is /dev/vda):\n"
            "                    ro = read-only; cow = the guest may write, but writes\n"
@@ -63,6 +68,7 @@ void boot_options_usage(void)
 enum { OPT_KERNEL = 1, OPT_INITRD, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_CONSOLE, OPT_ENTRY,
        OPT_KVM, OPT_ALLOW_PVM, OPT_DISK, OPT_VSOCK_UDS, OPT_CID, OPT_SECCOMP, OPT_JAIL,
        OPT_HELP = OPT_JAIL + JAIL_NOPTS };
+enum { OPT_CONSOLE_RATE = 200, OPT_CONSOLE_MAX };
 
 static int parse_entry(const char *s, enum kernel_entry *out)
 {
@@ -86,6 +92,8 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         {"mem", required_argument, NULL, OPT_MEM},
         {"cpus", required_argument, NULL, OPT_CPUS},
         {"console", required_argument, NULL, OPT_CONSOLE},
+        {"console-rate", required_argument, NULL, OPT_CONSOLE_RATE},
+        {"console-max", required_argument, NULL, OPT_CONSOLE_MAX},
         {"entry", required_argument, NULL, OPT_ENTRY},
         {"kvm", required_argument, NULL, OPT_KVM},
         {"allow-pvm", no_argument, NULL, OPT_ALLOW_PVM},
@@ -101,6 +109,7 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         .cmdline = BOOT_DEFAULT_CMDLINE, .mem_mib = BOOT_DEFAULT_MEM_MIB, .cpus = 1,
         .console = "stdio", .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO,
         .cid = BOOT_DEFAULT_CID,
+        .console_rate_kib = CONSOLE_DEFAULT_RATE_KIB, .console_max_mib = CONSOLE_DEFAULT_MAX_MIB,
     };
     optind = 0; /* glibc: 0 also resets getopt's position inside an argument */
     opterr = 0;
@@ -117,6 +126,14 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         case OPT_INITRD: o->initrd = optarg; break;
         case OPT_CMDLINE: o->cmdline = optarg; break;
         case OPT_CONSOLE: o->console = optarg; break;
+        case OPT_CONSOLE_RATE:
+        case OPT_CONSOLE_MAX:
+            if (console_parse_limit(c == OPT_CONSOLE_RATE ? "--console-rate" : "--console-max",
+                                    optarg, c == OPT_CONSOLE_RATE ? &o->console_rate_kib
+                                                                  : &o->console_max_mib,
+                                    err, errlen))
+                return -EINVAL;
+            break;
         case OPT_KVM: o->kvm_path = optarg; break;
         case OPT_ALLOW_PVM: o->allow_pvm = true; break;
         case OPT_HELP: boot_options_usage(); return 1;

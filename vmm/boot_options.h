@@ -31,6 +31,7 @@ struct boot_options {
     bool vsock_internal;   /* a vsock device even without --vsock-uds (airlock run) */
     uint64_t cid;          /* --cid, the guest's vsock address */
     struct jail_options jail; /* --jail, --no-jail, --uid, --gid, --cpu-quota */
+    uint64_t console_rate_kib, console_max_mib; /* console limits (vmm/console.h), 0 = none */
 };
 
 #define BOOT_DEFAULT_CID 3

@@ -27,6 +27,7 @@
 #include "vmm/detach.h"
 #include "vmm/egress.h"
 #include "vmm/evloop.h"
+#include "vmm/limits.h"
 #include "vmm/exit_codes.h"
 #include "vmm/jail.h"
 #include "vmm/machine.h"
@@ -80,6 +81,7 @@ static int open_disks(struct boot_session *s)
     for (unsigned i = 0; i < o->ndisks; i++) {
         if (disk_open(o->disks[i], &s->disks[i], s->err, ERRLEN))
             return report(s->err);
+        disk_set_on_full(s->disks[i], limits_disk_full, NULL);
         for (unsigned j = 0; j < i; j++) {
             if (disk_same_file(s->disks[j], s->disks[i])) {
                 snprintf(s->err, ERRLEN,
@@ -93,15 +95,14 @@ static int open_disks(struct boot_session *s)
     return 0;
 }
 
-/* The most the disks' copy-on-write overlays can hold (never more than the
- * disk): on a tmpfs TMPDIR their pages are charged to the VM's cgroup like
+/* The most the disks' copy-on-write overlays can hold (their caps, never
+ * more than the disk): on a tmpfs TMPDIR their pages are charged to the VM's cgroup like
  * guest RAM. */
 static uint64_t overlay_bytes(const struct boot_session *s)
 {
     uint64_t sum = 0;
     for (unsigned i = 0; i < s->opt.ndisks; i++)
-        if (disk_is_cow(s->disks[i]))
-            sum += disk_sectors(s->disks[i]) * 512;
+        sum += disk_overlay_cap(s->disks[i]); /* 0 when not cow */
     return sum;
 }
 
@@ -343,6 +344,7 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
         return r;
     if (console_open(&s.console, s.opt.console, s.err, ERRLEN))
         return report(s.err);
+    console_set_limits(&s.console, s.opt.console_rate_kib, s.opt.console_max_mib);
     /* The vsock socket file is the one thing airlock creates that outlives
      * it if left behind: made last, removed on every path from here. */
     vsock_host_init(&s.vsock_host);

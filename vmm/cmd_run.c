@@ -25,6 +25,8 @@
 #include "vmm/egress_broker.h"
 #include "vmm/commands.h"
 #include "vmm/exit_codes.h"
+#include "vmm/console.h"
+#include "vmm/limits.h"
 #include "vmm/seccomp.h"
 
 #define RUN_MAX_ENV 256
@@ -39,6 +41,10 @@
  * (they bind the unprivileged default user; root ignores RLIMIT_NPROC). */
 #define RUN_DEFAULT_NPROC  1024
 #define RUN_DEFAULT_NOFILE 4096
+/* Output and disk a command may produce unless the flags say otherwise:
+ * roomy for builds and test logs, small next to a host's disk. */
+#define RUN_DEFAULT_MAX_OUTPUT_MIB 1024
+#define RUN_DEFAULT_DISK_CAP_MIB   1024
 /* What every command gets unless -e sets the same name: the guest's
  * proxy (the agent's relay to airlock's egress filter) under both the
  * lower- and upper-case names that curl, pip, requests and wget read. */
@@ -66,6 +72,7 @@ struct run_ctx {
     const char *env[RUN_MAX_ENV + RUN_DEFAULT_ENVS + 1];
     unsigned nenv;
     bool with_stdin;
+    uint64_t max_output; /* bytes of stdout + stderr together */
     struct audit audit;
     struct egress_config egress_cfg;
     struct egress egress;
@@ -74,7 +81,7 @@ struct run_ctx {
     struct virtio_vsock *vsock;
     struct vdev *vdev;
     pthread_t thread;
-    char kernel[PATH_MAX], image_spec[PATH_MAX + 8], cmdline[2048];
+    char kernel[PATH_MAX], image_spec[PATH_MAX + 32], cmdline[2048];
 };
 
 /* Appends the defaults whose names -e did not set (a command sees the
@@ -131,6 +138,12 @@ static void run_usage(void)
            "  --nproc N         RLIMIT_NPROC for CMD's user (default 1024)\n"
            "  --nofile N        RLIMIT_NOFILE (default 4096)\n"
            "  --fsize MiB       RLIMIT_FSIZE, the largest file CMD may write (default: none)\n"
+           "  --max-output MiB  stdout and stderr together beyond this are dropped and\n"
+           "                    reported; CMD keeps running (default 1024)\n"
+           "  --disk-cap MiB    the root image's copy-on-write overlay: writes beyond it\n"
+           "                    fail in the guest with I/O errors (default 1024)\n"
+           "  --console-rate KIB_PER_S, --console-max MiB  console limits (with --console;\n"
+           "                    defaults 1024 and 64, 0: none)\n"
            "  --allow HOST[:PORT]     let CMD reach HOST (\"*.example.com\": its subdomains)\n"
            "                    through the guest's proxy; PORT 443 unless given, * any\n"
            "  --allow-ip CIDR[:PORT] let CMD reach these addresses (also loopback/private)\n"
@@ -311,8 +324,12 @@ static void *run_thread(void *arg)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     audit_exec(r);
     int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
-                        r->with_stdin ? STDIN_FILENO : -1, &res);
+                        r->with_stdin ? STDIN_FILENO : -1, r->max_output, &res);
     close(fd);
+    if (res.dropped)
+        limit_report("output", r->max_output, res.dropped,
+                     "output cap reached: %llu bytes dropped (--max-output %llu)",
+                     (unsigned long long)res.dropped, (unsigned long long)(r->max_output >> 20));
     clock_gettime(CLOCK_MONOTONIC, &t1);
     audit_exit(r, rc, &res, (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
     if (rc) {
@@ -369,6 +386,7 @@ enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, R
        RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT,
        RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_HELP };
 enum { RO_JAIL = 300 }; /* .. RO_JAIL + JAIL_NOPTS - 1: the jail's flags (vmm/jail.h) */
+enum { RO_MAX_OUTPUT = 200, RO_DISK_CAP, RO_CONSOLE_RATE, RO_CONSOLE_MAX };
 
 int cmd_run(int argc, char **argv)
 {
@@ -388,6 +406,10 @@ int cmd_run(int argc, char **argv)
         {"egress-max-mib", required_argument, NULL, RO_EG_MIB},
         {"egress-rate", required_argument, NULL, RO_EG_RATE},
         {"seccomp", required_argument, NULL, RO_SECCOMP},
+        {"max-output", required_argument, NULL, RO_MAX_OUTPUT},
+        {"disk-cap", required_argument, NULL, RO_DISK_CAP},
+        {"console-rate", required_argument, NULL, RO_CONSOLE_RATE},
+        {"console-max", required_argument, NULL, RO_CONSOLE_MAX},
         JAIL_LONGOPTS(RO_JAIL),
         {0},
     };
@@ -395,7 +417,10 @@ int cmd_run(int argc, char **argv)
         .mem_mib = BOOT_DEFAULT_MEM_MIB, .cpus = 1, .console = "none",
         .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO, .cid = BOOT_DEFAULT_CID,
         .vsock_internal = true,
+        .console_rate_kib = CONSOLE_DEFAULT_RATE_KIB, .console_max_mib = CONSOLE_DEFAULT_MAX_MIB,
     };
+    uint64_t disk_cap_mib = RUN_DEFAULT_DISK_CAP_MIB;
+    r.max_output = (uint64_t)RUN_DEFAULT_MAX_OUTPUT_MIB << 20;
     const char *image = NULL, *append = "", *audit_path = NULL;
     struct egress_config *eg = &r.egress_cfg;
     eg->max_conns = EGRESS_DEFAULT_MAX_CONNS;
@@ -496,6 +521,26 @@ int cmd_run(int argc, char **argv)
                 return bad_value("--egress-rate", optarg, "1 to 10000 connections per minute");
             eg->rate_per_min = (unsigned)v;
             break;
+        case RO_MAX_OUTPUT:
+        case RO_DISK_CAP:
+            if (parse_uint(optarg, 1 << 24, &v) || v == 0)
+                return bad_value(c == RO_DISK_CAP ? "--disk-cap" : "--max-output", optarg,
+                                 "whole MiB, 1 to 16777216");
+            if (c == RO_DISK_CAP)
+                disk_cap_mib = v;
+            else
+                r.max_output = v << 20;
+            break;
+        case RO_CONSOLE_RATE:
+        case RO_CONSOLE_MAX: {
+            char why[200];
+            bool rate = c == RO_CONSOLE_RATE;
+            if (console_parse_limit(rate ? "--console-rate" : "--console-max", optarg,
+                                    rate ? &o.console_rate_kib : &o.console_max_mib, why,
+                                    sizeof(why)))
+                return usage_error(why);
+            break;
+        }
         case RO_IMAGE: image = optarg; break;
         case RO_KERNEL: o.kernel = optarg; break;
         case RO_CONSOLE: o.console = optarg; break;
@@ -546,7 +591,8 @@ int cmd_run(int argc, char **argv)
         default_path(image_path, sizeof(image_path), image ? "rootfs.ext4" : "python.ext4");
         image = image_path;
     }
-    if (snprintf(r.image_spec, sizeof(r.image_spec), "%s,cow", image) >= (int)sizeof(r.image_spec))
+    if (snprintf(r.image_spec, sizeof(r.image_spec), "%s,cow=%lluM", image,
+                 (unsigned long long)disk_cap_mib) >= (int)sizeof(r.image_spec))
         return usage_error("--image: path too long");
     o.disks[0] = r.image_spec;
     o.ndisks++;
@@ -559,6 +605,7 @@ int cmd_run(int argc, char **argv)
         snprintf(msg, sizeof(msg), "--audit %s: %s", audit_path, strerror(-e));
         return usage_error(msg);
     }
+    limits_set_audit(&r.audit);
     r.broker = -1;
     if (eg->policy.n && (e = egress_broker_start(&eg->policy, &r.broker))) {
         fprintf(stderr, "airlock: cannot start the egress broker: %s\n", strerror(-e));

@@ -191,7 +191,7 @@ int main(int argc, char **argv)
     req.argv = (const char *const *)argv + i + 1;
     req.argc = (uint32_t)(argc - i - 1);
     struct agent_exec_result res;
-    int rc = agent_exec(fd, &req, 1, 2, use_stdin ? 0 : -1, &res);
+    int rc = agent_exec(fd, &req, 1, 2, use_stdin ? 0 : -1, UINT64_MAX, &res);
     if (rc)
         return fail("exec", -rc);
     if (res.error)

@@ -94,7 +94,7 @@ static void fuzz_client(int mode, const uint8_t *data, size_t size)
         req.argv = argv;
         req.argc = 1;
         struct agent_exec_result res;
-        int rc = agent_exec(sv[0], &req, null, null, -1, &res);
+        int rc = agent_exec(sv[0], &req, null, null, -1, UINT64_MAX, &res);
         if (rc == 0) {
             /* A known outcome: either it never started (an errno), or it
              * did and its status is one airlock can report. */

@@ -14,6 +14,9 @@
  *                                       (probe_virtio.c)
  *   probe.attack                        the attack suite against every device
  *                                       (probe_attack.c, probe_vsock.c)
+ *   probe.prompt                        with probe.echo: print "PROMPT> " (no
+ *                                       newline) before reading
+ *   probe.spam                          print 1 KiB lines (rep outsb) forever
  * Built twice: 64-bit (Linux 64-bit entry) and 32-bit (PVH entry). */
 #include <stdint.h>
 
@@ -90,6 +93,18 @@ static void echo_line(void)
     puts_serial("\n");
 }
 
+/* A guest that prints as fast as it can, forever: the console limits'
+ * adversary.  rep outsb sends a whole line per exit. */
+static void spam(void)
+{
+    static char line[1025];
+    for (unsigned i = 0; i < 1023; i++)
+        line[i] = (char)('a' + i % 26);
+    line[1023] = '\n';
+    for (;;)
+        puts_rep(line);
+}
+
 static void probe_run(const char *entry, int info_ok, const char *cmdline, uint32_t memmap_entries)
 {
     uint16_t cs;
@@ -111,8 +126,12 @@ static void probe_run(const char *entry, int info_ok, const char *cmdline, uint3
         put_hex(inb(0x2e8)); /* COM4's window: nobody home */
         puts_serial("\n");
     }
+    if (has_word(cmdline, "probe.prompt"))
+        puts_serial("PROMPT> ");
     if (has_word(cmdline, "probe.echo"))
         echo_line();
+    if (has_word(cmdline, "probe.spam"))
+        spam();
     if (has_word(cmdline, "probe.virtio"))
         probe_virtio();
     if (has_word(cmdline, "probe.attack"))

@@ -131,5 +131,6 @@ Suite *egress_policy_suite(void);
 Suite *surface_suite(void);
 Suite *audit_suite(void), *egress_broker_suite(void);
 Suite *seccomp_suite(void);
+Suite *limits_suite(void);
 
 #endif

@@ -402,6 +402,8 @@ static void readback(int fd, char *to, size_t cap)
 /* Queues `script` as the agent's replies on a socketpair (whole, then EOF),
  * runs agent_exec for `true`, and returns its result; stdout and stderr
  * land in memfds read back into out/err (NUL-terminated). */
+static uint64_t script_max_output = UINT64_MAX; /* agent_exec's output cap */
+
 static int script_exec(const uint8_t *script, size_t len, struct agent_exec_result *res,
                        char *out, char *err, size_t cap)
 {
@@ -415,7 +417,7 @@ static int script_exec(const uint8_t *script, size_t len, struct agent_exec_resu
     agent_exec_req_init(&req);
     req.argv = argv;
     req.argc = 1;
-    int rc = agent_exec(sv[0], &req, fo, fe, -1, res);
+    int rc = agent_exec(sv[0], &req, fo, fe, -1, script_max_output, res);
     /* What the helper sent is one well-formed EXEC and nothing more. */
     ssize_t n = read(sv[1], buf, BIG);
     struct agent_msg m;
@@ -437,7 +439,8 @@ static size_t slen;
 #define ADD(expr) (slen += (size_t)(expr))
 #define AT script + slen, sizeof(script) - slen
 
-START_TEST(helper_exec_happy)
+/* READY, STARTED, "hi" "err" "!" on stdout, stderr, stdout, exit 3. */
+static void happy_script(void)
 {
     slen = 0;
     ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
@@ -446,6 +449,11 @@ START_TEST(helper_exec_happy)
     ADD(agent_encode(AT, AGENT_STDERR, "err", 3));
     ADD(agent_encode(AT, AGENT_STDOUT, "!", 1));
     ADD(agent_encode_exit(AT, AGENT_EXIT_CODE, 3, 0));
+}
+
+START_TEST(helper_exec_happy)
+{
+    happy_script();
     struct agent_exec_result res;
     char out[64], err[64];
     ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), 0);
@@ -454,6 +462,26 @@ START_TEST(helper_exec_happy)
     ck_assert_uint_eq(res.agent_version, AGENT_VERSION);
     ck_assert_str_eq(out, "hi!");
     ck_assert_str_eq(err, "err");
+}
+END_TEST
+
+/* The output cap counts stdout and stderr together, cuts the chunk that
+ * crosses it, drops (and counts) the rest, and keeps the command's status. */
+START_TEST(helper_exec_output_cap)
+{
+    happy_script();
+    struct agent_exec_result res;
+    char out[64], err[64];
+    script_max_output = 3;
+    int rc = script_exec(script, slen, &res, out, err, sizeof(out));
+    script_max_output = UINT64_MAX;
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(agent_result_status(&res), 3);
+    ck_assert_str_eq(out, "hi");
+    ck_assert_str_eq(err, "e");
+    ck_assert_uint_eq(res.out_bytes, 3);
+    ck_assert_uint_eq(res.err_bytes, 3);
+    ck_assert_uint_eq(res.dropped, 3);
 }
 END_TEST
 
@@ -563,6 +591,7 @@ Suite *agent_proto_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, helper_exec_happy);
     tcase_add_test(tc, helper_exec_error_reply);
+    tcase_add_test(tc, helper_exec_output_cap);
     tcase_add_test(tc, helper_exec_out_of_order);
     tcase_add_test(tc, helper_exec_eof_midway);
     tcase_add_test(tc, helper_file_get);
