@@ -186,3 +186,24 @@ int virtq_chain_write(const struct gmem *mem, const struct virtq_chain *c, uint6
 {
     return chain_span(mem, c, true, off, (uint8_t *)src, len);
 }
+
+void *virtq_chain_piece(const struct gmem *mem, const struct virtq_chain *c, bool writable,
+                        uint64_t off, uint64_t max, uint64_t *len)
+{
+    *len = 0;
+    unsigned first = writable ? c->nreadable : 0;
+    unsigned end = writable ? c->nbufs : c->nreadable;
+    for (unsigned i = first; i < end && max; i++) {
+        const struct virtq_buf *b = &c->bufs[i];
+        if (off >= b->len) {
+            off -= b->len;
+            continue;
+        }
+        uint64_t n = b->len - off < max ? b->len - off : max;
+        void *g = gmem_ptr(mem, b->gpa + off, n);
+        if (g)
+            *len = n;
+        return g;
+    }
+    return NULL;
+}

@@ -88,4 +88,12 @@ int virtq_chain_read(const struct gmem *mem, const struct virtq_chain *c, uint64
 int virtq_chain_write(const struct gmem *mem, const struct virtq_chain *c, uint64_t off,
                       const void *src, uint64_t len);
 
+/* Where [off, off + max) of c's readable (or writable) bytes, taken as one
+ * string, starts: a pointer into guest memory and, in *len, how many bytes
+ * from there are contiguous (1..max; buffers of length 0 are skipped), so
+ * a syscall can read or write them in place.  NULL with *len 0 when max is
+ * 0, off is at or past the end, or the buffer is not in guest RAM. */
+void *virtq_chain_piece(const struct gmem *mem, const struct virtq_chain *c, bool writable,
+                        uint64_t off, uint64_t max, uint64_t *len);
+
 #endif

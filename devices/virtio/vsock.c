@@ -145,14 +145,17 @@ static void guest_rw(struct virtio_vsock *v, struct virtio_mmio *t, struct vsock
         return;
     }
     c->rx_cnt += len;
+    /* Straight from guest memory to the fd, a buffer at a time (no copy
+     * in between; each step moves at least a byte). */
     for (uint32_t off = 0; off < len;) {
-        uint32_t n = len - off < VSOCK_MAX_PKT ? len - off : VSOCK_MAX_PKT;
-        if (virtq_chain_read(t->mem, ch, VSOCK_HDR_BYTES + (uint64_t)off, v->scratch, n) ||
-            conn_send(c, v->scratch, n)) {
+        uint64_t n;
+        const uint8_t *p = virtq_chain_piece(t->mem, ch, false, VSOCK_HDR_BYTES + (uint64_t)off,
+                                             len - off, &n);
+        if (!p || conn_send(c, p, (uint32_t)n)) {
             conn_reset(v, c);
             return;
         }
-        off += n;
+        off += (uint32_t)n;
     }
 }
 

@@ -57,7 +57,6 @@ struct virtio_vsock {
     bool rx_starved;                /* work waits for rx buffers: read watches off */
     bool rx_held;                   /* `rx` was popped and not yet used */
     struct virtq_chain tx, rx;
-    uint8_t scratch[VSOCK_MAX_PKT];
 };
 
 /* Queues may be used only while the driver runs and has not broken one. */

@@ -100,14 +100,32 @@ static bool conn_read(struct virtio_vsock *v, struct virtio_mmio *t, struct vsoc
             virtio_mmio_needs_reset(t);
         return true;
     }
-    ssize_t n = fd_read(c->fd, v->scratch, room);
-    if (n > 0) {
-        if (virtq_chain_write(t->mem, &v->rx, VSOCK_HDR_BYTES, v->scratch, (uint64_t)n)) {
+    /* Straight from the fd into the chain's buffers, one read per buffer
+     * while each comes back full (no copy in between). */
+    uint64_t total = 0;
+    ssize_t n = 0;
+    while (total < room) {
+        uint64_t len;
+        uint8_t *p = virtq_chain_piece(t->mem, &v->rx, true, VSOCK_HDR_BYTES + total,
+                                       room - total, &len);
+        if (!p) {
+            /* rx_take checked the room and virtq_pop every buffer. */
+            if (total)
+                break;
             virtio_mmio_needs_reset(t);
             return false;
         }
-        c->tx_cnt += (uint32_t)n;
-        struct vsock_hdr h = conn_hdr(v, c, VSOCK_OP_RW, 0, (uint32_t)n);
+        n = fd_read(c->fd, p, len);
+        if (n <= 0)
+            break;
+        total += (uint64_t)n;
+        if ((uint64_t)n < len)
+            break;
+    }
+    if (total) {
+        /* A later read's EAGAIN or EOF shows again on the next read. */
+        c->tx_cnt += (uint32_t)total;
+        struct vsock_hdr h = conn_hdr(v, c, VSOCK_OP_RW, 0, (uint32_t)total);
         rx_put(v, t, &h);
         return true;
     }

@@ -716,6 +716,75 @@ START_TEST(s2_7_4_chain_write_out_of_range_writes_nothing)
 }
 END_TEST
 
+/* virtq_chain_piece: the contiguous run at an offset, never past the
+ * buffer, the max, or the readable/writable side asked for. */
+START_TEST(s2_7_4_chain_piece_walks_buffers)
+{
+    pop_mixed_chain();
+    static const struct {
+        bool w;
+        uint64_t off, max, gpa, len;
+    } cases[] = {
+        {false, 0, 100, DATA, 5},          {false, 3, 100, DATA + 3, 2},
+        {false, 5, 100, DATA + 0x100, 7},  {false, 6, 3, DATA + 0x101, 3},
+        {false, 12, 100, DATA + 0x200, 3}, {false, 14, 1, DATA + 0x202, 1},
+        {true, 0, 100, DATA + 0x300, 4},   {true, 4, 100, DATA + 0x400, 6},
+        {true, 9, 100, DATA + 0x405, 1},
+    };
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint64_t len = 99;
+        uint8_t *p = virtq_chain_piece(&tm.mem, ch, cases[i].w, cases[i].off, cases[i].max, &len);
+        ck_assert_ptr_eq(p, test_mem_at(&tm, cases[i].gpa, 1));
+        ck_assert_uint_eq(len, cases[i].len);
+    }
+    /* The piece is the bytes virtq_chain_read sees at that offset. */
+    uint64_t len;
+    uint8_t *p = virtq_chain_piece(&tm.mem, ch, false, 7, 100, &len);
+    uint8_t want[5];
+    ck_assert_int_eq(virtq_chain_read(&tm.mem, ch, 7, want, len), 0);
+    ck_assert_mem_eq(p, want, len);
+}
+END_TEST
+
+START_TEST(s2_7_4_chain_piece_out_of_range)
+{
+    pop_mixed_chain();
+    uint64_t len = 99;
+    ck_assert_ptr_null(virtq_chain_piece(&tm.mem, ch, false, 15, 1, &len)); /* the end */
+    ck_assert_uint_eq(len, 0);
+    len = 99;
+    ck_assert_ptr_null(virtq_chain_piece(&tm.mem, ch, true, 10, 1, &len));
+    ck_assert_uint_eq(len, 0);
+    ck_assert_ptr_null(virtq_chain_piece(&tm.mem, ch, false, UINT64_MAX, 1, &len));
+    ck_assert_ptr_null(virtq_chain_piece(&tm.mem, ch, false, 0, 0, &len)); /* max 0 */
+    ck_assert_uint_eq(len, 0);
+    /* A huge max is cut at the buffer. */
+    ck_assert_ptr_nonnull(virtq_chain_piece(&tm.mem, ch, true, 1, UINT64_MAX, &len));
+    ck_assert_uint_eq(len, 3);
+}
+END_TEST
+
+START_TEST(s2_7_4_chain_piece_skips_empty_and_checks_ram)
+{
+    memset(ch, 0, sizeof(*ch));
+    ch->nbufs = 3;
+    ch->nreadable = 3;
+    ch->bufs[0] = (struct virtq_buf){DATA, 0, false};
+    ch->bufs[1] = (struct virtq_buf){DATA + 0x10, 4, false};
+    ch->bufs[2] = (struct virtq_buf){RAM - 4, 8, false}; /* forged: past RAM */
+    ch->readable_len = 12;
+    uint64_t len = 99;
+    ck_assert_ptr_eq(virtq_chain_piece(&tm.mem, ch, false, 0, 100, &len),
+                     test_mem_at(&tm, DATA + 0x10, 1));
+    ck_assert_uint_eq(len, 4);
+    ck_assert_ptr_null(virtq_chain_piece(&tm.mem, ch, false, 4, 100, &len));
+    ck_assert_uint_eq(len, 0);
+    /* Within RAM when cut short by max: fine. */
+    ck_assert_ptr_nonnull(virtq_chain_piece(&tm.mem, ch, false, 4, 4, &len));
+    ck_assert_uint_eq(len, 4);
+}
+END_TEST
+
 START_TEST(s2_7_4_chain_buffer_outside_ram)
 {
     /* virtq_chain_* re-check each buffer: a chain forged (or gone stale)
@@ -876,6 +945,9 @@ Suite *virtq_suite(void)
     tcase_add_test(tc, s2_7_4_chain_read_out_of_range);
     tcase_add_test(tc, s2_7_4_chain_write_across_buffers);
     tcase_add_test(tc, s2_7_4_chain_write_out_of_range_writes_nothing);
+    tcase_add_test(tc, s2_7_4_chain_piece_walks_buffers);
+    tcase_add_test(tc, s2_7_4_chain_piece_out_of_range);
+    tcase_add_test(tc, s2_7_4_chain_piece_skips_empty_and_checks_ram);
     tcase_add_test(tc, s2_7_4_chain_buffer_outside_ram);
     tcase_add_test(tc, s2_7_7_should_notify);
     tcase_add_test(tc, s2_7_7_no_interrupt_flag_honoured);
