@@ -23,6 +23,7 @@
 #include "vmm/audit.h"
 #include "vmm/egress.h"
 #include "vmm/egress_broker.h"
+#include "vmm/run_copy.h"
 #include "vmm/commands.h"
 #include "vmm/exit_codes.h"
 #include "vmm/console.h"
@@ -56,14 +57,6 @@ static const char *const run_default_env[RUN_DEFAULT_ENVS] = {
     "no_proxy=localhost,127.0.0.1,::1",  "NO_PROXY=localhost,127.0.0.1,::1",
 };
 
-/* One --copy-in HOST:GUEST or --copy-out GUEST:HOST. */
-struct run_copy {
-    const char *arg;   /* as the user wrote it, for messages */
-    char *host, *guest;
-    int fd;            /* the host file, opened while parsing (the seccomp
-                        * filter forbids open() once the VM runs) */
-    struct stat st;    /* copy-in: its size and mode, taken then too */
-};
 
 struct run_ctx {
     struct agent_exec_req req;
@@ -344,28 +337,6 @@ static void *run_thread(void *arg)
     return NULL;
 }
 
-/* "A:B" into a copy; the host file is opened now, so a typo costs no
- * boot.  A --copy-out file is created here, before the VM starts (and
- * emptied when the copy begins). */
-static int parse_copy(char *arg, bool in, struct run_copy *c)
-{
-    char *colon = strchr(arg, ':');
-    c->arg = strdup(arg);
-    if (!colon || colon == arg || !colon[1] || !c->arg)
-        return -EINVAL;
-    *colon = 0;
-    c->host = in ? arg : colon + 1;
-    c->guest = in ? colon + 1 : arg;
-    if (c->guest[0] != '/')
-        return -EINVAL;
-    c->fd = open(c->host, in ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (c->fd < 0)
-        return -errno;
-    if (fstat(c->fd, &c->st) < 0)
-        return -errno;
-    return S_ISREG(c->st.st_mode) ? 0 : -EINVAL;
-}
-
 static int run_serve_port(void *opaque, uint32_t port)
 {
     struct run_ctx *r = opaque;
@@ -551,7 +522,7 @@ int cmd_run(int argc, char **argv)
             bool in = c == RO_COPY_IN;
             unsigned *n = in ? &r.ncopy_in : &r.ncopy_out;
             struct run_copy *cp = in ? &r.copy_in[*n] : &r.copy_out[*n];
-            int e = *n < RUN_MAX_COPIES ? parse_copy(optarg, in, cp) : -E2BIG;
+            int e = *n < RUN_MAX_COPIES ? run_copy_parse(optarg, in, cp) : -E2BIG;
             if (e) {
                 snprintf(msg, sizeof(msg), "%s %s: %s", in ? "--copy-in" : "--copy-out",
                          cp->arg ? cp->arg : optarg,
