@@ -22,13 +22,27 @@ struct conn {
     uint32_t version;
 };
 
-static int conn_open(struct conn *c, int fd)
+/* A connection's reader state (too big for a thread's stack); NULL with
+ * *rc = -errno on failure.  conn_free releases it. */
+static struct conn *conn_new(int fd, int *rc)
 {
+    struct conn *c = malloc(sizeof(*c));
+    if (!c) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
     c->fd = fd;
     c->rpos = c->rlen = 0;
     c->saw_ready = 0;
     c->version = 0;
-    return agent_decoder_init(&c->dec, AGENT_DIR_REPLY);
+    *rc = agent_decoder_init(&c->dec, AGENT_DIR_REPLY);
+    return c;
+}
+
+static void conn_free(struct conn *c)
+{
+    agent_decoder_free(&c->dec);
+    free(c);
 }
 
 
@@ -212,15 +226,13 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
     free(frame);
     if (rc)
         return rc;
-    struct conn *c = malloc(sizeof(*c));
+    struct conn *c = conn_new(fd, &rc);
     if (!c)
-        return -ENOMEM;
-    rc = conn_open(c, fd);
+        return rc;
     if (!rc)
         rc = exec_loop(c, out_fd, err_fd, in_fd, &cap, res);
     res->agent_version = c->version;
-    agent_decoder_free(&c->dec);
-    free(c);
+    conn_free(c);
     return rc;
 }
 
@@ -270,14 +282,12 @@ int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t 
     int data_rc = put_data(fd, in_fd, size);
     if (data_rc && data_rc != -EIO)
         return data_rc;
-    struct conn *c = malloc(sizeof(*c));
+    struct conn *c = conn_new(fd, &rc);
     if (!c)
-        return -ENOMEM;
-    rc = conn_open(c, fd);
+        return rc;
     if (!rc)
         rc = put_verdict(c);
-    agent_decoder_free(&c->dec);
-    free(c);
+    conn_free(c);
     return data_rc ? data_rc : rc;
 }
 
@@ -317,14 +327,12 @@ int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes)
     int rc = agent_send_all(fd, f, (size_t)fl);
     if (rc)
         return rc;
-    struct conn *c = malloc(sizeof(*c));
+    struct conn *c = conn_new(fd, &rc);
     if (!c)
-        return -ENOMEM;
-    rc = conn_open(c, fd);
+        return rc;
     if (!rc)
         rc = get_loop(c, out_fd, max_bytes);
-    agent_decoder_free(&c->dec);
-    free(c);
+    conn_free(c);
     return rc;
 }
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/agent_client.h" /* agent_send_all */
 #include "vmm/egress_broker.h"
 #include "vmm/http_request.h"
 #include "vmm/seccomp.h"
@@ -52,25 +53,11 @@ int egress_init(struct egress *e, const struct egress_config *cfg, const struct 
     return 0;
 }
 
-static int send_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void answer(struct egress_conn *c, int status, const char *reason)
 {
     char out[512];
     size_t n = http_response_format(out, sizeof(out), status, reason);
-    send_all(c->guest, out, n);
+    agent_send_all(c->guest, out, n);
 }
 
 /* Reads until a complete head (1), a malformed one (-status), or the guest
@@ -158,7 +145,7 @@ static const char *relay(struct egress_conn *c, uint64_t *out_bytes, uint64_t *i
     /* What followed the head in the first reads goes first. */
     size_t extra = c->have - c->req.head_len;
     if (c->req.kind == HTTP_REQ_FORWARD) {
-        if (send_all(c->remote, c->req.origin_head, c->req.origin_head_len)) {
+        if (agent_send_all(c->remote, c->req.origin_head, c->req.origin_head_len)) {
             end = "the server closed";
             goto out;
         }
