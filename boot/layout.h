@@ -74,6 +74,9 @@
 #define LAYOUT_COM1_IRQ         4
 #define LAYOUT_I8042_DATA_PORT  0x60
 #define LAYOUT_I8042_CMD_PORT   0x64
+/* airlock's boot timer (devices/boot_timer.h): a port no PC device uses
+ * and nothing in our guest kernel probes. */
+#define LAYOUT_BOOT_TIMER_PORT  0x440
 
 /* virtio-mmio slots: one 4 KiB page each in the MMIO gap, slot i at
  * BASE + i * STRIDE with interrupt line IRQ_BASE + i (edge-triggered ISA

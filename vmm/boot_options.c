@@ -1,6 +1,7 @@
 #include "vmm/seccomp.h"
 #include "vmm/boot_options.h"
 #include "vmm/console.h"
+#include "vmm/timings.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -60,6 +61,7 @@ void boot_options_usage(void)
            "                    PVM-aware guest kernels; a stock one fails there)\n"
            "  --seccomp MODE    kill (default: a syscall off the allowlist kills airlock),\n"
            "                    trap (name the syscall, exit 125), off (no filter)\n"
+           TIMINGS_USAGE
            JAIL_USAGE,
            BOOT_DEFAULT_CMDLINE, (int)LAYOUT_MEM_MIN_MIB, (int)LAYOUT_MEM_MAX_MIB,
            BOOT_DEFAULT_MEM_MIB, MPTABLE_MAX_CPUS, BOOT_DEFAULT_KVM);
@@ -68,7 +70,7 @@ void boot_options_usage(void)
 enum { OPT_KERNEL = 1, OPT_INITRD, OPT_CMDLINE, OPT_MEM, OPT_CPUS, OPT_CONSOLE, OPT_ENTRY,
        OPT_KVM, OPT_ALLOW_PVM, OPT_DISK, OPT_VSOCK_UDS, OPT_CID, OPT_SECCOMP, OPT_JAIL,
        OPT_HELP = OPT_JAIL + JAIL_NOPTS };
-enum { OPT_CONSOLE_RATE = 200, OPT_CONSOLE_MAX };
+enum { OPT_CONSOLE_RATE = 200, OPT_CONSOLE_MAX, OPT_TIMINGS };
 
 static int parse_entry(const char *s, enum kernel_entry *out)
 {
@@ -102,6 +104,7 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
         {"cid", required_argument, NULL, OPT_CID},
         {"seccomp", required_argument, NULL, OPT_SECCOMP},
         {"help", no_argument, NULL, OPT_HELP},
+        {"timings", optional_argument, NULL, OPT_TIMINGS},
         JAIL_LONGOPTS(OPT_JAIL),
         {0},
     };
@@ -135,6 +138,15 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
                 return -EINVAL;
             break;
         case OPT_KVM: o->kvm_path = optarg; break;
+        case OPT_TIMINGS: {
+            enum timings_format f;
+            if (timings_parse(optarg, &f)) {
+                snprintf(err, errlen, "--timings=%s: want --timings or --timings=json", optarg);
+                return -EINVAL;
+            }
+            timings_enable(f);
+            break;
+        }
         case OPT_ALLOW_PVM: o->allow_pvm = true; break;
         case OPT_HELP: boot_options_usage(); return 1;
         case OPT_VSOCK_UDS: o->vsock_uds = optarg; break;

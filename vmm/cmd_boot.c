@@ -16,6 +16,7 @@
 #include "boot/layout.h"
 #include "boot/loader.h"
 #include "devices/disk.h"
+#include "devices/boot_timer.h"
 #include "devices/i8042.h"
 #include "devices/serial.h"
 #include "devices/virtio/blk.h"
@@ -31,7 +32,9 @@
 #include "vmm/exit_codes.h"
 #include "vmm/jail.h"
 #include "vmm/machine.h"
+#include "vmm/timings.h"
 #include "vmm/mapped_file.h"
+#include "vmm/memstat.h"
 #include "vmm/virtio_devices.h"
 #include "vmm/vm.h"
 #include "vmm/vsock_host.h"
@@ -52,6 +55,7 @@ struct boot_session {
     struct vm vm;
     struct serial serial;
     struct i8042 kbd;
+    struct boot_timer timer;
     struct console console;
     struct evloop loop;
     int signal_fd;
@@ -64,6 +68,7 @@ struct boot_session {
     struct vdev *vsock_vdev;
     char *cmdline; /* the user's command line plus our device announcements */
     struct jail jail;
+    struct memstat memstat; /* --timings only */
     char err[ERRLEN];
 };
 
@@ -128,12 +133,14 @@ static int prepare_guest(struct boot_session *s)
     if (o->initrd &&
         mapped_file_open(&s->initrd_file, "--initrd", o->initrd, LAYOUT_MMIO_GAP_START, s->err, ERRLEN))
         return report(s->err);
+    timings_mark(TM_FILES);
     int e = gmem_init(&s->mem, o->mem_mib);
     if (e) {
         snprintf(s->err, ERRLEN, "--mem %llu: cannot map guest RAM: %s",
                  (unsigned long long)o->mem_mib, strerror(-e));
         return report(s->err);
     }
+    timings_mark(TM_MEMORY);
     struct boot_request req = {
         .cmdline = s->cmdline, .initrd = s->initrd_file.data,
         .initrd_size = s->initrd_file.size, .entry = o->entry, .ncpus = o->cpus,
@@ -152,6 +159,7 @@ static int prepare_guest(struct boot_session *s)
     /* Everything is in guest RAM now; the files are no longer needed. */
     mapped_file_close(&s->kernel_file);
     mapped_file_close(&s->initrd_file);
+    timings_mark(TM_KERNEL);
     return 0;
 }
 
@@ -206,6 +214,15 @@ static void serial_rx_ready(void *opaque)
     console_rx_ready(&s->console);
 }
 
+/* The guest agent's milestones (devices/boot_timer.h), on a vCPU thread. */
+static void on_boot_mark(void *opaque, enum boot_timer_mark what)
+{
+    struct boot_session *s = opaque;
+    bool first = timings_mark(what == BOOT_TIMER_USERSPACE ? TM_USERSPACE : TM_AGENT_READY);
+    if (first && what == BOOT_TIMER_AGENT_READY && s->hook && s->hook->agent_ready)
+        s->hook->agent_ready(s->hook->opaque);
+}
+
 static const struct serial_ops serial_ops = {
     .tx = serial_tx, .set_irq = serial_set_irq, .rx_ready = serial_rx_ready,
 };
@@ -213,8 +230,10 @@ static const struct serial_ops serial_ops = {
 /* Step 5: the devices the guest can reach (their ranges: vmm/machine.c). */
 static int attach_devices(struct boot_session *s)
 {
-    struct machine_devices m = {.serial = &s->serial, .kbd = &s->kbd, .nblks = s->opt.ndisks};
+    struct machine_devices m = {.serial = &s->serial, .kbd = &s->kbd, .timer = &s->timer,
+                                .nblks = s->opt.ndisks};
     serial_init(&s->serial, &serial_ops, s);
+    s->timer = (struct boot_timer){.mark = on_boot_mark, .opaque = s};
     s->kbd = (struct i8042){.reset = kbd_reset, .opaque = s};
     for (unsigned i = 0; i < s->opt.ndisks; i++) {
         if (virtio_blk_create(s->disks[i], &s->blks[i])) {
@@ -286,6 +305,7 @@ static int run_vm(struct boot_session *s)
     }
     if (vm_start(&s->vm, s->err, ERRLEN))
         return vsock_host_close(&s->vsock_host), report(s->err);
+    timings_mark(TM_VCPU_START);
     if (s->hook && s->hook->started(s->hook->opaque, &s->vm, s->vsock, s->vsock_vdev))
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "cannot start the command's thread");
     if ((e = seccomp_apply(SECCOMP_LOOP)))
@@ -300,7 +320,17 @@ static int run_vm(struct boot_session *s)
     /* A command's own status comes with no reason: nothing to say. */
     if (s->vm.exit_status != 0 && s->vm.exit_reason[0])
         fprintf(stderr, "airlock: %s\n", s->vm.exit_reason);
-    detach_report(s->vm.exit_status); /* the caller has its status now */
+    timings_mark(TM_STATUS);
+    if (timings_enabled()) {
+        uint64_t peak, guest;
+        memstat_read(&s->memstat, &s->vm.mem, &peak, &guest);
+        timings_set_memory(peak, guest);
+        memstat_close(&s->memstat);
+    }
+    /* The caller has its status now and teardown runs after it, unless
+     * --timings asked to see teardown too. */
+    if (!timings_enabled())
+        detach_report(s->vm.exit_status);
     vm_destroy(&s->vm);
     if (s->vsock)
         virtio_vsock_destroy(s->vsock);
@@ -308,6 +338,10 @@ static int run_vm(struct boot_session *s)
     for (unsigned i = 0; i < s->opt.ndisks; i++) {
         virtio_blk_destroy(s->blks[i]);
         disk_close(s->disks[i]);
+    }
+    if (timings_mark(TM_TEARDOWN) && timings_enabled()) {
+        timings_print(stderr);
+        detach_report(s->vm.exit_status);
     }
     return s->vm.exit_status;
 }
@@ -327,8 +361,10 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     static struct boot_session s; /* large; one per process */
     int r;
     s.signal_fd = -1;
+    s.memstat = (struct memstat){-1, -1};
     s.opt = *opt;
     s.hook = hook;
+    timings_mark(TM_ARGS);
     if (jail_prepare(&s.jail, &s.opt.jail, s.opt.vsock_uds, s.err, ERRLEN))
         return report(s.err);
     if (detach_start(&s.jail.helper) < 0 && s.jail.active) {
@@ -342,6 +378,7 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     jail_limit(&s.jail, s.opt.mem_mib << 20, overlay_bytes(&s), SESSION_THREADS(s.opt.cpus));
     if ((r = prepare_guest(&s)) || (r = open_kvm(&s)))
         return r;
+    timings_mark(TM_KVM);
     if (console_open(&s.console, s.opt.console, s.err, ERRLEN))
         return report(s.err);
     console_set_limits(&s.console, s.opt.console_rate_kib, s.opt.console_max_mib);
@@ -357,8 +394,14 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     if (vm_create(&s.vm, &s.kvm, &s.mem, s.err, ERRLEN) ||
         vm_create_vcpus(&s.vm, s.opt.cpus, &s.plan, s.err, ERRLEN))
         r = report(s.err);
-    else
-        r = attach_devices(&s);
+    else {
+        timings_mark(TM_VM);
+        if (!(r = attach_devices(&s)))
+            timings_mark(TM_DEVICES);
+    }
+    /* Opened now: neither the jail nor the seccomp filter lets us later. */
+    if (!r && timings_enabled() && memstat_open(&s.memstat))
+        fprintf(stderr, "airlock: --timings: cannot read /proc/self: no memory figures\n");
     /* Everything is open and no thread runs yet (vm_start makes them). */
     if (!r && jail_enter(&s.jail, SESSION_THREADS(s.opt.cpus), &s.vsock_host.dial_sock, s.err,
                          ERRLEN))
@@ -367,5 +410,6 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
         vsock_host_close(&s.vsock_host);
         return r;
     }
+    timings_mark(TM_JAIL);
     return run_vm(&s);
 }

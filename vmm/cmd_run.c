@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -29,6 +30,7 @@
 #include "vmm/console.h"
 #include "vmm/limits.h"
 #include "vmm/seccomp.h"
+#include "vmm/timings.h"
 
 #define RUN_MAX_ENV 256
 #define RUN_DEFAULT_ENVS 8 /* PATH, HOME and the proxy variables below */
@@ -70,6 +72,8 @@ struct run_ctx {
     struct egress_config egress_cfg;
     struct egress egress;
     int broker;
+    int ready_efd;   /* readable once the agent said it listens (boot timer) */
+    bool ready_seen; /* ... and agent_connect has seen it */
     struct vm *vm;
     struct virtio_vsock *vsock;
     struct vdev *vdev;
@@ -152,6 +156,7 @@ static void run_usage(void)
            "  --console FILE    keep the guest's console in FILE (debugging)\n"
            "  --seccomp MODE    kill (default), trap (name a forbidden syscall), off\n"
            JAIL_USAGE
+           TIMINGS_USAGE
            "  --append STR      extra kernel command-line arguments\n"
            "  --copy-in HOST:GUEST   copy a host file into the guest before CMD\n"
            "  --copy-out GUEST:HOST  copy a guest file out after CMD (at most 1 GiB)\n");
@@ -218,7 +223,8 @@ static int agent_dial(struct run_ctx *r)
 }
 
 /* A connection to the agent, waiting for it to listen (it starts as PID 1
- * while we are already running).  fd or -errno. */
+ * while we are already running).  Between tries we sleep 20 ms, or less
+ * when the agent's boot-timer mark says it listens now.  fd or -errno. */
 static int agent_connect(struct run_ctx *r)
 {
     int fd = -EAGAIN;
@@ -226,8 +232,13 @@ static int agent_connect(struct run_ctx *r)
         if (vm_stopping(r->vm))
             return -ECANCELED;
         fd = agent_dial(r);
-        if (fd == -EAGAIN)
-            usleep(20000);
+        if (fd == -EAGAIN) {
+            /* Once seen, the mark stays readable: later waits skip it
+             * (poll ignores a negative fd) instead of spinning. */
+            struct pollfd p = {.fd = r->ready_seen ? -1 : r->ready_efd, .events = POLLIN};
+            if (poll(&p, 1, 20) == 1)
+                r->ready_seen = true;
+        }
     }
     if (fd < 0 && fd != -ECANCELED)
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "the guest agent did not answer on vsock port %d",
@@ -312,6 +323,7 @@ static void *run_thread(void *arg)
     int fd = agent_connect(r);
     if (fd < 0)
         return NULL;
+    timings_mark(TM_CONNECTED);
     struct agent_exec_result res = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -319,6 +331,7 @@ static void *run_thread(void *arg)
     int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
                         r->with_stdin ? STDIN_FILENO : -1, r->max_output, &res);
     close(fd);
+    timings_mark(TM_COMMAND_DONE);
     if (res.dropped)
         limit_report("output", r->max_output, res.dropped,
                      "output cap reached: %llu bytes dropped (--max-output %llu)",
@@ -343,6 +356,15 @@ static int run_serve_port(void *opaque, uint32_t port)
     return port == AGENT_EGRESS_VSOCK_PORT ? egress_accept(&r->egress) : -ENOENT;
 }
 
+static void run_agent_ready(void *opaque)
+{
+    struct run_ctx *r = opaque;
+    uint64_t one = 1;
+    if (write(r->ready_efd, &one, sizeof(one)) < 0) {
+        /* the counter cannot overflow from one write; nothing to do */
+    }
+}
+
 static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, struct vdev *vdev)
 {
     struct run_ctx *r = opaque;
@@ -355,7 +377,7 @@ static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, 
 
 enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
        RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT,
-       RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_HELP };
+       RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_TIMINGS, RO_HELP };
 enum { RO_JAIL = 300 }; /* .. RO_JAIL + JAIL_NOPTS - 1: the jail's flags (vmm/jail.h) */
 enum { RO_MAX_OUTPUT = 200, RO_DISK_CAP, RO_CONSOLE_RATE, RO_CONSOLE_MAX };
 
@@ -377,6 +399,7 @@ int cmd_run(int argc, char **argv)
         {"egress-max-mib", required_argument, NULL, RO_EG_MIB},
         {"egress-rate", required_argument, NULL, RO_EG_RATE},
         {"seccomp", required_argument, NULL, RO_SECCOMP},
+        {"timings", optional_argument, NULL, RO_TIMINGS},
         {"max-output", required_argument, NULL, RO_MAX_OUTPUT},
         {"disk-cap", required_argument, NULL, RO_DISK_CAP},
         {"console-rate", required_argument, NULL, RO_CONSOLE_RATE},
@@ -474,6 +497,13 @@ int cmd_run(int argc, char **argv)
             if (seccomp_parse_mode(optarg, &m))
                 return bad_value("--seccomp", optarg, "kill, trap or off");
             seccomp_set_mode(m);
+            break;
+        }
+        case RO_TIMINGS: {
+            enum timings_format f;
+            if (timings_parse(optarg, &f))
+                return bad_value("--timings", optarg, "--timings or --timings=json");
+            timings_enable(f);
             break;
         }
         case RO_QUIET: eg->quiet = true; break;
@@ -586,6 +616,12 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "airlock: out of memory\n");
         return EXIT_AIRLOCK_ERROR;
     }
-    struct session_hook hook = {.started = run_started, .serve_port = run_serve_port, .opaque = &r};
+    r.ready_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (r.ready_efd < 0) {
+        fprintf(stderr, "airlock: eventfd: %s\n", strerror(errno));
+        return EXIT_AIRLOCK_ERROR;
+    }
+    struct session_hook hook = {.started = run_started, .serve_port = run_serve_port,
+                                .agent_ready = run_agent_ready, .opaque = &r};
     return vm_session(&o, &hook);
 }

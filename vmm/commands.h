@@ -21,6 +21,9 @@ struct session_hook {
      * command serves itself (fd for the device), or -ENOENT for the
      * --vsock-uds mapping.  Called from the event loop. */
     int (*serve_port)(void *opaque, uint32_t port);
+    /* Optional: the guest agent said it listens (boot timer), once.
+     * Called from a vCPU thread: it must only signal. */
+    void (*agent_ready)(void *opaque);
     void *opaque;
 };
 

@@ -17,6 +17,9 @@ int machine_register_devices(struct bus *bus, const struct gmem *mem, struct vde
     if (!e)
         e = bus_register(bus, BUS_PIO, LAYOUT_I8042_CMD_PORT, 1, "i8042 command", i8042_cmd_io,
                          m->kbd);
+    if (!e)
+        e = bus_register(bus, BUS_PIO, LAYOUT_BOOT_TIMER_PORT, 1, "boot timer", boot_timer_io,
+                         m->timer);
     if (e) {
         snprintf(err, errlen, "registering devices: %s", strerror(-e));
         return e;

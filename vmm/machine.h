@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "boot/layout.h"
+#include "devices/boot_timer.h"
 #include "devices/bus.h"
 #include "devices/i8042.h"
 #include "devices/serial.h"
@@ -22,12 +23,13 @@ struct virtio_vsock;
 struct machine_devices {
     struct serial *serial;
     struct i8042 *kbd;
+    struct boot_timer *timer;
     struct virtio_blk *blks[LAYOUT_VIRTIO_SLOTS]; /* slots 0.. in --disk order */
     unsigned nblks;
     struct virtio_vsock *vsock; /* NULL: no vsock device; else the slot after the disks */
 };
 
-/* Registers COM1, the i8042 ports and one virtio-mmio slot per device on
+/* Registers COM1, the i8042 ports, the boot timer's port and one virtio-mmio slot per device on
  * `bus` (the virtio transports get `mem` as guest memory; NULL is fine when
  * no queue will ever run).  No KVM: vdevs_wire() connects the slots to a
  * VM afterwards.  -errno with err explaining. */

@@ -9,6 +9,7 @@
 #include "vmm/exit_codes.h"
 #include "vmm/jail.h"
 #include "vmm/surface.h"
+#include "vmm/timings.h"
 
 #ifndef AIRLOCK_VERSION
 #define AIRLOCK_VERSION "dev"
@@ -43,6 +44,7 @@ static void fill_std_fds(void)
 
 int main(int argc, char **argv)
 {
+    timings_mark(TM_START);
     fill_std_fds();
     jail_note_inherited_fds(); /* before we open anything ourselves */
     /* One malloc arena for every thread: a second arena makes glibc read

@@ -32,6 +32,7 @@ struct machine_kit {
     struct vdevs vdevs;
     struct serial serial;
     struct i8042 kbd;
+    struct boot_timer timer;
     struct machine_devices m;
     const char *kinds[LAYOUT_VIRTIO_SLOTS]; /* disk kind per blk slot */
 };
@@ -138,8 +139,8 @@ static void add_set(struct collect *c, const char *set, struct machine_kit *k)
 static int build(struct collect *c, struct machine_kit *k, unsigned nblks, const unsigned *kinds,
                  bool vsock, char *err, size_t errlen)
 {
-    k->m = (struct machine_devices){.serial = &k->serial, .kbd = &k->kbd, .nblks = nblks,
-                                    .vsock = vsock ? c->vsock : NULL};
+    k->m = (struct machine_devices){.serial = &k->serial, .kbd = &k->kbd, .timer = &k->timer,
+                                    .nblks = nblks, .vsock = vsock ? c->vsock : NULL};
     for (unsigned i = 0; i < nblks; i++) {
         if (virtio_blk_create(c->disks[kinds[i]], &k->m.blks[i]))
             return snprintf(err, errlen, "out of memory"), -ENOMEM;

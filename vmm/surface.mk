@@ -11,7 +11,7 @@
 SURFACE_ROOTS := \
     vcpu_handle_exit vcpu_io vcpu_mmio vcpu_intr vcpu_triple_fault vcpu_halt \
     vcpu_internal_error vcpu_fail_entry vcpu_system_event \
-    serial_io i8042_data_io i8042_cmd_io virtio_mmio_io \
+    serial_io i8042_data_io i8042_cmd_io boot_timer_io virtio_mmio_io \
     blk_features blk_config_read blk_queue_notify \
     vsock_features vsock_config_read vsock_queue_notify vsock_reset \
     vdev_on_notify vdev_interrupt vdev_kick \

@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 
 #include "vmm/seccomp.h"
+#include "vmm/timings.h"
 #include "vmm/vcpu_exits.h"
 #include "vmm/vm.h"
 
@@ -30,6 +31,7 @@ void *vcpu_thread(void *arg)
             vm_stop(v->vm, 125, "vCPU %u: KVM_RUN failed: %s", v->id, strerror(errno));
             break;
         }
+        timings_count_exit();
         vcpu_handle_exit(v);
     }
     return NULL;

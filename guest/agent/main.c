@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/io.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
@@ -22,6 +23,8 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
+#include "boot/layout.h"
+#include "devices/boot_timer.h"
 #include "guest/agent/agent.h"
 
 static void log_msg(const char *what, int err)
@@ -161,6 +164,19 @@ static void shield_from_oom(void)
         close(fd);
 }
 
+/* One byte to airlock's boot timer (devices/boot_timer.h): how the host
+ * learns, at the cost of one exit, that userspace runs and when to send
+ * the first request.  Only PID 1 marks; under another monitor (QEMU) the
+ * port is unclaimed and the write goes nowhere.  The port is given up
+ * again at once: forked children (the proxy, commands) inherit ioperm. */
+static void boot_timer_mark(enum boot_timer_mark what)
+{
+    if (getpid() != 1 || ioperm(LAYOUT_BOOT_TIMER_PORT, 1, 1))
+        return; /* a kernel without ioperm: no timings, nothing else lost */
+    outb((unsigned char)what, LAYOUT_BOOT_TIMER_PORT);
+    ioperm(LAYOUT_BOOT_TIMER_PORT, 1, 0);
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: agent [--listen-unix PATH | --listen-vsock PORT]\n");
@@ -169,6 +185,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    boot_timer_mark(BOOT_TIMER_USERSPACE);
     const char *unix_path = NULL;
     unsigned port = AGENT_VSOCK_PORT;
     for (int i = 1; i < argc; i++) {
@@ -209,5 +226,7 @@ int main(int argc, char **argv)
     if (lfd < 0)
         fatal(unix_path ? unix_path : "vsock listen", -lfd);
     fprintf(stderr, "airlock-agent: listening on %s\n", unix_path ? unix_path : "vsock");
+    if (!unix_path)
+        boot_timer_mark(BOOT_TIMER_AGENT_READY);
     serve_forever(lfd);
 }

@@ -118,6 +118,7 @@ Suite *cpu_entry_suite(void);
 Suite *bus_suite(void);
 Suite *serial_suite(void);
 Suite *i8042_suite(void);
+Suite *boot_timer_suite(void);
 Suite *options_suite(void);
 Suite *regressions_suite(void);
 Suite *virtq_suite(void);

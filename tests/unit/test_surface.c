@@ -48,7 +48,8 @@ START_TEST(every_range_reported)
     unlink(path);
     struct serial serial = {0};
     struct i8042 kbd = {0};
-    struct machine_devices m = {.serial = &serial, .kbd = &kbd, .nblks = 1};
+    struct boot_timer timer = {0};
+    struct machine_devices m = {.serial = &serial, .kbd = &kbd, .timer = &timer, .nblks = 1};
     ck_assert_int_eq(virtio_blk_create(disk, &m.blks[0]), 0);
     ck_assert_int_eq(virtio_vsock_create(BOOT_DEFAULT_CID, &vsock_host_ops, NULL, &m.vsock), 0);
     static struct bus bus;
@@ -72,7 +73,7 @@ START_TEST(every_range_reported)
             seen++;
         }
     }
-    ck_assert_uint_eq(seen, 5); /* COM1, two i8042 ports, blk, vsock */
+    ck_assert_uint_eq(seen, 6); /* COM1, two i8042 ports, the boot timer, blk, vsock */
     /* and nothing the bus does not hold */
     unsigned in_run = 0;
     for (unsigned i = 0; i < rep.nranges; i++)
