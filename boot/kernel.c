@@ -54,7 +54,7 @@ int kernel_check_fits(struct kernel_image *img, const struct gmem *mem)
     return 0;
 }
 
-int kernel_load(const struct kernel_image *img, const struct gmem *mem)
+int kernel_load(const struct kernel_image *img, const struct gmem *mem, int fd)
 {
     for (unsigned i = 0; i < img->nsegs; i++) {
         const struct kernel_segment *s = &img->segs[i];
@@ -62,7 +62,9 @@ int kernel_load(const struct kernel_image *img, const struct gmem *mem)
         if (!dst)
             return -EFAULT;
         /* The parsers proved file_off + filesz <= size and filesz <= memsz. */
-        memcpy(dst, img->data + s->file_off, s->filesz);
+        int e = gmem_load_file(mem, s->gpa, img->data + s->file_off, fd, s->file_off, s->filesz);
+        if (e)
+            return e;
         memset(dst + s->filesz, 0, s->memsz - s->filesz);
     }
     return 0;

@@ -61,7 +61,7 @@ int bzimage_parse(const uint8_t *data, size_t size, struct kernel_image *img);
 
 /* Copies the segments into guest memory.  -EFAULT when one does not fit in
  * RAM (kernel_check_fits says which, first). */
-int kernel_load(const struct kernel_image *img, const struct gmem *mem);
+int kernel_load(const struct kernel_image *img, const struct gmem *mem, int fd);
 
 /* 0 when every segment and the kernel's working space fit in RAM; else
  * -ENOMEM with img->error naming the shortfall. */

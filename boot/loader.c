@@ -75,10 +75,11 @@ int loader_load(struct kernel_image *img, const struct gmem *mem,
                              ((unsigned long long)req->initrd_size + MiB(1) - 1) >> 20);
     }
 
-    if ((err = kernel_load(img, mem)) ||
+    if ((err = kernel_load(img, mem, req->map_files ? req->kernel_fd : -1)) ||
         (err = gmem_write(mem, LAYOUT_CMDLINE_START, req->cmdline, cmdline_len + 1)) ||
         (req->initrd_size &&
-         (err = gmem_write(mem, plan->initrd_gpa, req->initrd, req->initrd_size))) ||
+         (err = gmem_load_file(mem, plan->initrd_gpa, req->initrd,
+                               req->map_files ? req->initrd_fd : -1, 0, req->initrd_size))) ||
         (err = mptable_write(mem, req->ncpus)) ||
         (err = cpu_entry_write_tables(mem)))
         return plan_fail(plan, -ENOMEM, "guest RAM too small for boot structures");

@@ -15,6 +15,11 @@ struct boot_request {
     size_t initrd_size;
     enum kernel_entry entry; /* ENTRY_AUTO picks PVH when offered */
     unsigned ncpus;          /* for the MP table */
+    /* When set, kernel_fd and initrd_fd hold the files that img->data and
+     * initrd are mapped from, and guest RAM maps their pages instead of
+     * copying them (gmem_load_file).  Unset (zero): everything is copied. */
+    bool map_files;
+    int kernel_fd, initrd_fd;
 };
 
 /* Where the boot vCPU starts. */

@@ -144,6 +144,7 @@ static int prepare_guest(struct boot_session *s)
     struct boot_request req = {
         .cmdline = s->cmdline, .initrd = s->initrd_file.data,
         .initrd_size = s->initrd_file.size, .entry = o->entry, .ncpus = o->cpus,
+        .map_files = true, .kernel_fd = s->kernel_file.fd, .initrd_fd = s->initrd_file.fd,
     };
     e = loader_load(&s->img, &s->mem, &req, &s->plan);
     if (e == -E2BIG)

@@ -51,6 +51,30 @@ int gmem_init(struct gmem *mem, uint64_t mib)
     return err;
 }
 
+int gmem_load_file(const struct gmem *mem, uint64_t gpa, const uint8_t *data, int fd,
+                   uint64_t off, uint64_t len)
+{
+    uint8_t *dst = gmem_ptr(mem, gpa, len);
+    if (!dst)
+        return -EFAULT;
+    const uint64_t page = 4096;
+    /* Whole pages from the first page boundary at or after gpa; the file
+     * offset must be on a boundary at the same point. */
+    uint64_t lead = (page - (gpa & (page - 1))) & (page - 1);
+    uint64_t whole = lead < len ? (len - lead) & ~(page - 1) : 0;
+    if (fd >= 0 && whole && ((off + lead) & (page - 1)) == 0 &&
+        mmap(dst + lead, whole, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+             (off_t)(off + lead)) != MAP_FAILED) {
+        memcpy(dst, data, lead);
+        memcpy(dst + lead + whole, data + lead + whole, len - lead - whole);
+        return 0;
+    }
+    /* A failed MAP_FIXED leaves the old mapping in place: copying over it
+     * is still right. */
+    memcpy(dst, data, len);
+    return 0;
+}
+
 void gmem_destroy(struct gmem *mem)
 {
     for (unsigned i = 0; i < mem->nregions; i++)

@@ -29,6 +29,16 @@ int gmem_init(struct gmem *mem, uint64_t mib);
  * fake guest).  Regions must not overlap.  Returns 0 or -errno. */
 int gmem_add_region(struct gmem *mem, uint64_t gpa, void *host, uint64_t size);
 
+/* Puts file bytes data[0..len) (which are bytes off.. of fd) at gpa.
+ * When fd >= 0 and gpa and off share page alignment, the whole pages are
+ * mapped from the file copy-on-write (MAP_PRIVATE | MAP_FIXED) instead of
+ * copied: nothing is read or faulted in until the guest touches it, and
+ * its writes stay private.  The rest (and everything when fd < 0 or a
+ * mapping fails) is copied.  -EFAULT if the range is not all in one
+ * region. */
+int gmem_load_file(const struct gmem *mem, uint64_t gpa, const uint8_t *data, int fd,
+                   uint64_t off, uint64_t len);
+
 /* Unmaps what gmem_init mapped. */
 void gmem_destroy(struct gmem *mem);
 

@@ -13,6 +13,7 @@ int mapped_file_open(struct mapped_file *f, const char *option, const char *path
 {
     f->data = NULL;
     f->size = 0;
+    f->fd = -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
@@ -45,6 +46,8 @@ int mapped_file_open(struct mapped_file *f, const char *option, const char *path
         } else {
             f->data = p;
             f->size = (size_t)st.st_size;
+            f->fd = fd;
+            return 0;
         }
     }
     close(fd);
@@ -53,8 +56,12 @@ int mapped_file_open(struct mapped_file *f, const char *option, const char *path
 
 void mapped_file_close(struct mapped_file *f)
 {
-    if (f->data)
+    /* fd is valid exactly when data is (a zeroed struct has fd 0). */
+    if (f->data) {
         munmap((void *)f->data, f->size);
+        close(f->fd);
+    }
     f->data = NULL;
     f->size = 0;
+    f->fd = -1;
 }

@@ -8,6 +8,7 @@
 struct mapped_file {
     const uint8_t *data;
     size_t size;
+    int fd; /* kept open while data is, so guest RAM can map it (gmem_load_file) */
 };
 
 /* Maps `path`, which must be a non-empty regular file of at most `max`
