@@ -1,6 +1,9 @@
 #include "devices/serial.h"
 
+#include <errno.h>
 #include <string.h>
+
+#include "vmm/snapshot_state.h"
 
 /* Register offsets and bits, as in Linux's include/uapi/linux/serial_reg.h. */
 enum { REG_RBR_THR_DLL = 0, REG_IER_DLM = 1, REG_IIR_FCR = 2, REG_LCR = 3,
@@ -166,6 +169,34 @@ void serial_io(void *opaque, uint64_t offset, uint8_t *data, unsigned len, bool 
     }
     serial_update_irq(s);
     pthread_mutex_unlock(&s->lock);
+}
+
+void serial_save(struct serial *s, struct snap_serial *st)
+{
+    pthread_mutex_lock(&s->lock);
+    *st = (struct snap_serial){.ier = s->ier, .lcr = s->lcr, .mcr = s->mcr, .scr = s->scr,
+                               .dll = s->dll, .dlm = s->dlm, .fcr = s->fcr,
+                               .thri_pending = s->thri_pending};
+    pthread_mutex_unlock(&s->lock);
+}
+
+int serial_load(struct serial *s, const struct snap_serial *st)
+{
+    if (st->thri_pending > 1)
+        return -EINVAL;
+    pthread_mutex_lock(&s->lock);
+    s->ier = st->ier;
+    s->lcr = st->lcr;
+    s->mcr = st->mcr;
+    s->scr = st->scr;
+    s->dll = st->dll;
+    s->dlm = st->dlm;
+    s->fcr = st->fcr;
+    s->thri_pending = st->thri_pending;
+    s->rx_head = s->rx_count = 0;
+    serial_update_irq(s);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
 }
 
 size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len)

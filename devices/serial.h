@@ -43,4 +43,11 @@ void serial_io(void *opaque, uint64_t offset, uint8_t *data, unsigned len, bool 
  * clear the FIFO) would otherwise lose it. */
 size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len);
 
+/* Snapshots: the registers a guest can set (every byte value is one a
+ * guest could write, so a load needs no checks beyond the flag's), and the
+ * interrupt line recomputed from them.  Queued input is not kept. */
+struct snap_serial;
+void serial_save(struct serial *s, struct snap_serial *st);
+int serial_load(struct serial *s, const struct snap_serial *st);
+
 #endif

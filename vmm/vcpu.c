@@ -26,8 +26,10 @@ void *vcpu_thread(void *arg)
 
     while (!vm_stopping(v->vm)) {
         if (ioctl(v->fd, KVM_RUN, 0) < 0) {
-            if (errno == EINTR || errno == EAGAIN)
+            if (errno == EINTR || errno == EAGAIN) {
+                vcpu_park_if_paused(v);
                 continue;
+            }
             vm_stop(v->vm, 125, "vCPU %u: KVM_RUN failed: %s", v->id, strerror(errno));
             break;
         }

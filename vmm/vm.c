@@ -16,7 +16,6 @@
 /* Intel VMX needs three pages for the real-mode TSS somewhere the guest
  * never uses; just below the BIOS area at the top of 4 GiB, as QEMU does. */
 #define VM_TSS_ADDR 0xfffbd000ULL
-#define VCPU_KICK_SIGNAL SIGUSR1
 
 static int fail(char *err, size_t errlen, int e, const char *what)
 {
@@ -32,6 +31,8 @@ int vm_create(struct vm *vm, struct kvm *kvm, struct gmem *mem, char *err, size_
     memset(mem, 0, sizeof(*mem));
     vm->fd = -1;
     pthread_mutex_init(&vm->stop_lock, NULL);
+    pthread_mutex_init(&vm->pause_lock, NULL);
+    pthread_cond_init(&vm->pause_cond, NULL);
     vm->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (vm->stop_efd < 0)
         return fail(err, errlen, errno, "eventfd");
@@ -152,6 +153,10 @@ void vm_stop(struct vm *vm, int status, const char *fmt, ...)
         /* The counter cannot overflow with one write; nothing to do. */
     }
     pthread_mutex_unlock(&vm->stop_lock);
+    /* Parked vCPUs (vm_pause) must see the stop and leave. */
+    pthread_mutex_lock(&vm->pause_lock);
+    pthread_cond_broadcast(&vm->pause_cond);
+    pthread_mutex_unlock(&vm->pause_lock);
 }
 
 void vm_join(struct vm *vm)

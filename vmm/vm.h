@@ -6,6 +6,7 @@
 
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -15,6 +16,9 @@
 #include "vmm/kvm.h"
 
 struct vm;
+
+/* What kicks a vCPU thread out of KVM_RUN (its handler does nothing). */
+#define VCPU_KICK_SIGNAL SIGUSR1
 
 struct vcpu {
     struct vm *vm;
@@ -37,6 +41,11 @@ struct vm {
     int exit_status;
     char exit_reason[256];
     int stop_efd; /* becomes readable once the VM is stopping */
+    /* vm_pause (vm_pause.c): vCPUs park while pause_req is set. */
+    pthread_mutex_t pause_lock;
+    pthread_cond_t pause_cond;
+    bool pause_req;
+    unsigned parked;
 };
 
 /* Creates the VM with in-kernel irqchip and PIT, and gives it `mem` as its
@@ -68,6 +77,19 @@ void vm_join(struct vm *vm);
 
 /* Joins the vCPU threads and releases everything. */
 void vm_destroy(struct vm *vm);
+
+/* Stops every vCPU at an instruction boundary, its pending I/O completed,
+ * and returns once all are parked (0), or -ECANCELED when the VM is
+ * stopping.  For snapshots: KVM state read while parked is consistent. */
+int vm_pause(struct vm *vm);
+
+/* Lets parked vCPUs run again. */
+void vm_resume(struct vm *vm);
+
+/* vCPU side: parks the calling vCPU while a pause is requested.  Called
+ * after a KVM_RUN that returned EINTR (with immediate_exit set, KVM has
+ * completed any pending MMIO/PIO by then). */
+void vcpu_park_if_paused(struct vcpu *v);
 
 /* The vCPU thread body (vcpu.c). */
 void *vcpu_thread(void *arg);

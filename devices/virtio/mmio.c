@@ -99,9 +99,8 @@ void virtio_mmio_needs_reset(struct virtio_mmio *t)
     t->host->interrupt(t->host_opaque);
 }
 
-static bool features_acceptable(const struct virtio_mmio *t)
+bool virtio_mmio_features_acceptable(const struct virtio_mmio *t, uint64_t f)
 {
-    uint64_t f = t->driver_features;
     return (f & VIRTIO_BIT(VIRTIO_F_VERSION_1)) && !(f & ~offered_features(t));
 }
 
@@ -125,7 +124,8 @@ static void write_status(struct virtio_mmio *t, uint32_t v)
             continue;
         /* FEATURES_OK sticks only for features we offered, VERSION_1
          * included (§2.2.2: the driver re-reads the status to learn). */
-        if ((v & S_FEAT) && !(t->status & S_FEAT) && !features_acceptable(t))
+        if ((v & S_FEAT) && !(t->status & S_FEAT) &&
+            !virtio_mmio_features_acceptable(t, t->driver_features))
             return;
         t->status = v;
         return;

@@ -87,6 +87,10 @@ void virtio_mmio_used(struct virtio_mmio *t, unsigned q);
  * DEVICE_NEEDS_RESET and raise a config interrupt (§2.1.2). */
 void virtio_mmio_needs_reset(struct virtio_mmio *t);
 
+/* Would FEATURES_OK stick with these driver features: VERSION_1 and only
+ * bits we offer (also the check a snapshot's features must pass). */
+bool virtio_mmio_features_acceptable(const struct virtio_mmio *t, uint64_t f);
+
 /* The features both sides agreed on (valid after FEATURES_OK). */
 static inline bool virtio_mmio_has(const struct virtio_mmio *t, unsigned bit)
 {

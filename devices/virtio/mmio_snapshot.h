@@ -1,0 +1,21 @@
+/* A virtio-mmio transport's state in and out of a snapshot.  Loading treats
+ * the saved state like a driver's register writes: the status must be one
+ * a driver can reach, features ones we offer, every ready queue must pass
+ * the same checks QueueReady does (virtq_validate), and ring indexes must
+ * be consistent; anything else is an error, never a half-loaded device. */
+#ifndef AIRLOCK_DEVICES_VIRTIO_MMIO_SNAPSHOT_H
+#define AIRLOCK_DEVICES_VIRTIO_MMIO_SNAPSHOT_H
+
+#include <stddef.h>
+
+#include "devices/virtio/mmio.h"
+#include "vmm/snapshot_state.h"
+
+void virtio_mmio_save(struct virtio_mmio *t, struct snap_virtio *st);
+
+/* Into a transport that was just initialised (virtio_mmio_init) for the
+ * same device.  -EINVAL with err naming the field. */
+int virtio_mmio_load(struct virtio_mmio *t, const struct snap_virtio *st, char *err,
+                     size_t errlen);
+
+#endif

@@ -1,0 +1,168 @@
+#include "vmm/vm_snapshot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+static int fail(char *err, size_t errlen, int vcpu, const char *what, int e)
+{
+    if (vcpu >= 0)
+        snprintf(err, errlen, "vCPU %d: %s: %s", vcpu, what, strerror(e));
+    else
+        snprintf(err, errlen, "%s: %s", what, strerror(e));
+    return -e;
+}
+
+/* The MSRs KVM says it saves and restores (KVM_GET_MSR_INDEX_LIST), as
+ * many as fit; each read on its own, since a list entry this vCPU cannot
+ * read (a feature it was not given) would end a batched read early. */
+static int capture_msrs(struct vm *vm, int fd, struct snap_vcpu *c)
+{
+    struct kvm_msr_list probe = {.nmsrs = 0};
+    if (ioctl(vm->kvm->fd, KVM_GET_MSR_INDEX_LIST, &probe) < 0 && errno != E2BIG)
+        return -errno;
+    struct kvm_msr_list *list = calloc(1, sizeof(*list) + probe.nmsrs * sizeof(uint32_t));
+    if (!list)
+        return -ENOMEM;
+    list->nmsrs = probe.nmsrs;
+    if (ioctl(vm->kvm->fd, KVM_GET_MSR_INDEX_LIST, list) < 0) {
+        int e = errno;
+        free(list);
+        return -e;
+    }
+    c->nmsrs = 0;
+    for (uint32_t i = 0; i < list->nmsrs && c->nmsrs < SNAP_MAX_MSRS; i++) {
+        struct {
+            struct kvm_msrs hdr;
+            struct kvm_msr_entry e;
+        } one = {.hdr.nmsrs = 1, .e.index = list->indices[i]};
+        if (ioctl(fd, KVM_GET_MSRS, &one) == 1)
+            c->msrs[c->nmsrs++] = one.e;
+    }
+    free(list);
+    return 0;
+}
+
+static int capture_vcpu(struct vm *vm, unsigned id, struct snap_vcpu *c, char *err, size_t errlen)
+{
+    int fd = vm->vcpus[id].fd;
+    static const struct {
+        unsigned long req;
+        const char *name;
+        size_t off;
+    } gets[] = {
+        {KVM_GET_REGS, "KVM_GET_REGS", offsetof(struct snap_vcpu, regs)},
+        {KVM_GET_SREGS, "KVM_GET_SREGS", offsetof(struct snap_vcpu, sregs)},
+        {KVM_GET_XSAVE, "KVM_GET_XSAVE", offsetof(struct snap_vcpu, xsave)},
+        {KVM_GET_XCRS, "KVM_GET_XCRS", offsetof(struct snap_vcpu, xcrs)},
+        {KVM_GET_LAPIC, "KVM_GET_LAPIC", offsetof(struct snap_vcpu, lapic)},
+        {KVM_GET_MP_STATE, "KVM_GET_MP_STATE", offsetof(struct snap_vcpu, mp_state)},
+        {KVM_GET_VCPU_EVENTS, "KVM_GET_VCPU_EVENTS", offsetof(struct snap_vcpu, events)},
+        {KVM_GET_DEBUGREGS, "KVM_GET_DEBUGREGS", offsetof(struct snap_vcpu, debugregs)},
+    };
+    for (size_t i = 0; i < sizeof(gets) / sizeof(gets[0]); i++)
+        if (ioctl(fd, gets[i].req, (char *)c + gets[i].off) < 0)
+            return fail(err, errlen, (int)id, gets[i].name, errno);
+    int e = capture_msrs(vm, fd, c);
+    return e ? fail(err, errlen, (int)id, "KVM_GET_MSRS", -e) : 0;
+}
+
+int vm_snapshot_capture(struct vm *vm, struct snap_state *s, char *err, size_t errlen)
+{
+    s->ncpus = vm->ncpus;
+    for (unsigned i = 0; i < vm->ncpus; i++) {
+        int e = capture_vcpu(vm, i, &s->vcpus[i], err, errlen);
+        if (e)
+            return e;
+    }
+    struct kvm_irqchip *chips[3] = {&s->pic_master, &s->pic_slave, &s->ioapic};
+    for (unsigned i = 0; i < 3; i++) {
+        chips[i]->chip_id = i; /* KVM_IRQCHIP_PIC_MASTER, _SLAVE, _IOAPIC */
+        if (ioctl(vm->fd, KVM_GET_IRQCHIP, chips[i]) < 0)
+            return fail(err, errlen, -1, "KVM_GET_IRQCHIP", errno);
+    }
+    if (ioctl(vm->fd, KVM_GET_PIT2, &s->pit) < 0)
+        return fail(err, errlen, -1, "KVM_GET_PIT2", errno);
+    if (ioctl(vm->fd, KVM_GET_CLOCK, &s->clock) < 0)
+        return fail(err, errlen, -1, "KVM_GET_CLOCK", errno);
+    return 0;
+}
+
+/* In the order KVM needs: MP state first (it decides whether the vCPU
+ * runs), sregs before the LAPIC (the APIC base is in sregs), MSRs after
+ * both, pending events last. */
+static int restore_vcpu(struct vm *vm, unsigned id, const struct snap_vcpu *c, char *err,
+                        size_t errlen)
+{
+    int fd = vm->vcpus[id].fd;
+    static const struct {
+        unsigned long req;
+        const char *name;
+        size_t off;
+    } sets[] = {
+        {KVM_SET_MP_STATE, "KVM_SET_MP_STATE", offsetof(struct snap_vcpu, mp_state)},
+        {KVM_SET_REGS, "KVM_SET_REGS", offsetof(struct snap_vcpu, regs)},
+        {KVM_SET_SREGS, "KVM_SET_SREGS", offsetof(struct snap_vcpu, sregs)},
+        {KVM_SET_XSAVE, "KVM_SET_XSAVE", offsetof(struct snap_vcpu, xsave)},
+        {KVM_SET_XCRS, "KVM_SET_XCRS", offsetof(struct snap_vcpu, xcrs)},
+        {KVM_SET_DEBUGREGS, "KVM_SET_DEBUGREGS", offsetof(struct snap_vcpu, debugregs)},
+        {KVM_SET_LAPIC, "KVM_SET_LAPIC", offsetof(struct snap_vcpu, lapic)},
+    };
+    for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+        /* KVM's SET ioctls take a writable pointer; these do not write. */
+        if (ioctl(fd, sets[i].req, (char *)(uintptr_t)c + sets[i].off) < 0)
+            return fail(err, errlen, (int)id, sets[i].name, errno);
+    }
+    if (c->nmsrs > SNAP_MAX_MSRS)
+        return fail(err, errlen, (int)id, "MSR count", EINVAL);
+    struct {
+        struct kvm_msrs hdr;
+        struct kvm_msr_entry e[SNAP_MAX_MSRS];
+    } msrs;
+    memset(&msrs, 0, sizeof(msrs));
+    msrs.hdr.nmsrs = c->nmsrs;
+    memcpy(msrs.e, c->msrs, c->nmsrs * sizeof(c->msrs[0]));
+    int set = ioctl(fd, KVM_SET_MSRS, &msrs);
+    if (set < 0)
+        return fail(err, errlen, (int)id, "KVM_SET_MSRS", errno);
+    if ((uint32_t)set != c->nmsrs) {
+        snprintf(err, errlen, "vCPU %u: KVM refused MSR %#x from the snapshot", id,
+                 c->msrs[set].index);
+        return -EINVAL;
+    }
+    if (ioctl(fd, KVM_SET_VCPU_EVENTS, (void *)(uintptr_t)&c->events) < 0)
+        return fail(err, errlen, (int)id, "KVM_SET_VCPU_EVENTS", errno);
+    return 0;
+}
+
+int vm_snapshot_restore(struct vm *vm, const struct snap_state *s, char *err, size_t errlen)
+{
+    if (s->ncpus != vm->ncpus) {
+        snprintf(err, errlen, "the snapshot has %u vCPUs, the VM %u", s->ncpus, vm->ncpus);
+        return -EINVAL;
+    }
+    /* The PIT and irqchips before the vCPUs: a restored LAPIC may deliver
+     * at once. */
+    if (ioctl(vm->fd, KVM_SET_PIT2, (void *)(uintptr_t)&s->pit) < 0)
+        return fail(err, errlen, -1, "KVM_SET_PIT2", errno);
+    const struct kvm_irqchip *chips[3] = {&s->pic_master, &s->pic_slave, &s->ioapic};
+    for (unsigned i = 0; i < 3; i++) {
+        struct kvm_irqchip c = *chips[i];
+        c.chip_id = i; /* not taken from the file */
+        if (ioctl(vm->fd, KVM_SET_IRQCHIP, &c) < 0)
+            return fail(err, errlen, -1, "KVM_SET_IRQCHIP", errno);
+    }
+    for (unsigned i = 0; i < s->ncpus; i++) {
+        int e = restore_vcpu(vm, i, &s->vcpus[i], err, errlen);
+        if (e)
+            return e;
+    }
+    /* kvm-clock continues from the snapshot's instant: guest monotonic
+     * time does not jump; wall time is the agent's to set (README). */
+    struct kvm_clock_data clock = {.clock = s->clock.clock};
+    if (ioctl(vm->fd, KVM_SET_CLOCK, &clock) < 0)
+        return fail(err, errlen, -1, "KVM_SET_CLOCK", errno);
+    return 0;
+}
