@@ -46,6 +46,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_STDIN: case AGENT_FILE_DATA: return AGENT_MAX_CHUNK;
         case AGENT_FILE_PUT: return AGENT_FILE_PUT_FIXED + AGENT_MAX_PATH;
         case AGENT_FILE_GET: return AGENT_MAX_PATH;
+        case AGENT_RESEED: return AGENT_RESEED_SIZE;
         default: return 0;
         }
     }
@@ -166,6 +167,16 @@ ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32
     put64(p + 8, size);
     memcpy(p + AGENT_FILE_PUT_FIXED, path, pl);
     return AGENT_HDR_SIZE + AGENT_FILE_PUT_FIXED + pl;
+}
+
+ssize_t agent_encode_reseed(uint8_t *buf, size_t cap, uint64_t realtime_ns, const uint8_t *seed)
+{
+    uint8_t *p = frame(buf, cap, AGENT_RESEED, AGENT_RESEED_SIZE);
+    if (!p)
+        return -EMSGSIZE;
+    put64(p, realtime_ns);
+    memcpy(p + 8, seed, AGENT_RESEED_SEED);
+    return AGENT_HDR_SIZE + AGENT_RESEED_SIZE;
 }
 
 ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path)
@@ -303,6 +314,12 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
     case AGENT_FILE_GET:
         m->u.file_get.path = check_path(p, len, 0);
         return m->u.file_get.path ? 0 : -EPROTO;
+    case AGENT_RESEED:
+        if (len != AGENT_RESEED_SIZE)
+            return -EPROTO;
+        m->u.reseed.realtime_ns = get64(p);
+        m->u.reseed.seed = p + 8;
+        return 0;
     case AGENT_READY:
         if (len != AGENT_READY_SIZE)
             return -EPROTO;

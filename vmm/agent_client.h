@@ -40,6 +40,7 @@ ssize_t agent_encode_exec(uint8_t *buf, size_t cap, const struct agent_exec_req 
 ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32_t mode,
                               uint64_t size);
 ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path);
+ssize_t agent_encode_reseed(uint8_t *buf, size_t cap, uint64_t realtime_ns, const uint8_t *seed);
 ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t features);
 ssize_t agent_encode_started(uint8_t *buf, size_t cap, uint32_t pid);
 ssize_t agent_encode_exit(uint8_t *buf, size_t cap, uint32_t kind, uint32_t value,
@@ -67,6 +68,7 @@ struct agent_msg {
         struct { uint32_t code, op; } error;
         struct { uint32_t mode; uint64_t size; const char *path; } file_put;
         struct { const char *path; } file_get;
+        struct { uint64_t realtime_ns; const uint8_t *seed; } reseed; /* AGENT_RESEED_SEED bytes */
     } u;
 };
 
@@ -152,6 +154,10 @@ size_t agent_output_take(struct agent_output_cap *cap, size_t len);
  * failure, -EPROTO when the agent broke the protocol. */
 int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
                uint64_t max_output, struct agent_exec_result *res);
+
+/* Sends RESEED (proto.h): the host's wall time and AGENT_RESEED_SEED bytes
+ * of randomness, for the guest's clock and CRNG.  0 or -errno. */
+int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed);
 
 /* Copies in_fd (size bytes exactly) to guest `path` with `mode`.  0, or
  * -errno (the guest's errno for a refused put, e.g. -EACCES). */

@@ -270,6 +270,13 @@ static int put_data(int fd, int in_fd, uint64_t size)
     return rc ? rc : sent == size ? 0 : -EIO;
 }
 
+int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_RESEED_SIZE];
+    ssize_t n = agent_encode_reseed(f, sizeof(f), realtime_ns, seed);
+    return n < 0 ? (int)n : agent_send_all(fd, f, (size_t)n);
+}
+
 int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size)
 {
     uint8_t f[AGENT_HDR_SIZE + AGENT_FILE_PUT_FIXED + AGENT_MAX_PATH];

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -74,6 +75,7 @@ struct run_ctx {
     int broker;
     int ready_efd;   /* readable once the agent said it listens (boot timer) */
     bool ready_seen; /* ... and agent_connect has seen it */
+    uint8_t seed[AGENT_RESEED_SEED]; /* for the guest's CRNG (drawn before the filter) */
     struct vm *vm;
     struct virtio_vsock *vsock;
     struct vdev *vdev;
@@ -324,6 +326,16 @@ static void *run_thread(void *arg)
     if (fd < 0)
         return NULL;
     timings_mark(TM_CONNECTED);
+    /* Entropy and wall time before the command: a restored VM shares its
+     * snapshot's CRNG state and clock (proto.h, RESEED). */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int rs = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, r->seed);
+    if (rs) {
+        close(fd);
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rs));
+        return NULL;
+    }
     struct agent_exec_result res = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -614,6 +626,10 @@ int cmd_run(int argc, char **argv)
     }
     if (egress_init(&r.egress, eg, &r.audit, r.broker)) {
         fprintf(stderr, "airlock: out of memory\n");
+        return EXIT_AIRLOCK_ERROR;
+    }
+    if (getrandom(r.seed, sizeof(r.seed), 0) != (ssize_t)sizeof(r.seed)) {
+        fprintf(stderr, "airlock: getrandom: %s\n", strerror(errno));
         return EXIT_AIRLOCK_ERROR;
     }
     r.ready_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -35,6 +35,8 @@ int aconn_wait(struct aconn *c, struct agent_msg *m);
 int agent_do_exec(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_put(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_get(struct aconn *c, const struct agent_msg *m);
+/* RESEED: entropy and wall time from the host (reseed.c). */
+int agent_do_reseed(struct aconn *c, const struct agent_msg *m);
 
 /* Egress (proxy.c), started by PID 1 only.  Brings `lo` up (the kernel
  * gives it 127.0.0.1): 0 or -errno (-EAFNOSUPPORT on a kernel without

@@ -72,6 +72,8 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
         return agent_do_file_put(c, m);
     case AGENT_FILE_GET:
         return agent_do_file_get(c, m);
+    case AGENT_RESEED:
+        return agent_do_reseed(c, m);
     case AGENT_STDIN:
     case AGENT_STDIN_EOF:
     case AGENT_KILL:

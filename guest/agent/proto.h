@@ -75,6 +75,7 @@ enum agent_type {
     AGENT_KILL      = 0x04, /* empty: SIGKILL the command's process group */
     AGENT_FILE_PUT  = 0x05,
     AGENT_FILE_GET  = 0x06, /* payload: path, NUL-terminated (the only NUL) */
+    AGENT_RESEED    = 0x09, /* fresh entropy and wall time, no reply (below) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -119,6 +120,16 @@ enum agent_type {
  *                 fails the put and removes the file
  *   16 path, NUL-terminated, the rest of the payload (<= AGENT_MAX_PATH) */
 #define AGENT_FILE_PUT_FIXED 16
+
+/* RESEED payload (AGENT_RESEED_SIZE bytes), sent before an EXEC:
+ *   0  u64 realtime_ns  the host's CLOCK_REALTIME
+ *   8  32 bytes         from the host's getrandom()
+ * The agent credits the bytes to the guest's entropy pool, reseeds its
+ * CRNG and sets the guest's wall clock: VMs restored from one snapshot
+ * must not share random state or think it is still snapshot time.  Best
+ * effort (nothing is sent back); the next request follows at once. */
+#define AGENT_RESEED_SIZE 40
+#define AGENT_RESEED_SEED 32
 
 /* READY payload (8 bytes):
  *   0 u32 version    the agent's AGENT_VERSION

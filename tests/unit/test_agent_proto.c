@@ -139,6 +139,28 @@ START_TEST(file_requests_round_trip)
 }
 END_TEST
 
+START_TEST(reseed_round_trip)
+{
+    struct agent_msg m;
+    uint8_t seed[AGENT_RESEED_SIZE]; /* the first AGENT_RESEED_SEED are the seed */
+    for (unsigned i = 0; i < sizeof(seed); i++)
+        seed[i] = (uint8_t)(i * 13 + 1);
+    size_t n = (size_t)agent_encode_reseed(buf, BIG, 0x0123456789abcdefULL, seed);
+    ck_assert_uint_eq(n, AGENT_HDR_SIZE + AGENT_RESEED_SIZE);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_RESEED);
+    ck_assert_uint_eq(m.u.reseed.realtime_ns, 0x0123456789abcdefULL);
+    ck_assert(!memcmp(m.u.reseed.seed, seed, AGENT_RESEED_SEED));
+    /* exactly its size, and only host -> agent */
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_RESEED, AGENT_RESEED_SIZE - 1, seed,
+                  AGENT_RESEED_SIZE - 1);
+    ck_assert_int_lt(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 0);
+    n = (size_t)agent_encode_reseed(buf, BIG, 1, seed);
+    ck_assert_int_lt(decode_all(AGENT_DIR_REPLY, buf, n, &m), 0);
+    ck_assert_int_eq(agent_encode_reseed(buf, AGENT_HDR_SIZE + 3, 1, seed), -EMSGSIZE);
+}
+END_TEST
+
 START_TEST(bad_magic)
 {
     struct agent_msg m;
@@ -572,6 +594,7 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, exec_round_trip);
     tcase_add_test(tc, replies_round_trip);
     tcase_add_test(tc, file_requests_round_trip);
+    tcase_add_test(tc, reseed_round_trip);
     tcase_add_test(tc, bad_magic);
     tcase_add_test(tc, wrong_version);
     tcase_add_test(tc, unknown_type);
