@@ -46,6 +46,12 @@
  * roomy for builds and test logs, small next to a host's disk. */
 #define RUN_DEFAULT_MAX_OUTPUT_MIB 1024
 #define RUN_DEFAULT_DISK_CAP_MIB   1024
+/* Wall clock unless --timeout says otherwise (0: none): a command left
+ * running for an hour is far more often stuck or spinning than working,
+ * and an unattended agent's VM must not hold a host's CPU and memory
+ * forever; a longer build asks for more. */
+#define RUN_DEFAULT_TIMEOUT_S 3600
+#define RUN_MAX_TIMEOUT_S     4000000 /* x 1000 still fits the request's 32-bit ms */
 /* What every command gets unless -e sets the same name: the guest's
  * proxy (the agent's relay to airlock's egress filter) under both the
  * lower- and upper-case names that curl, pip, requests and wget read. */
@@ -123,7 +129,8 @@ static void run_usage(void)
            "killed it, 124 on --timeout, 126 if it cannot run, 127 if not found, 125 for\n"
            "airlock's own errors.  The VM and all its writes are gone afterwards.\n"
            "\n"
-           "  --timeout SEC     kill CMD's process group after SEC seconds (exit 124)\n"
+           "  --timeout SEC     kill CMD's process group after SEC seconds (exit 124;\n"
+           "                    default 3600, 0: none)\n"
            "  -e K=V            set an environment variable (repeatable)\n"
            "  -w DIR            working directory in the guest (default /)\n"
            "  --user UID[:GID]  run as this user (default 65534, nobody)\n"
@@ -275,6 +282,7 @@ static void audit_exec(struct run_ctx *r)
     audit_str(&a, "cwd", r->req.cwd && *r->req.cwd ? r->req.cwd : "/");
     audit_u64(&a, "uid", r->req.uid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->req.uid);
     audit_u64(&a, "gid", r->req.gid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->req.gid);
+    audit_u64(&a, "timeout_s", r->req.timeout_ms / 1000); /* 0: none */
     audit_end(&r->audit, &a);
 }
 
@@ -323,6 +331,10 @@ static void *run_thread(void *arg)
         limit_report("output", r->max_output, res.dropped,
                      "output cap reached: %llu bytes dropped (--max-output %llu)",
                      (unsigned long long)res.dropped, (unsigned long long)(r->max_output >> 20));
+    if (!rc && res.timed_out)
+        limit_report("timeout", r->req.timeout_ms / 1000, 0,
+                     "CMD ran past --timeout %u s: its process group was killed (exit 124)",
+                     (unsigned)(r->req.timeout_ms / 1000));
     clock_gettime(CLOCK_MONOTONIC, &t1);
     audit_exit(r, rc, &res, (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
     if (rc) {
@@ -401,6 +413,7 @@ int cmd_run(int argc, char **argv)
     uint64_t v;
     agent_exec_req_init(&r.req);
     r.req.rlim_nproc = RUN_DEFAULT_NPROC;
+    r.req.timeout_ms = RUN_DEFAULT_TIMEOUT_S * 1000;
     r.req.rlim_nofile = RUN_DEFAULT_NOFILE;
     optind = 0;
     opterr = 0;
@@ -420,8 +433,8 @@ int cmd_run(int argc, char **argv)
         case 'w': r.req.cwd = optarg; break;
         case 'i': r.with_stdin = true; break;
         case RO_TIMEOUT:
-            if (parse_uint(optarg, 4000000, &v) || v == 0)
-                return bad_value("--timeout", optarg, "whole seconds, 1 to 4000000");
+            if (parse_uint(optarg, RUN_MAX_TIMEOUT_S, &v))
+                return bad_value("--timeout", optarg, "whole seconds, 0 (none) to 4000000");
             r.req.timeout_ms = (uint32_t)(v * 1000);
             break;
         case RO_USER:
