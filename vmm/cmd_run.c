@@ -331,7 +331,12 @@ static void *run_thread(void *arg)
         limit_report("output", r->max_output, res.dropped,
                      "output cap reached: %llu bytes dropped (--max-output %llu)",
                      (unsigned long long)res.dropped, (unsigned long long)(r->max_output >> 20));
-    if (!rc && res.timed_out)
+    if (!rc && res.host_timeout)
+        limit_report("timeout", r->req.timeout_ms / 1000, 0,
+                     "CMD ran past --timeout %u s and the guest did not end it within %u s "
+                     "more: the VM is stopped (exit 124)",
+                     (unsigned)(r->req.timeout_ms / 1000), (unsigned)(r->req.host_grace_ms / 1000));
+    else if (!rc && res.timed_out)
         limit_report("timeout", r->req.timeout_ms / 1000, 0,
                      "CMD ran past --timeout %u s: its process group was killed (exit 124)",
                      (unsigned)(r->req.timeout_ms / 1000));
@@ -341,7 +346,9 @@ static void *run_thread(void *arg)
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rc));
         return NULL;
     }
-    for (unsigned i = 0; i < r->ncopy_out; i++)
+    /* An agent that did not end the command in time would not answer a
+     * copy either. */
+    for (unsigned i = 0; i < r->ncopy_out && !res.host_timeout; i++)
         if (copy_out(r, &r->copy_out[i]))
             return NULL;
     egress_stop(&r->egress); /* their end records are written before we report */
