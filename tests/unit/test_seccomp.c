@@ -11,12 +11,16 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
+#include "vmm/cgroup.h"
 #include "vmm/seccomp.h"
 
 enum probe { P_WRITE, P_OPENAT, P_OPENAT_CREATE, P_SOCKET_INET, P_SOCKET_UNIX, P_SOCKET_PACKET,
@@ -121,6 +125,36 @@ START_TEST(forbidden_calls_kill)
 }
 END_TEST
 
+/* The detach parent's last act, under its filter: cgroup_remove forks a
+ * helper that removes the VM's cgroup directory once it empties (here a
+ * plain directory stands in for it).  A call missing from the "detach"
+ * list kills the parent or the helper, and the directory stays. */
+START_TEST(detach_filter_lets_the_cgroup_go)
+{
+    struct cgroup cg = {0};
+    snprintf(cg.dir, sizeof(cg.dir), "/tmp/airlock-test-cg-%d", (int)getpid());
+    ck_assert_int_eq(mkdir(cg.dir, 0700), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        seccomp_set_mode(SECCOMP_MODE_KILL);
+        if (seccomp_apply(SECCOMP_DETACH))
+            syscall(SYS_exit_group, 99);
+        cgroup_remove(&cg, false);
+        syscall(SYS_exit_group, 0);
+    }
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "detach parent ended %#x", ws);
+    struct stat st;
+    for (int i = 0; i < 100 && stat(cg.dir, &st) == 0; i++)
+        usleep(20000);
+    bool left = stat(cg.dir, &st) == 0;
+    rmdir(cg.dir);
+    ck_assert_msg(!left, "the helper did not remove %s", cg.dir);
+}
+END_TEST
+
 START_TEST(counts_and_modes)
 {
     /* Below Firecracker's own (vmm 50, api 31, vcpu 27): the figures the
@@ -146,6 +180,7 @@ Suite *seccomp_suite(void)
     tcase_set_timeout(t, 30);
     tcase_add_test(t, allowed_calls_return);
     tcase_add_test(t, forbidden_calls_kill);
+    tcase_add_test(t, detach_filter_lets_the_cgroup_go);
     tcase_add_test(t, counts_and_modes);
     suite_add_tcase(s, t);
     return s;
