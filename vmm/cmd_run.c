@@ -24,6 +24,7 @@
 #include "vmm/egress.h"
 #include "vmm/egress_broker.h"
 #include "vmm/run_copy.h"
+#include "vmm/run_report.h"
 #include "vmm/commands.h"
 #include "vmm/exit_codes.h"
 #include "vmm/console.h"
@@ -274,38 +275,6 @@ static int copy_out(struct run_ctx *r, const struct run_copy *c)
     return rc ? -1 : 0;
 }
 
-static void audit_exec(struct run_ctx *r)
-{
-    struct audit_rec a;
-    audit_begin(&r->audit, &a, "exec");
-    audit_strv(&a, "argv", r->req.argv, r->req.argc);
-    audit_str(&a, "cwd", r->req.cwd && *r->req.cwd ? r->req.cwd : "/");
-    audit_u64(&a, "uid", r->req.uid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->req.uid);
-    audit_u64(&a, "gid", r->req.gid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->req.gid);
-    audit_u64(&a, "timeout_s", r->req.timeout_ms / 1000); /* 0: none */
-    audit_end(&r->audit, &a);
-}
-
-static void audit_exit(struct run_ctx *r, int rc, const struct agent_exec_result *res,
-                       uint64_t ms)
-{
-    struct audit_rec a;
-    audit_begin(&r->audit, &a, "exit");
-    if (rc) {
-        audit_str(&a, "error", strerror(-rc));
-        audit_u64(&a, "status", EXIT_AIRLOCK_ERROR);
-    } else {
-        audit_u64(&a, "status", (uint64_t)agent_result_status(res));
-        if (res->signaled)
-            audit_u64(&a, "signal", (uint64_t)res->value);
-        audit_bool(&a, "timed_out", res->timed_out);
-    }
-    audit_u64(&a, "duration_ms", ms);
-    audit_u64(&a, "stdout_bytes", res->out_bytes);
-    audit_u64(&a, "stderr_bytes", res->err_bytes);
-    audit_end(&r->audit, &a);
-}
-
 static void *run_thread(void *arg)
 {
     struct run_ctx *r = arg;
@@ -323,25 +292,13 @@ static void *run_thread(void *arg)
     struct agent_exec_result res = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    audit_exec(r);
+    run_report_exec(&r->audit, &r->req);
     int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
                         r->with_stdin ? STDIN_FILENO : -1, r->max_output, &res);
     close(fd);
-    if (res.dropped)
-        limit_report("output", r->max_output, res.dropped,
-                     "output cap reached: %llu bytes dropped (--max-output %llu)",
-                     (unsigned long long)res.dropped, (unsigned long long)(r->max_output >> 20));
-    if (!rc && res.host_timeout)
-        limit_report("timeout", r->req.timeout_ms / 1000, 0,
-                     "CMD ran past --timeout %u s and the guest did not end it within %u s "
-                     "more: the VM is stopped (exit 124)",
-                     (unsigned)(r->req.timeout_ms / 1000), (unsigned)(r->req.host_grace_ms / 1000));
-    else if (!rc && res.timed_out)
-        limit_report("timeout", r->req.timeout_ms / 1000, 0,
-                     "CMD ran past --timeout %u s: its process group was killed (exit 124)",
-                     (unsigned)(r->req.timeout_ms / 1000));
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    audit_exit(r, rc, &res, (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+    run_report_exit(&r->audit, &r->req, r->max_output, rc, &res,
+                    (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
     if (rc) {
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rc));
         return NULL;
