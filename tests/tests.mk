@@ -9,8 +9,15 @@ PROBE_SRCS := tests/probe/probe.c tests/probe/probe_virtio.c tests/probe/probe_a
 	tests/probe/probe_vq.c tests/probe/probe_vsock.c
 PROBE_DEPS := $(PROBE_SRCS) tests/probe/probe.h tests/probe/probe_attack.h tests/probe/probe.ld
 
+# Host-side tools the probe tests use on a running monitor.
+PROBE_TOOLS := $(BUILD)/probe/inject-syscall
+
 .PHONY: probe
-probe: $(PROBES)
+probe: $(PROBES) $(PROBE_TOOLS)
+
+$(BUILD)/probe/inject-syscall: tests/probe/inject_syscall.c | deps-check
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<
 
 $(BUILD)/probe/probe64.elf: tests/probe/entry64.S $(PROBE_DEPS) | deps-check
 	@mkdir -p $(dir $@)

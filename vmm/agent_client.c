@@ -33,6 +33,7 @@ void agent_exec_req_init(struct agent_exec_req *req)
     memset(req, 0, sizeof(*req));
     req->uid = req->gid = AGENT_ID_DEFAULT;
     req->rlim_nproc = req->rlim_fsize = req->rlim_nofile = AGENT_RLIM_KEEP;
+    req->host_grace_ms = AGENT_HOST_GRACE_MS;
 }
 
 /* ---- limits per type ---- */

@@ -25,7 +25,17 @@ struct agent_exec_req {
     uint32_t timeout_ms;     /* 0 = none */
     uint32_t flags;          /* AGENT_EXEC_F_* */
     uint64_t rlim_nproc, rlim_fsize, rlim_nofile; /* AGENT_RLIM_KEEP = as is */
+    /* Host side only (not sent): agent_exec stops waiting this long after
+     * timeout_ms, whatever the guest does.  The agent enforces the
+     * timeout, but the agent is in the guest, and a guest root can stall
+     * it (ptrace PID 1, a process stuck in the kernel): the wall clock
+     * must not depend on the guest.  AGENT_HOST_GRACE_MS by default. */
+    uint32_t host_grace_ms;
 };
+
+/* Time the agent gets, past the timeout, to kill the command and report:
+ * far beyond the 1 s it drains output, even in the nested lab. */
+#define AGENT_HOST_GRACE_MS 30000
 
 /* Sets every field to "default": no args, nobody, no limits, no timeout. */
 void agent_exec_req_init(struct agent_exec_req *req);
@@ -128,6 +138,7 @@ struct agent_exec_result {
     int signaled;         /* killed by signal `value` (else exited `value`) */
     int value;
     int timed_out;        /* the agent killed it on timeout */
+    int host_timeout;     /* the agent did not end it in time: the host gave up (also timed_out) */
     int error;            /* errno from an ERROR reply (never started), or 0 */
     uint32_t error_op;    /* AGENT_OP_* of that ERROR */
     uint32_t agent_version; /* from READY, when it was seen */
@@ -149,7 +160,9 @@ size_t agent_output_take(struct agent_output_cap *cap, size_t len);
  * and forwarded), copies STDOUT to out_fd and STDERR to err_fd (at most
  * max_output bytes of the two together; the rest is read and dropped, the
  * command keeps running, res->dropped counts it), and waits for EXIT or
- * ERROR.  A READY at the start of the stream is accepted.
+ * ERROR.  A READY at the start of the stream is accepted.  With a
+ * timeout, it waits at most timeout_ms + host_grace_ms: then the outcome
+ * is res->timed_out and res->host_timeout (the caller stops the VM).
  * 0 with *res filled once the outcome is known; -errno on transport
  * failure, -EPROTO when the agent broke the protocol. */
 int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,

@@ -3,7 +3,9 @@
  * hostile: its replies go through the validating decoder, must come in the
  * order proto.h fixes, and are never buffered beyond one chunk. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -161,7 +163,16 @@ static int stdin_pull(int in_fd, uint8_t *out, size_t *out_len, int *in_eof)
     return 0;
 }
 
-static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd,
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* deadline: CLOCK_MONOTONIC ms after which we stop waiting (-ETIMEDOUT);
+ * -1: none. */
+static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd, int64_t deadline,
                      struct agent_output_cap *cap, struct agent_exec_result *res)
 {
     uint8_t *pend = c->pend;
@@ -184,7 +195,14 @@ static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd,
             p[0].events |= POLLOUT;
         else if (!in_eof && res->started && !peer_gone)
             p[1] = (struct pollfd){.fd = in_fd, .events = POLLIN};
-        if (poll(p, 2, -1) < 0) {
+        int wait_ms = -1;
+        if (deadline >= 0) {
+            int64_t left = deadline - mono_ms();
+            if (left <= 0)
+                return -ETIMEDOUT;
+            wait_ms = left > INT_MAX ? INT_MAX : (int)left;
+        }
+        if (poll(p, 2, wait_ms) < 0) {
             if (errno == EINTR)
                 continue;
             return -errno;
@@ -216,6 +234,7 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
 {
     struct agent_output_cap cap = {.max = max_output};
     memset(res, 0, sizeof(*res));
+    int64_t deadline = req->timeout_ms ? mono_ms() + req->timeout_ms + req->host_grace_ms : -1;
     struct agent_exec_req r = *req;
     r.flags = (r.flags & ~AGENT_EXEC_F_STDIN) | (in_fd >= 0 ? AGENT_EXEC_F_STDIN : 0);
     uint8_t *frame = malloc(AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD);
@@ -230,7 +249,11 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
     if (!c)
         return rc;
     if (!rc)
-        rc = exec_loop(c, out_fd, err_fd, in_fd, &cap, res);
+        rc = exec_loop(c, out_fd, err_fd, in_fd, deadline, &cap, res);
+    if (rc == -ETIMEDOUT && deadline >= 0) {
+        res->timed_out = res->host_timeout = 1;
+        rc = 0;
+    }
     res->agent_version = c->version;
     conn_free(c);
     return rc;
@@ -348,6 +371,8 @@ int agent_result_status(const struct agent_exec_result *res)
     if (res->error)
         return res->error_op == AGENT_OP_EXEC && res->error == ENOENT ? EXIT_NOT_FOUND
                                                                       : EXIT_CANNOT_EXECUTE;
+    if (res->host_timeout) /* the guest never said; the clock did */
+        return EXIT_TIMEOUT;
     if (!res->started)
         return EXIT_AIRLOCK_ERROR;
     if (res->timed_out)

@@ -26,6 +26,7 @@
 #include "vmm/egress.h"
 #include "vmm/egress_broker.h"
 #include "vmm/run_copy.h"
+#include "vmm/run_report.h"
 #include "vmm/commands.h"
 #include "vmm/exit_codes.h"
 #include "vmm/console.h"
@@ -49,6 +50,12 @@
  * roomy for builds and test logs, small next to a host's disk. */
 #define RUN_DEFAULT_MAX_OUTPUT_MIB 1024
 #define RUN_DEFAULT_DISK_CAP_MIB   1024
+/* Wall clock unless --timeout says otherwise (0: none): a command left
+ * running for an hour is far more often stuck or spinning than working,
+ * and an unattended agent's VM must not hold a host's CPU and memory
+ * forever; a longer build asks for more. */
+#define RUN_DEFAULT_TIMEOUT_S 3600
+#define RUN_MAX_TIMEOUT_S     4000000 /* x 1000 still fits the request's 32-bit ms */
 /* What every command gets unless -e sets the same name: the guest's
  * proxy (the agent's relay to airlock's egress filter) under both the
  * lower- and upper-case names that curl, pip, requests and wget read. */
@@ -129,7 +136,8 @@ static void run_usage(void)
            "killed it, 124 on --timeout, 126 if it cannot run, 127 if not found, 125 for\n"
            "airlock's own errors.  The VM and all its writes are gone afterwards.\n"
            "\n"
-           "  --timeout SEC     kill CMD's process group after SEC seconds (exit 124)\n"
+           "  --timeout SEC     kill CMD's process group after SEC seconds (exit 124;\n"
+           "                    default 3600, 0: none)\n"
            "  -e K=V            set an environment variable (repeatable)\n"
            "  -w DIR            working directory in the guest (default /)\n"
            "  --user UID[:GID]  run as this user (default 65534, nobody)\n"
@@ -280,37 +288,6 @@ static int copy_out(struct run_ctx *r, const struct run_copy *c)
     return rc ? -1 : 0;
 }
 
-static void audit_exec(struct run_ctx *r)
-{
-    struct audit_rec a;
-    audit_begin(&r->audit, &a, "exec");
-    audit_strv(&a, "argv", r->req.argv, r->req.argc);
-    audit_str(&a, "cwd", r->req.cwd && *r->req.cwd ? r->req.cwd : "/");
-    audit_u64(&a, "uid", r->req.uid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->req.uid);
-    audit_u64(&a, "gid", r->req.gid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->req.gid);
-    audit_end(&r->audit, &a);
-}
-
-static void audit_exit(struct run_ctx *r, int rc, const struct agent_exec_result *res,
-                       uint64_t ms)
-{
-    struct audit_rec a;
-    audit_begin(&r->audit, &a, "exit");
-    if (rc) {
-        audit_str(&a, "error", strerror(-rc));
-        audit_u64(&a, "status", EXIT_AIRLOCK_ERROR);
-    } else {
-        audit_u64(&a, "status", (uint64_t)agent_result_status(res));
-        if (res->signaled)
-            audit_u64(&a, "signal", (uint64_t)res->value);
-        audit_bool(&a, "timed_out", res->timed_out);
-    }
-    audit_u64(&a, "duration_ms", ms);
-    audit_u64(&a, "stdout_bytes", res->out_bytes);
-    audit_u64(&a, "stderr_bytes", res->err_bytes);
-    audit_end(&r->audit, &a);
-}
-
 static void *run_thread(void *arg)
 {
     struct run_ctx *r = arg;
@@ -339,22 +316,21 @@ static void *run_thread(void *arg)
     struct agent_exec_result res = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    audit_exec(r);
+    run_report_exec(&r->audit, &r->req);
     int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
                         r->with_stdin ? STDIN_FILENO : -1, r->max_output, &res);
     close(fd);
     timings_mark(TM_COMMAND_DONE);
-    if (res.dropped)
-        limit_report("output", r->max_output, res.dropped,
-                     "output cap reached: %llu bytes dropped (--max-output %llu)",
-                     (unsigned long long)res.dropped, (unsigned long long)(r->max_output >> 20));
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    audit_exit(r, rc, &res, (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+    run_report_exit(&r->audit, &r->req, r->max_output, rc, &res,
+                    (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
     if (rc) {
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rc));
         return NULL;
     }
-    for (unsigned i = 0; i < r->ncopy_out; i++)
+    /* An agent that did not end the command in time would not answer a
+     * copy either. */
+    for (unsigned i = 0; i < r->ncopy_out && !res.host_timeout; i++)
         if (copy_out(r, &r->copy_out[i]))
             return NULL;
     egress_stop(&r->egress); /* their end records are written before we report */
@@ -436,6 +412,7 @@ int cmd_run(int argc, char **argv)
     uint64_t v;
     agent_exec_req_init(&r.req);
     r.req.rlim_nproc = RUN_DEFAULT_NPROC;
+    r.req.timeout_ms = RUN_DEFAULT_TIMEOUT_S * 1000;
     r.req.rlim_nofile = RUN_DEFAULT_NOFILE;
     optind = 0;
     opterr = 0;
@@ -455,8 +432,8 @@ int cmd_run(int argc, char **argv)
         case 'w': r.req.cwd = optarg; break;
         case 'i': r.with_stdin = true; break;
         case RO_TIMEOUT:
-            if (parse_uint(optarg, 4000000, &v) || v == 0)
-                return bad_value("--timeout", optarg, "whole seconds, 1 to 4000000");
+            if (parse_uint(optarg, RUN_MAX_TIMEOUT_S, &v))
+                return bad_value("--timeout", optarg, "whole seconds, 0 (none) to 4000000");
             r.req.timeout_ms = (uint32_t)(v * 1000);
             break;
         case RO_USER:

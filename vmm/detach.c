@@ -5,13 +5,16 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "vmm/exit_codes.h"
+#include "vmm/seccomp.h"
 
 static int status_fd = -1; /* child's end of the status pipe */
 static int null_fd = -1;   /* /dev/null, opened early: the jail forbids open() later */
@@ -39,6 +42,16 @@ static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+    /* Outside the jail and as the caller, this process could do much: from
+     * here it may only wait, forward signals, dial --vsock-uds sockets and
+     * clean up (vmm/seccomp.c, the "detach" list). */
+    int e = seccomp_apply(SECCOMP_DETACH);
+    if (e) {
+        fprintf(stderr, "airlock: cannot install the seccomp filter of the waiting parent: %s\n",
+                strerror(-e));
+        kill(child, SIGKILL);
+        parent_exit_from_child(child, h);
+    }
     /* A negative fd is skipped by poll: no signalfd, no helper socket. */
     struct pollfd fds[3] = {{.fd = rfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
                             {.fd = h ? h->sock[0] : -1, .events = POLLIN}};

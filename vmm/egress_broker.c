@@ -1,6 +1,8 @@
 /* The egress broker process and its request channel; see egress_broker.h. */
 #include "vmm/egress_broker.h"
+#include "vmm/exit_codes.h"
 #include "vmm/fdpass.h"
+#include "vmm/seccomp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* The VM side's question, fixed size: the broker reads it as one
@@ -186,6 +189,13 @@ static __attribute__((noreturn)) void broker_main(int ctl)
         close_range(3, (unsigned)ctl - 1, 0);
     close_range((unsigned)ctl + 1, ~0u, 0);
     signal(SIGPIPE, SIG_IGN);
+    /* Everything is set up: from here on, only what serving needs (every
+     * request thread inherits the filter).  The parent waits for this
+     * answer, so a broker without its filter never serves. */
+    int32_t rc = seccomp_apply(SECCOMP_BROKER);
+    fdpass_send(ctl, &rc, sizeof(rc), -1);
+    if (rc)
+        _exit(EXIT_AIRLOCK_ERROR);
     for (;;) {
         char b;
         int chan;
@@ -230,6 +240,16 @@ int egress_broker_start(const struct egress_policy *policy, int *ctl)
         broker_main(sv[1]);
     }
     close(sv[1]);
+    int32_t rc = -EPIPE; /* the broker ended without answering */
+    int ignored;
+    ssize_t n = fdpass_recv(sv[0], &rc, sizeof(rc), &ignored);
+    if (ignored >= 0)
+        close(ignored);
+    if (n != (ssize_t)sizeof(rc) || rc) {
+        close(sv[0]);
+        waitpid(pid, NULL, 0);
+        return n < 0 ? (int)n : rc ? rc : -EPROTO;
+    }
     *ctl = sv[0];
     return 0;
 }

@@ -38,8 +38,10 @@ struct egress_verdict {
 };
 
 /* Forks the broker; *ctl is the VM side's end of the control socket.
- * Call before any thread exists.  The broker exits when every copy of
- * *ctl is closed, or with its parent.  0 or -errno. */
+ * Call before any thread exists.  Returns once the broker has its seccomp
+ * filter (vmm/seccomp.h, the "broker" list; -errno when it could not
+ * install it: then there is no broker).  The broker exits when every copy
+ * of *ctl is closed, or with its parent.  0 or -errno. */
 int egress_broker_start(const struct egress_policy *policy, int *ctl);
 
 /* One request: fills *v, and *fd (a connected, blocking TCP socket) when

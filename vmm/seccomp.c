@@ -5,10 +5,15 @@
 #include "vmm/surface.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/kvm.h>
+#include <linux/netlink.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
@@ -17,16 +22,30 @@
 #include <unistd.h>
 
 #define MAX_IOCTLS 4
+#define MAX_SOCKETS 6
+#define SOCK_TYPE_MASK 0xf /* the type without SOCK_NONBLOCK / SOCK_CLOEXEC */
+/* open(2) flags that could create, truncate or write a file */
+#define OPEN_WRITE_FLAGS (O_ACCMODE | O_CREAT | O_TRUNC)
+
+/* socket(2): one (domain, type, protocol) allowed; protocol -1 = any.
+ * fail_errno != 0: the call fails with it instead of killing (a library
+ * that tries an optional socket and does without). */
+struct sock_kind {
+    int domain, type, protocol, fail_errno;
+};
 
 struct allow {
     const char *name;                  /* syscall name, resolved by libseccomp */
     const char *why;                   /* one line, for `airlock surface` */
     unsigned long ioctls[MAX_IOCTLS];  /* ioctl only: the request numbers allowed */
-    const char *arg0_is;               /* when set: the first argument must equal arg0 */
-    unsigned long arg0;
+    const char *arg_is;                /* when set: argument arg_n must equal arg */
+    unsigned arg_n;
+    unsigned long arg;
+    struct sock_kind sockets[MAX_SOCKETS]; /* socket only: the kinds allowed */
+    bool read_only;                    /* openat only: no OPEN_WRITE_FLAGS */
 };
 
-#define ONLY_AF_UNIX .arg0_is = "AF_UNIX", .arg0 = AF_UNIX
+#define ONLY_AF_UNIX .arg_is = "AF_UNIX", .arg_n = 0, .arg = AF_UNIX
 
 /* Memory and threads: what malloc, the C library's locks and thread exit
  * need on every thread. */
@@ -101,6 +120,91 @@ static const struct allow worker_allow[] = {
     {.name = "rseq", .why = "new threads (glibc registers restartable sequences)"},
 };
 
+/* The egress broker (vmm/egress_broker.c): a process of its own, outside
+ * the jail, so its list is not the monitor's COMMON one.  What glibc's
+ * getaddrinfo does with nsswitch's built-in "files" and "dns" sources was
+ * read off `strace -f` (config files, UDP to the nameserver, netlink and
+ * a UDP connect per address to sort several answers, RFC 3484).  The
+ * Unix-socket daemons a resolver may try (nscd, and the daemons behind
+ * NSS modules such as mdns or resolve) get EACCES: the broker runs as the
+ * caller, outside the jail, and must not reach every Unix socket on the
+ * host; the resolver goes on without them. */
+static const struct allow broker_allow[] = {
+    {.name = "futex", .why = "locks (malloc, the resolver's one-time set-up)"},
+    {.name = "mmap", .why = "malloc of large blocks, thread stacks"},
+    {.name = "munmap", .why = "free of large blocks"},
+    {.name = "mprotect", .why = "guard pages of thread stacks, malloc's per-thread arenas"},
+    {.name = "brk", .why = "malloc's heap"},
+    {.name = "madvise", .why = "the C library returns a finished thread's stack"},
+    {.name = "getrandom", .why = "malloc seeds its heap-pointer hardening"},
+    {.name = "rt_sigprocmask", .why = "the C library masks signals around thread start and exit"},
+    {.name = "rt_sigaction", .why = "the first pthread_create installs the C library's own signal handler"},
+    {.name = "clone", .why = "a thread per request (older C libraries)"},
+    {.name = "clone3", .why = "a thread per request"},
+    {.name = "set_robust_list", .why = "new threads"},
+    {.name = "rseq", .why = "new threads (glibc registers restartable sequences)"},
+    {.name = "exit", .why = "a request's thread ends"},
+    {.name = "exit_group", .why = "the VM side is gone: the broker ends"},
+    {.name = "recvmsg", .why = "requests and their channels (SCM_RIGHTS); netlink answers"},
+    {.name = "sendmsg", .why = "the verdict and the connected socket (SCM_RIGHTS)"},
+    {.name = "close", .why = "a finished request's channel and socket; resolver files and sockets"},
+    {.name = "socket", .why = "TCP to the allowed address; UDP to the nameserver and to sort answers; netlink: the host's addresses, to sort answers",
+     .sockets = {{AF_INET, SOCK_STREAM, -1}, {AF_INET6, SOCK_STREAM, -1},
+                 {AF_INET, SOCK_DGRAM, -1}, {AF_INET6, SOCK_DGRAM, -1},
+                 {AF_NETLINK, SOCK_RAW, NETLINK_ROUTE},
+                 {AF_UNIX, SOCK_STREAM, -1, EACCES}}},
+    {.name = "connect", .why = "the allowed address (bounded); the nameserver; a UDP probe per answer (no packet)"},
+    {.name = "poll", .why = "the connect's 10 s bound; the resolver waits for answers"},
+    {.name = "getsockopt", .why = "SO_ERROR: how the connect ended"},
+    {.name = "fcntl", .why = "the connected socket goes back to blocking"},
+    {.name = "setsockopt", .why = "the resolver asks for ICMP errors (IP_RECVERR)"},
+    {.name = "sendmmsg", .why = "the resolver's A and AAAA queries at once"},
+    {.name = "sendto", .why = "a resolver query resent; the netlink request"},
+    {.name = "recvfrom", .why = "the nameserver's answers"},
+    {.name = "ioctl", .why = "the resolver sizes an answer", .ioctls = {FIONREAD}},
+    {.name = "bind", .why = "the netlink socket"},
+    {.name = "getsockname", .why = "the netlink socket; the source address per answer (RFC 3484 sort)"},
+    {.name = "openat", .why = "/etc/hosts, resolv.conf, nsswitch.conf, host.conf, gai.conf", .read_only = true},
+    {.name = "newfstatat", .why = "the resolver notices a changed resolv.conf or nsswitch.conf"},
+    {.name = "read", .why = "those files"},
+    {.name = "lseek", .why = "/etc/hosts is read from its start"},
+    {.name = "uname", .why = "the resolver's default domain"},
+    {.name = "clock_gettime", .why = "resolver timeouts (the vDSO's fallback)"},
+#if defined(__SANITIZE_ADDRESS__)
+    /* Only in the unit tests' ASan build, where the broker runs too. */
+    {.name = "gettid", .why = "ASan's thread start (sanitizer builds only)"},
+    {.name = "sched_getaffinity", .why = "ASan's thread start (sanitizer builds only)"},
+    {.name = "sigaltstack", .why = "ASan's per-thread signal stack (sanitizer builds only)"},
+#endif
+};
+
+/* The parent detach_start() leaves behind (vmm/detach.c): it waits for the
+ * VM process's status, forwards signals, dials --vsock-uds sockets for a
+ * jailed VM process and cleans up after it (vmm/jail.c parent_done). */
+static const struct allow detach_allow[] = {
+    {.name = "poll", .why = "waits for the status byte, signals, the jailed child's dial requests"},
+    {.name = "read", .why = "the status byte; signalfd"},
+    {.name = "kill", .why = "SIGINT/SIGTERM/SIGHUP go on to the VM process"},
+    {.name = "wait4", .why = "the VM process ended before reporting"},
+    {.name = "write", .why = "one line when the VM process was killed by its own filter"},
+    {.name = "exit_group", .why = "exit with the VM's status"},
+    {.name = "recvmsg", .why = "a jailed child's dial request"},
+    {.name = "sendmsg", .why = "... answered with the socket (SCM_RIGHTS)"},
+    {.name = "socket", .why = "--vsock-uds: dials PATH_P for the jailed child", ONLY_AF_UNIX},
+    {.name = "connect", .why = "... to PATH_P"},
+    {.name = "close", .why = "our copy of a dialed socket"},
+    {.name = "unlink", .why = "removes the --vsock-uds socket file at the end"},
+    {.name = "setns", .why = "back to our PID namespace before forking the cgroup remover",
+     .arg_is = "CLONE_NEWPID", .arg_n = 1, .arg = CLONE_NEWPID},
+    {.name = "newfstatat", .why = "does the VM's cgroup directory exist"},
+    {.name = "rmdir", .why = "removes the VM's cgroup directory"},
+    {.name = "clone", .why = "fork: a helper removes the cgroup once the VM process is gone"},
+    {.name = "set_robust_list", .why = "the C library's fork, in that helper"},
+    {.name = "close_range", .why = "the helper holds none of our fds"},
+    {.name = "clock_nanosleep", .why = "the helper waits for the cgroup to empty"},
+    {.name = "nanosleep", .why = "... (older C libraries)"},
+};
+
 static const struct {
     const char *name;
     const struct allow *list;
@@ -109,6 +213,8 @@ static const struct {
     [SECCOMP_VCPU] = {"vcpu", vcpu_allow, sizeof(vcpu_allow) / sizeof(vcpu_allow[0])},
     [SECCOMP_LOOP] = {"loop", loop_allow, sizeof(loop_allow) / sizeof(loop_allow[0])},
     [SECCOMP_WORKER] = {"worker", worker_allow, sizeof(worker_allow) / sizeof(worker_allow[0])},
+    [SECCOMP_BROKER] = {"broker", broker_allow, sizeof(broker_allow) / sizeof(broker_allow[0])},
+    [SECCOMP_DETACH] = {"detach", detach_allow, sizeof(detach_allow) / sizeof(detach_allow[0])},
 };
 
 static enum seccomp_mode mode = SECCOMP_MODE_KILL;
@@ -178,8 +284,28 @@ static int add_rule(scmp_filter_ctx ctx, const struct allow *a)
         }
         return 0;
     }
-    if (a->arg0_is)
-        return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, a->arg0));
+    if (a->sockets[0].domain) {
+        for (unsigned i = 0; i < MAX_SOCKETS && a->sockets[i].domain; i++) {
+            const struct sock_kind *s = &a->sockets[i];
+            uint32_t act = s->fail_errno ? SCMP_ACT_ERRNO((uint32_t)s->fail_errno) : SCMP_ACT_ALLOW;
+            struct scmp_arg_cmp cmp[3] = {
+                SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)s->domain),
+                SCMP_A1(SCMP_CMP_MASKED_EQ, SOCK_TYPE_MASK, (scmp_datum_t)s->type),
+                SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)s->protocol),
+            };
+            int rc = seccomp_rule_add_array(ctx, act, nr, s->protocol < 0 ? 2 : 3, cmp);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    if (a->read_only)
+        return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+                                SCMP_A2(SCMP_CMP_MASKED_EQ, OPEN_WRITE_FLAGS, 0));
+    if (a->arg_is) {
+        struct scmp_arg_cmp cmp = {.arg = a->arg_n, .op = SCMP_CMP_EQ, .datum_a = a->arg};
+        return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &cmp);
+    }
     return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 }
 
@@ -206,8 +332,71 @@ static const char *ioctl_name(unsigned long nr)
     case KVM_RUN: return "KVM_RUN";
     case KVM_GET_REGS: return "KVM_GET_REGS";
     case KVM_IRQ_LINE: return "KVM_IRQ_LINE";
+    case FIONREAD: return "FIONREAD";
     default: return "?";
     }
+}
+
+static const char *sock_name(int v, bool domain)
+{
+    if (domain)
+        switch (v) {
+        case AF_UNIX: return "AF_UNIX";
+        case AF_INET: return "AF_INET";
+        case AF_INET6: return "AF_INET6";
+        case AF_NETLINK: return "AF_NETLINK";
+        }
+    else
+        switch (v) {
+        case SOCK_STREAM: return "SOCK_STREAM";
+        case SOCK_DGRAM: return "SOCK_DGRAM";
+        case SOCK_RAW: return "SOCK_RAW";
+        }
+    return "?";
+}
+
+/* Appends to a fixed buffer; output past its end is cut. */
+static void add(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void add(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+    if (*len >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    *len = n < 0 ? cap : *len + (size_t)n;
+}
+
+/* The reason, then the argument filter in words, read off the same fields
+ * add_rule() turns into the filter. */
+static void describe(const struct allow *a, char *buf, size_t cap)
+{
+    size_t len = 0;
+    add(buf, cap, &len, "%s", a->why);
+    for (unsigned j = 0; j < MAX_IOCTLS && a->ioctls[j]; j++)
+        add(buf, cap, &len, "%s%s", j ? "," : " [only ", ioctl_name(a->ioctls[j]));
+    const char *sep = " [only ";
+    for (unsigned j = 0; j < MAX_SOCKETS && a->sockets[j].domain; j++) {
+        const struct sock_kind *k = &a->sockets[j];
+        if (k->fail_errno)
+            continue;
+        add(buf, cap, &len, "%s%s/%s", sep, sock_name(k->domain, true), sock_name(k->type, false));
+        if (k->protocol == NETLINK_ROUTE && k->domain == AF_NETLINK)
+            add(buf, cap, &len, "/NETLINK_ROUTE");
+        sep = ",";
+    }
+    for (unsigned j = 0; j < MAX_SOCKETS && a->sockets[j].domain; j++)
+        if (a->sockets[j].fail_errno)
+            add(buf, cap, &len, "; %s/%s fails with %s", sock_name(a->sockets[j].domain, true),
+                sock_name(a->sockets[j].type, false), strerrorname_np(a->sockets[j].fail_errno));
+    if (a->ioctls[0] || a->sockets[0].domain)
+        add(buf, cap, &len, "]");
+    if (a->read_only)
+        add(buf, cap, &len, " [only read-only: no O_WRONLY, O_RDWR, O_CREAT, O_TRUNC]");
+    if (a->arg_is)
+        add(buf, cap, &len, " [only %s]", a->arg_is);
 }
 
 /* The allowlists for `airlock surface` (vmm/surface.h): each reason with
@@ -215,21 +404,13 @@ static const char *ioctl_name(unsigned long nr)
 const struct surface_seccomp_list *surface_seccomp(unsigned *n)
 {
     static struct surface_syscall calls[SECCOMP_KINDS][64];
-    static char text[SECCOMP_KINDS][64][200];
+    static char text[SECCOMP_KINDS][64][320];
     static struct surface_seccomp_list lists[SECCOMP_KINDS];
     for (unsigned k = 0; k < SECCOMP_KINDS; k++) {
         unsigned m = kinds[k].n < 64 ? kinds[k].n : 64;
         for (unsigned i = 0; i < m; i++) {
-            const struct allow *a = &kinds[k].list[i];
-            size_t len = (size_t)snprintf(text[k][i], sizeof(text[k][i]), "%s", a->why);
-            for (unsigned j = 0; j < MAX_IOCTLS && a->ioctls[j] && len < sizeof(text[k][i]); j++)
-                len += (size_t)snprintf(text[k][i] + len, sizeof(text[k][i]) - len, "%s%s",
-                                        j ? "," : " [only ", ioctl_name(a->ioctls[j]));
-            if (a->ioctls[0] && len < sizeof(text[k][i]))
-                snprintf(text[k][i] + len, sizeof(text[k][i]) - len, "]");
-            if (a->arg0_is && len < sizeof(text[k][i]))
-                snprintf(text[k][i] + len, sizeof(text[k][i]) - len, " [only %s]", a->arg0_is);
-            calls[k][i] = (struct surface_syscall){.name = a->name, .reason = text[k][i]};
+            describe(&kinds[k].list[i], text[k][i], sizeof(text[k][i]));
+            calls[k][i] = (struct surface_syscall){.name = kinds[k].list[i].name, .reason = text[k][i]};
         }
         lists[k] = (struct surface_seccomp_list){.thread = kinds[k].name, .calls = calls[k],
                                                  .ncalls = m};

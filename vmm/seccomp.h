@@ -15,6 +15,9 @@
  *           signals, host vsock clients
  *   worker  the command's agent client and egress relays (their filter
  *           stacks on the loop's, which they inherit when created by it)
+ *   broker  the egress broker process (vmm/egress_broker.h), every thread
+ *           of it: resolves allowed names, connects, passes sockets back
+ *   detach  the parent vmm/detach.h leaves waiting for the VM's status
  * Filters stack (a thread created after its creator's filter inherits it
  * and may add its own), so a worker created by the event loop is bound by
  * both lists. */
@@ -23,7 +26,9 @@
 
 #include <stdbool.h>
 
-enum seccomp_kind { SECCOMP_VCPU, SECCOMP_LOOP, SECCOMP_WORKER, SECCOMP_KINDS };
+enum seccomp_kind {
+    SECCOMP_VCPU, SECCOMP_LOOP, SECCOMP_WORKER, SECCOMP_BROKER, SECCOMP_DETACH, SECCOMP_KINDS
+};
 
 enum seccomp_mode {
     SECCOMP_MODE_KILL, /* default: a forbidden syscall kills the process */

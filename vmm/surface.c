@@ -21,9 +21,9 @@
 #define REG_DEVICE_FEATURES_SEL 0x014
 
 const char *const surface_cb_names[4] = {"features", "config_read", "queue_notify", "reset"};
-const char *const surface_host_cb_names[6] = {
+const char *const surface_host_cb_names[SURFACE_HOST_CBS] = {
     "interrupt", "kick", "queue_notify_event", "vsock_connect_port", "vsock_watch",
-    "vsock_fd_event",
+    "vsock_fd_event", "vsock_conn_cap",
 };
 
 /* Everything one device set needs to exist, with no VM. */
@@ -194,6 +194,7 @@ int surface_collect(struct surface_report *r, char *err, size_t errlen)
         r->host_cb[3] = FN(c, vsock_host_ops.connect_port);
         r->host_cb[4] = FN(c, vsock_host_ops.watch);
         r->host_cb[5] = FN(c, virtio_vsock_fd_event);
+        r->host_cb[6] = FN(c, vsock_host_ops.conn_cap);
     }
     release(c);
     free(c);

@@ -80,19 +80,22 @@ struct surface_device {
     const char *cb[4]; /* features, config_read, queue_notify, reset (NULL: none) */
 };
 
+#define SURFACE_HOST_CBS 7 /* the callbacks device code makes into the monitor */
+
 struct surface_report {
     struct surface_range ranges[SURFACE_MAX_RANGES];
     unsigned nranges;
     struct surface_device devices[SURFACE_MAX_DEVICES];
     unsigned ndevices;
-    const char *host_cb[6]; /* interrupt, kick, queue notify, vsock connect/watch/fd event */
+    const char *host_cb[SURFACE_HOST_CBS]; /* interrupt, kick, queue notify,
+                                            * vsock connect/watch/fd event/cap */
     bool symbols;           /* handler names were found */
     char strs[4096];        /* copies of every name above: the report outlives the devices */
     size_t strs_used;
 };
 
 extern const char *const surface_cb_names[4];
-extern const char *const surface_host_cb_names[6];
+extern const char *const surface_host_cb_names[SURFACE_HOST_CBS];
 
 /* Builds the device sets of `airlock boot` (defaults) and `airlock run`
  * on buses with no VM and fills r.  -errno with err explaining. */

@@ -103,7 +103,7 @@ void surface_print_text(FILE *f, const struct surface_report *r)
         fprintf(f, "\n");
     }
     fprintf(f, "  monitor callbacks on guest paths:");
-    for (unsigned k = 0; k < 6; k++)
+    for (unsigned k = 0; k < SURFACE_HOST_CBS; k++)
         fprintf(f, "%s %s=%s", k == 3 ? "\n   " : "", surface_host_cb_names[k],
                 or(r->host_cb[k], "unknown"));
     fprintf(f, "\n\n");
@@ -212,7 +212,7 @@ static void json_devices(FILE *f, const struct surface_report *r)
         fputs("}}", f);
     }
     fputs("],\n \"monitor_callbacks\": {", f);
-    for (unsigned k = 0; k < 6; k++) {
+    for (unsigned k = 0; k < SURFACE_HOST_CBS; k++) {
         fprintf(f, "%s\"%s\": ", k ? ", " : "", surface_host_cb_names[k]);
         jstr(f, r->host_cb[k]);
     }

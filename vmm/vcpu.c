@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 
 #include "vmm/seccomp.h"
 #include "vmm/timings.h"
@@ -18,6 +19,12 @@ void *vcpu_thread(void *arg)
     sigemptyset(&set);
     sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    /* A name tools (and tests/probe/seccomp-tests) can tell apart from the
+     * event loop, which is the main thread, and the workers; set before the
+     * filter, which does not allow prctl. */
+    char name[16];
+    snprintf(name, sizeof(name), "airlock-vcpu%u", v->id);
+    prctl(PR_SET_NAME, name);
     int e = seccomp_apply(SECCOMP_VCPU); /* before the first guest instruction */
     if (e) {
         vm_stop(v->vm, 125, "vCPU %u: cannot install the seccomp filter: %s", v->id, strerror(-e));

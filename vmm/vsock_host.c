@@ -1,6 +1,7 @@
 #include "vmm/vsock_host.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "vmm/fdpass.h"
+#include "vmm/limits.h"
 
 void vsock_host_init(struct vsock_host *h)
 {
@@ -117,9 +119,23 @@ static void host_watch(void *opaque, int fd, bool readable, bool writable)
         evloop_add(h->loop, fd, ev, host_on_conn_event, h);
 }
 
+/* The connection cap (VSOCK_MAX_CONNS) refused a connection, either way
+ * round: reported once per VM, however often the guest retries. */
+static void host_conn_cap(void *opaque, unsigned max)
+{
+    struct vsock_host *h = opaque;
+    if (!h || atomic_exchange(&h->cap_reported, true))
+        return;
+    limit_report("vsock_conns", max, 0,
+                 "vsock connections at their cap (%u, VSOCK_MAX_CONNS): more are refused "
+                 "(the guest gets RST, a host client is closed)",
+                 max);
+}
+
 const struct vsock_host_ops vsock_host_ops = {
     .connect_port = host_connect_port,
     .watch = host_watch,
+    .conn_cap = host_conn_cap,
 };
 
 static void pending_drop(struct vsock_host *h, struct vsock_host_pending *p, bool close_fd)
@@ -183,6 +199,8 @@ static void host_on_handshake(void *opaque, int fd, uint32_t events)
     pthread_mutex_unlock(&h->vdev->transport.lock);
     if (rc)
         close(fd); /* the device did not take it: no guest, or at its cap */
+    if (rc == -EBUSY)
+        host_conn_cap(h, VSOCK_MAX_CONNS);
 }
 
 static void host_on_accept(void *opaque, int lfd, uint32_t events)

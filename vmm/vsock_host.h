@@ -6,6 +6,8 @@
 #ifndef AIRLOCK_VMM_VSOCK_HOST_H
 #define AIRLOCK_VMM_VSOCK_HOST_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +36,9 @@ struct vsock_host {
     /* Jailed (vmm/jail.c): PATH_<port> is out of reach, the parent
      * process dials it for us over this socket; -1: dial ourselves. */
     int dial_sock;
+    /* The connection cap was reported (vmm/limits.h: once per limit);
+     * set from the vCPU thread or the loop. */
+    atomic_bool cap_reported;
 };
 
 /* An empty host side: no socket, nothing to close yet. */

@@ -122,7 +122,13 @@ static void guest_request(struct virtio_vsock *v, struct vsock_conn *c, const st
         reject(v, c, h); /* a second REQUEST on a live connection */
         return;
     }
-    int fd = v->nconns < VSOCK_MAX_CONNS ? v->ops->connect_port(v->opaque, h->dst_port) : -EBUSY;
+    if (v->nconns >= VSOCK_MAX_CONNS) {
+        if (v->ops->conn_cap)
+            v->ops->conn_cap(v->opaque, VSOCK_MAX_CONNS);
+        reject(v, NULL, h);
+        return;
+    }
+    int fd = v->ops->connect_port(v->opaque, h->dst_port);
     if (fd < 0) {
         reject(v, NULL, h);
         return;

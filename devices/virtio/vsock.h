@@ -36,7 +36,7 @@
 #define VSOCK_EVT_QUEUE 2
 
 #define VSOCK_HOST_CID  2
-#define VSOCK_MAX_CONNS 256          /* concurrent connections */
+#define VSOCK_MAX_CONNS 256          /* concurrent connections (a limit: README "### Limits") */
 #define VSOCK_BUF_ALLOC (256u << 10) /* our buf_alloc = per-connection host buffer cap */
 #define VSOCK_MAX_PKT   (64u << 10)  /* payload bytes we put in one rx packet */
 #define VSOCK_RST_QUEUE 64           /* RSTs waiting for rx buffers */
@@ -84,6 +84,11 @@ struct vsock_host_ops {
      * Before the device closes an fd it was watching, it calls this with
      * both false. */
     void (*watch)(void *opaque, int fd, bool readable, bool writable);
+    /* A guest REQUEST was refused (RST) because VSOCK_MAX_CONNS
+     * connections are open.  Called for each refusal, so the monitor can
+     * report the limit (once: vmm/limits.h); the device itself knows no
+     * audit log.  May be NULL. */
+    void (*conn_cap)(void *opaque, unsigned max);
 };
 
 /* guest_cid must be in 3..0xfffffffe (§5.10.4: only the low 32 bits are

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
@@ -487,6 +488,50 @@ START_TEST(helper_exec_happy)
 }
 END_TEST
 
+/* The wall clock does not depend on the guest: an agent that started the
+ * command and then says nothing (a stalled PID 1) is given up on at
+ * timeout + grace, as a timeout; an agent that reports its own timeout in
+ * time is just that. */
+START_TEST(helper_exec_host_timeout)
+{
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode_started(AT, 7));
+    ck_assert_int_eq(write(sv[1], script, slen), (ssize_t)slen); /* then silence, no EOF */
+    static const char *const argv[] = {"sleep"};
+    struct agent_exec_req req;
+    agent_exec_req_init(&req);
+    ck_assert_uint_eq(req.host_grace_ms, AGENT_HOST_GRACE_MS);
+    req.argv = argv;
+    req.argc = 1;
+    req.timeout_ms = 200;
+    req.host_grace_ms = 300;
+    struct agent_exec_result res;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(agent_exec(sv[0], &req, -1, -1, -1, UINT64_MAX, &res), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    ck_assert_int_ge(ms, 500);
+    ck_assert_int_lt(ms, 5000);
+    ck_assert(res.timed_out && res.host_timeout);
+    ck_assert_int_eq(agent_result_status(&res), EXIT_TIMEOUT);
+    close(sv[0]);
+    close(sv[1]);
+
+    /* The agent's own timeout report, in time: not the host's. */
+    slen = 0;
+    ADD(agent_encode_started(AT, 7));
+    ADD(agent_encode_exit(AT, AGENT_EXIT_SIGNAL, 9, AGENT_EXIT_F_TIMED_OUT));
+    char out[8], err[8];
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), 0);
+    ck_assert(res.timed_out && !res.host_timeout);
+    ck_assert_int_eq(agent_result_status(&res), EXIT_TIMEOUT);
+}
+END_TEST
+
 /* The output cap counts stdout and stderr together, cuts the chunk that
  * crosses it, drops (and counts) the rest, and keeps the command's status. */
 START_TEST(helper_exec_output_cap)
@@ -613,6 +658,7 @@ Suite *agent_proto_suite(void)
     tc = tcase_create("helpers");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, helper_exec_happy);
+    tcase_add_test(tc, helper_exec_host_timeout);
     tcase_add_test(tc, helper_exec_error_reply);
     tcase_add_test(tc, helper_exec_output_cap);
     tcase_add_test(tc, helper_exec_out_of_order);

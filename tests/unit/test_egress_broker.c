@@ -414,6 +414,27 @@ START_TEST(broker_decides)
 }
 END_TEST
 
+/* The broker resolves an allowed name with its seccomp filter on (the
+ * files, nsswitch and resolver calls glibc makes are on its list): the
+ * name comes from /etc/hosts here, and "localhost" is there on any host
+ * we run on.  A filter missing one of those calls kills the broker, and
+ * the answer is then "did not answer", not 200. */
+START_TEST(broker_resolves_under_filter)
+{
+    char rule[64];
+    snprintf(rule, sizeof(rule), "localhost:%u", port);
+    allow_host(rule);
+    allow_ip("127.0.0.1:%u", port); /* the address localhost has */
+    start_broker();
+    struct egress_verdict v;
+    int fd;
+    ask("localhost", port, &v, &fd);
+    expect_connected(&v, fd);
+    still_serving();
+    stop_broker(); /* exits 0: not killed by its filter on the way */
+}
+END_TEST
+
 /* Sends one message with nfd descriptors attached; bytes sent or -1.  No
  * ck_assert here or in recv_fd: the fake broker thread uses them. */
 static ssize_t send_fds(int sock, const void *buf, size_t len, const int *fds, int nfd)
@@ -718,6 +739,7 @@ Suite *egress_broker_suite(void)
     tc = tcase_create("broker");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, broker_decides);
+    tcase_add_test(tc, broker_resolves_under_filter);
     tcase_add_test(tc, broker_hostile_requests);
     tcase_add_test(tc, broker_hostile_control);
     tcase_add_test(tc, broker_gone);

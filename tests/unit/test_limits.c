@@ -12,6 +12,7 @@
 #include "vmm/audit.h"
 #include "vmm/console.h"
 #include "vmm/limits.h"
+#include "vmm/vsock_host.h"
 
 #define S 1000000000ULL /* one second in ns */
 
@@ -111,6 +112,32 @@ START_TEST(console_max_caps_the_file)
 }
 END_TEST
 
+/* The vsock connection cap (VSOCK_MAX_CONNS) through the device's host
+ * ops (vmm/vsock_host.c): however often a guest hits it, one stderr line
+ * and one limit record. */
+START_TEST(vsock_conn_cap_reported_once)
+{
+    char apath[] = "/tmp/airlock-vlimit-XXXXXX";
+    close(mkstemp(apath));
+    struct audit au;
+    ck_assert_int_eq(audit_open(&au, apath), 0);
+    limits_set_audit(&au);
+    static struct vsock_host h;
+    vsock_host_init(&h);
+    for (int i = 0; i < 3; i++)
+        vsock_host_ops.conn_cap(&h, VSOCK_MAX_CONNS);
+    limits_set_audit(NULL);
+    audit_close(&au);
+    char rec[1024] = {0};
+    int fd = open(apath, O_RDONLY);
+    ck_assert_int_gt(read(fd, rec, sizeof(rec) - 1), 0);
+    close(fd);
+    ck_assert_ptr_nonnull(strstr(rec, "\"event\":\"limit\",\"limit\":\"vsock_conns\",\"max\":256,"));
+    ck_assert_ptr_null(strchr(strchr(rec, '\n') + 1, '\n')); /* reported once */
+    unlink(apath);
+}
+END_TEST
+
 /* --console-rate: a burst passes, then the rest of a flood is dropped. */
 START_TEST(console_rate_drops_a_flood)
 {
@@ -154,6 +181,7 @@ Suite *limits_suite(void)
     tcase_add_test(tc, bucket_clock_backwards_and_rate_zero);
     tcase_add_test(tc, output_cap_counts_both_streams_and_cuts_exactly);
     tcase_add_test(tc, console_max_caps_the_file);
+    tcase_add_test(tc, vsock_conn_cap_reported_once);
     tcase_add_test(tc, console_rate_drops_a_flood);
     tcase_add_test(tc, console_limit_values);
     suite_add_tcase(s, tc);

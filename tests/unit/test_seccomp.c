@@ -1,23 +1,31 @@
 /* vmm/seccomp.c: each thread kind's filter, installed in a forked child
  * (a filter cannot be removed, and the test runner must go on): allowed
  * calls work, a syscall off the list kills the process with SIGSYS, and the
- * argument filters hold (ioctl request numbers, AF_UNIX only). */
+ * argument filters hold (ioctl request numbers, socket kinds, read-only
+ * openat, setns's namespace), the broker's AF_UNIX refusal included. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
+#include <linux/netlink.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
+#include "vmm/cgroup.h"
 #include "vmm/seccomp.h"
 
-enum probe { P_WRITE, P_OPENAT, P_SOCKET_INET, P_SOCKETPAIR_UNIX, P_IOCTL_KVM_RUN,
-             P_IOCTL_CREATE_VM, P_EXECVE };
+enum probe { P_WRITE, P_OPENAT, P_OPENAT_CREATE, P_SOCKET_INET, P_SOCKET_UNIX, P_SOCKET_PACKET,
+             P_SOCKET_NETLINK_ROUTE, P_SOCKET_NETLINK_AUDIT, P_SOCKETPAIR_UNIX, P_IOCTL_KVM_RUN,
+             P_IOCTL_CREATE_VM, P_IOCTL_FIONREAD, P_SETNS_PID, P_SETNS_NET, P_EXECVE };
 
 /* Raw syscalls only after the filter: the C library (and the sanitizers)
  * may make calls of their own on the way out. */
@@ -27,17 +35,26 @@ static long probe_call(enum probe p)
     switch (p) {
     case P_WRITE: return syscall(SYS_write, -1, "", 0);
     case P_OPENAT: return syscall(SYS_openat, AT_FDCWD, "/", O_RDONLY);
+    case P_OPENAT_CREATE: /* fails anyway (a directory): only the filter's verdict counts */
+        return syscall(SYS_openat, AT_FDCWD, "/", O_RDONLY | O_CREAT, 0600);
     case P_SOCKET_INET: return syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+    case P_SOCKET_UNIX: return syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    case P_SOCKET_PACKET: return syscall(SYS_socket, AF_PACKET, SOCK_RAW, 0);
+    case P_SOCKET_NETLINK_ROUTE: return syscall(SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+    case P_SOCKET_NETLINK_AUDIT: return syscall(SYS_socket, AF_NETLINK, SOCK_RAW, NETLINK_AUDIT);
     case P_SOCKETPAIR_UNIX: return syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, sv);
     case P_IOCTL_KVM_RUN: return syscall(SYS_ioctl, -1, KVM_RUN, 0);
     case P_IOCTL_CREATE_VM: return syscall(SYS_ioctl, -1, KVM_CREATE_VM, 0);
+    case P_IOCTL_FIONREAD: return syscall(SYS_ioctl, -1, FIONREAD, 0);
+    case P_SETNS_PID: return syscall(SYS_setns, -1, CLONE_NEWPID);
+    case P_SETNS_NET: return syscall(SYS_setns, -1, CLONE_NEWNET);
     case P_EXECVE: return syscall(SYS_execve, "/bin/true", NULL, NULL);
     }
     return 0;
 }
 
-/* Runs `p` under `kind`'s filter in a child: the signal that ended it, or 0
- * when it came back (whatever the call returned). */
+/* Runs `p` under `kind`'s filter in a child: the signal that ended it (> 0),
+ * or, when the call came back, 0 if it succeeded and -errno if it failed. */
 static int under_filter(enum seccomp_kind kind, enum probe p)
 {
     pid_t pid = fork();
@@ -46,41 +63,95 @@ static int under_filter(enum seccomp_kind kind, enum probe p)
         seccomp_set_mode(SECCOMP_MODE_KILL);
         if (seccomp_apply(kind))
             syscall(SYS_exit_group, 99);
-        probe_call(p);
-        syscall(SYS_exit_group, 0);
+        long r = probe_call(p);
+        syscall(SYS_exit_group, r < 0 ? errno : 0);
     }
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     if (WIFEXITED(ws)) {
-        ck_assert_int_eq(WEXITSTATUS(ws), 0); /* 99: the filter did not load */
-        return 0;
+        ck_assert_int_ne(WEXITSTATUS(ws), 99); /* the filter did not load */
+        return -WEXITSTATUS(ws);
     }
     ck_assert(WIFSIGNALED(ws));
     return WTERMSIG(ws);
 }
 
+/* Came back (succeeded or failed on its own), not killed. */
+#define ck_assert_returns(kind, p) ck_assert_int_le(under_filter((kind), (p)), 0)
+
 START_TEST(allowed_calls_return)
 {
     for (int k = 0; k < SECCOMP_KINDS; k++)
-        ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_WRITE), 0);
-    ck_assert_int_eq(under_filter(SECCOMP_VCPU, P_IOCTL_KVM_RUN), 0);
-    ck_assert_int_eq(under_filter(SECCOMP_LOOP, P_SOCKETPAIR_UNIX), 0);
-    ck_assert_int_eq(under_filter(SECCOMP_WORKER, P_SOCKETPAIR_UNIX), 0);
+        if (k != SECCOMP_BROKER) /* the broker writes nothing */
+            ck_assert_returns((enum seccomp_kind)k, P_WRITE);
+    ck_assert_returns(SECCOMP_VCPU, P_IOCTL_KVM_RUN);
+    ck_assert_returns(SECCOMP_LOOP, P_SOCKETPAIR_UNIX);
+    ck_assert_returns(SECCOMP_WORKER, P_SOCKETPAIR_UNIX);
+    /* The broker: what the resolver and the connect need. */
+    ck_assert_int_eq(under_filter(SECCOMP_BROKER, P_SOCKET_INET), 0);
+    ck_assert_int_eq(under_filter(SECCOMP_BROKER, P_SOCKET_NETLINK_ROUTE), 0);
+    ck_assert_int_eq(under_filter(SECCOMP_BROKER, P_OPENAT), 0);
+    ck_assert_returns(SECCOMP_BROKER, P_IOCTL_FIONREAD);
+    /* nscd's socket: refused, not fatal, so the resolver goes on without it */
+    ck_assert_int_eq(under_filter(SECCOMP_BROKER, P_SOCKET_UNIX), -EACCES);
+    /* The detach parent dials --vsock-uds sockets, goes back to its PID
+     * namespace. */
+    ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_SOCKET_UNIX), 0);
+    ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_SETNS_PID), -EBADF);
 }
 END_TEST
 
 START_TEST(forbidden_calls_kill)
 {
     for (int k = 0; k < SECCOMP_KINDS; k++) {
-        ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_OPENAT), SIGSYS);
+        if (k != SECCOMP_BROKER) { /* it reads resolver files, connects out */
+            ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_OPENAT), SIGSYS);
+            ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_SOCKET_INET), SIGSYS);
+        }
         ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_EXECVE), SIGSYS);
-        ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_SOCKET_INET), SIGSYS);
+        ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_OPENAT_CREATE), SIGSYS);
+        ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_SOCKET_PACKET), SIGSYS);
     }
     /* Argument filters: the right syscall with the wrong argument. */
     ck_assert_int_eq(under_filter(SECCOMP_VCPU, P_IOCTL_CREATE_VM), SIGSYS);
     ck_assert_int_eq(under_filter(SECCOMP_LOOP, P_IOCTL_KVM_RUN), SIGSYS);
     ck_assert_int_eq(under_filter(SECCOMP_WORKER, P_IOCTL_KVM_RUN), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_BROKER, P_IOCTL_KVM_RUN), SIGSYS);
     ck_assert_int_eq(under_filter(SECCOMP_VCPU, P_SOCKETPAIR_UNIX), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_BROKER, P_SOCKETPAIR_UNIX), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_BROKER, P_SOCKET_NETLINK_AUDIT), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_SETNS_NET), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_SOCKET_NETLINK_ROUTE), SIGSYS);
+}
+END_TEST
+
+/* The detach parent's last act, under its filter: cgroup_remove forks a
+ * helper that removes the VM's cgroup directory once it empties (here a
+ * plain directory stands in for it).  A call missing from the "detach"
+ * list kills the parent or the helper, and the directory stays. */
+START_TEST(detach_filter_lets_the_cgroup_go)
+{
+    struct cgroup cg = {0};
+    snprintf(cg.dir, sizeof(cg.dir), "/tmp/airlock-test-cg-%d", (int)getpid());
+    ck_assert_int_eq(mkdir(cg.dir, 0700), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        seccomp_set_mode(SECCOMP_MODE_KILL);
+        if (seccomp_apply(SECCOMP_DETACH))
+            syscall(SYS_exit_group, 99);
+        cgroup_remove(&cg, false);
+        syscall(SYS_exit_group, 0);
+    }
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "detach parent ended %#x", ws);
+    struct stat st;
+    for (int i = 0; i < 100 && stat(cg.dir, &st) == 0; i++)
+        usleep(20000);
+    bool left = stat(cg.dir, &st) == 0;
+    rmdir(cg.dir);
+    ck_assert_msg(!left, "the helper did not remove %s", cg.dir);
 }
 END_TEST
 
@@ -92,6 +163,8 @@ START_TEST(counts_and_modes)
     ck_assert_uint_lt(seccomp_count(SECCOMP_VCPU), 27);
     ck_assert_uint_lt(seccomp_count(SECCOMP_LOOP), 50);
     ck_assert_uint_lt(seccomp_count(SECCOMP_WORKER), 50);
+    ck_assert_uint_lt(seccomp_count(SECCOMP_BROKER), 50);
+    ck_assert_uint_lt(seccomp_count(SECCOMP_DETACH), 27);
     enum seccomp_mode m;
     ck_assert_int_eq(seccomp_parse_mode("trap", &m), 0);
     ck_assert_int_eq(m, SECCOMP_MODE_TRAP);
@@ -107,6 +180,7 @@ Suite *seccomp_suite(void)
     tcase_set_timeout(t, 30);
     tcase_add_test(t, allowed_calls_return);
     tcase_add_test(t, forbidden_calls_kill);
+    tcase_add_test(t, detach_filter_lets_the_cgroup_go);
     tcase_add_test(t, counts_and_modes);
     suite_add_tcase(s, t);
     return s;

@@ -53,7 +53,14 @@ static void fake_watch(void *opaque, int fd, bool r, bool w)
     e->ww[fd] = w;
 }
 
-static const struct vsock_host_ops vs_ops = {fake_connect, fake_watch};
+static void fake_conn_cap(void *opaque, unsigned max)
+{
+    struct vs_env *e = opaque;
+    e->ncap++;
+    e->cap_max = max;
+}
+
+static const struct vsock_host_ops vs_ops = {fake_connect, fake_watch, fake_conn_cap};
 
 void vs_init(struct vs_env *e)
 {

@@ -21,13 +21,18 @@ START_TEST(many_connections_and_the_cap)
         vs_open_conn(&e, 10000 + i, 80 + i % 3);
     }
     ck_assert_uint_eq(vs_stats(&e).conns, VSOCK_MAX_CONNS);
+    ck_assert_uint_eq(e.ncap, 0);
     vs_rx_post(&e, 16, 64);
     vs_tx(&e, vs_gh(VSOCK_OP_REQUEST, 9999, 80), NULL, 0);
     vs_expect(&e, VSOCK_OP_RST, 80, 9999);
     ck_assert_uint_eq(e.nconnect, VSOCK_MAX_CONNS); /* the monitor was not asked */
+    /* ... but told the cap refused one, so it can report the limit */
+    ck_assert_uint_eq(e.ncap, 1);
+    ck_assert_uint_eq(e.cap_max, VSOCK_MAX_CONNS);
     int sv[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
     ck_assert_int_eq(vs_connect_guest(&e, sv[0], 1), -EBUSY);
+    ck_assert_uint_eq(e.ncap, 1); /* the caller has -EBUSY and reports it itself */
     close(sv[0]);
     close(sv[1]);
     /* Each connection is its own: data on one goes to its fd only. */

@@ -34,6 +34,7 @@ struct vs_env {
     uint16_t rx_seen, evt_seen;
     int connect_rc; /* < 0: what connect_port fails with */
     unsigned nconnect;
+    unsigned ncap, cap_max; /* conn_cap calls, the max the last one named */
     struct pair pairs[MAX_PAIRS];
     unsigned npairs, nwatch;
     bool wr[MAX_FD], ww[MAX_FD];
