@@ -334,6 +334,20 @@ uint64_t disk_overlay_cap(const struct disk *d)
     return d->overlay ? disk_cow_cap(d->overlay) : 0;
 }
 
+int disk_snapshot_save(struct disk *d, int fd)
+{
+    return d->overlay ? disk_cow_save(d->overlay, fd) : -EINVAL;
+}
+
+int disk_snapshot_load(struct disk *d, int fd, char *err, size_t errlen)
+{
+    if (!d->overlay) {
+        snprintf(err, errlen, "%s: the snapshot has an overlay for it, but it is not cow", d->path);
+        return -EINVAL;
+    }
+    return disk_cow_load(d->overlay, fd, err, errlen);
+}
+
 bool disk_same_file(const struct disk *a, const struct disk *b)
 {
     bool writes = disk_can_discard(a) || disk_can_discard(b);

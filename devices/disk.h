@@ -93,6 +93,16 @@ int disk_discard(struct disk *d, uint64_t offset, uint64_t len, bool zero);
  * Two ro or cow opens of one file are fine: neither changes it. */
 bool disk_same_file(const struct disk *a, const struct disk *b);
 
+/* Snapshots of a cow disk's overlay, as one file: the cluster bitmap
+ * (one bit per DISK_COW_CLUSTER of the disk, in 64-bit little-endian
+ * words), then the data of each held cluster in cluster order.  Its
+ * length is therefore fixed by the bitmap, which the load checks before
+ * copying anything into the new VM's (private, fresh) overlay.  -EINVAL
+ * for a disk that is not cow or a file that does not fit this disk (err
+ * says how), -errno for I/O. */
+int disk_snapshot_save(struct disk *d, int fd);
+int disk_snapshot_load(struct disk *d, int fd, char *err, size_t errlen);
+
 /* ---- shared by disk.c and disk_cow.c only ------------------------------- */
 
 struct disk_cow;
@@ -111,6 +121,8 @@ uint64_t disk_cow_bytes(const struct disk_cow *c);
 uint64_t disk_cow_cap(const struct disk_cow *c);
 /* How many writes the cap has refused. */
 uint64_t disk_cow_refused(const struct disk_cow *c);
+int disk_cow_save(struct disk_cow *c, int fd);
+int disk_cow_load(struct disk_cow *c, int fd, char *err, size_t errlen);
 
 /* preadv / pwritev until everything moved: retries short transfers and
  * EINTR.  A read that meets end of file is -EIO. */

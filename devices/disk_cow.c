@@ -128,6 +128,102 @@ uint64_t disk_cow_refused(const struct disk_cow *c)
     return c->refused;
 }
 
+static size_t bitmap_words(const struct disk_cow *c)
+{
+    return (size_t)(c->nclusters / 64 + (c->nclusters % 64 != 0));
+}
+
+/* write()/read() until all of it moved (plain, not positioned: snapshot
+ * files are written and read front to back). */
+static int xfer(int fd, void *buf, size_t len, bool out)
+{
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO; /* EIO: the file ended early */
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int disk_cow_save(struct disk_cow *c, int fd)
+{
+    size_t words = bitmap_words(c);
+    for (size_t w = 0; w < words; w++) {
+        uint8_t le[8];
+        for (unsigned i = 0; i < 8; i++)
+            le[i] = (uint8_t)(c->bitmap[w] >> (8 * i));
+        int e = xfer(fd, le, sizeof(le), true);
+        if (e)
+            return e;
+    }
+    for (uint64_t cl = 0; cl < c->nclusters; cl++) {
+        if (!held(c, cl))
+            continue;
+        struct iovec v = {c->bounce, CS};
+        int e = disk_rw_all(c->fd, &v, 1, cl * CS, false);
+        if (!e)
+            e = xfer(fd, c->bounce, CS, true);
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
+int disk_cow_load(struct disk_cow *c, int fd, char *err, size_t errlen)
+{
+    size_t words = bitmap_words(c);
+    uint64_t count = 0;
+    for (size_t w = 0; w < words; w++) {
+        uint8_t le[8];
+        int e = xfer(fd, le, sizeof(le), false);
+        if (e) {
+            snprintf(err, errlen, "overlay: the cluster bitmap is cut short");
+            return e == -EIO ? -EINVAL : e;
+        }
+        uint64_t v = 0;
+        for (unsigned i = 0; i < 8; i++)
+            v |= (uint64_t)le[i] << (8 * i);
+        /* Bits past the disk's last cluster cannot be set by a save. */
+        if (w == words - 1 && c->nclusters % 64 && (v >> (c->nclusters % 64))) {
+            snprintf(err, errlen, "overlay: clusters held beyond the end of the disk");
+            return -EINVAL;
+        }
+        c->bitmap[w] = v;
+        count += (uint64_t)__builtin_popcountll(v);
+    }
+    if (count > c->max_clusters) {
+        snprintf(err, errlen, "overlay: %llu clusters held, more than its cap of %llu",
+                 (unsigned long long)count, (unsigned long long)c->max_clusters);
+        memset(c->bitmap, 0, words * sizeof(uint64_t));
+        return -EINVAL;
+    }
+    c->allocated = count;
+    for (uint64_t cl = 0; cl < c->nclusters; cl++) {
+        if (!held(c, cl))
+            continue;
+        int e = xfer(fd, c->bounce, CS, false);
+        struct iovec v = {c->bounce, CS};
+        if (!e)
+            e = disk_rw_all(c->fd, &v, 1, cl * CS, true);
+        if (e) {
+            snprintf(err, errlen, "overlay: %s at cluster %llu",
+                     e == -EIO ? "the data ends early" : strerror(-e), (unsigned long long)cl);
+            return e == -EIO ? -EINVAL : e;
+        }
+    }
+    uint8_t extra;
+    if (read(fd, &extra, 1) != 0) {
+        snprintf(err, errlen, "overlay: more data than its bitmap holds");
+        return -EINVAL;
+    }
+    return 0;
+}
+
 /* c->scratch = bytes [skip, skip+len) of iov; returns the count.  The
  * caller's range lies within iov's total, so the slice has at most iovcnt
  * entries. */

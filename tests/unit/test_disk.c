@@ -538,6 +538,95 @@ START_TEST(cow_partial_clusters)
 }
 END_TEST
 
+/* A scratch file for a saved overlay. */
+static int scratch(void)
+{
+    char path[] = "/tmp/airlock-cow-snap.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    return fd;
+}
+
+START_TEST(cow_snapshot_round_trip)
+{
+    char path[PATH_MAX], err[200];
+    mkimage(path, "airlock-disk-", 100 * CL + 512); /* a partial last cluster */
+    struct disk *d = open_cow(path, NULL);
+    uint8_t buf[CL];
+    memset(buf, 0x5a, sizeof(buf));
+    ck_assert_int_eq(wr(d, 3 * CL, buf, CL), 0);
+    ck_assert_int_eq(wr(d, 99 * CL + 7 * 512, buf, 512), 0);
+    memset(buf, 0, sizeof(buf)); /* a held cluster of zeros is still held */
+    ck_assert_int_eq(wr(d, 64 * CL, buf, CL), 0);
+    int fd = scratch();
+    ck_assert_int_eq(disk_snapshot_save(d, fd), 0);
+    disk_close(d);
+    /* into a fresh overlay: the same disk the saved one showed */
+    struct disk *r = open_cow(path, NULL);
+    ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+    ck_assert_int_eq(disk_snapshot_load(r, fd, err, sizeof(err)), 0);
+    ck_assert_uint_eq(disk_overlay_bytes(r), 3 * CL);
+    uint8_t back[CL];
+    ck_assert_int_eq(rd(r, 3 * CL, back, CL), 0);
+    ck_assert(all_bytes(back, CL, 0x5a));
+    ck_assert_int_eq(rd(r, 64 * CL, back, CL), 0);
+    ck_assert(all_bytes(back, CL, 0));
+    ck_assert(reads_pattern(r, 0, 3 * CL));
+    ck_assert(reads_pattern(r, 65 * CL, 34 * CL));
+    ck_assert(image_pristine(path, 100 * CL + 512));
+    disk_close(r);
+    /* hostile files: each refused with a reason, none half-loaded past the check */
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    ck_assert_int_eq(ftruncate(fd, st.st_size - 1), 0); /* data cut short */
+    r = open_cow(path, NULL);
+    ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+    ck_assert_int_eq(disk_snapshot_load(r, fd, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "ends early"));
+    disk_close(r);
+    ck_assert_int_eq(ftruncate(fd, st.st_size + 1), 0); /* one byte too many */
+    r = open_cow(path, NULL);
+    ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+    ck_assert_int_eq(disk_snapshot_load(r, fd, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "more data"));
+    disk_close(r);
+    ck_assert_int_eq(ftruncate(fd, 5), 0); /* bitmap cut short */
+    r = open_cow(path, NULL);
+    ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+    ck_assert_int_eq(disk_snapshot_load(r, fd, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "bitmap"));
+    disk_close(r);
+    /* a bit past the disk's 101 clusters (word 1, bit 37) */
+    uint8_t words[16] = {0};
+    words[8 + 37 / 8] = (uint8_t)(1u << (37 % 8));
+    ck_assert_int_eq(ftruncate(fd, 0), 0);
+    ck_assert_int_eq(pwrite(fd, words, sizeof(words), 0), (ssize_t)sizeof(words));
+    r = open_cow(path, NULL);
+    ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+    ck_assert_int_eq(disk_snapshot_load(r, fd, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "beyond the end"));
+    disk_close(r);
+    /* more clusters than the new overlay's cap */
+    memset(words, 0xff, 8);
+    memset(words + 8, 0, 8);
+    ck_assert_int_eq(pwrite(fd, words, sizeof(words), 0), (ssize_t)sizeof(words));
+    r = open_cow(path, "8K");
+    ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+    ck_assert_int_eq(disk_snapshot_load(r, fd, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "cap"));
+    ck_assert_uint_eq(disk_overlay_bytes(r), 0);
+    disk_close(r);
+    /* a disk that is not cow has no overlay to load or save */
+    r = open_ok(path);
+    ck_assert_int_eq(disk_snapshot_save(r, fd), -EINVAL);
+    ck_assert_int_eq(disk_snapshot_load(r, fd, err, sizeof(err)), -EINVAL);
+    disk_close(r);
+    close(fd);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(cow_cap)
 {
     char path[PATH_MAX];
@@ -696,6 +785,7 @@ Suite *disk_suite(void)
     tcase_add_test(tc, cow_writes_stay_private);
     tcase_add_test(tc, cow_partial_clusters);
     tcase_add_test(tc, cow_cap);
+    tcase_add_test(tc, cow_snapshot_round_trip);
     tcase_add_test(tc, cow_default_cap_whole_disk);
     tcase_add_test(tc, cow_tmpdir);
     tcase_add_test(tc, cow_random_against_model);
