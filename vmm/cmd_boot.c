@@ -22,6 +22,7 @@
 #include "devices/virtio/blk.h"
 #include "devices/virtio/vsock.h"
 #include "vmm/boot_options.h"
+#include "vmm/session.h"
 #include "vmm/commands.h"
 #include "vmm/seccomp.h"
 #include "vmm/console.h"
@@ -39,38 +40,11 @@
 #include "vmm/vm.h"
 #include "vmm/vsock_host.h"
 
-#define ERRLEN 384
+#define ERRLEN SESSION_ERRLEN
 /* Tasks of the VM process (its RLIMIT_NPROC and pids.max): the event loop,
  * the vCPUs, the command's thread, the egress dispatcher and its relays,
  * and a few spare. */
 #define SESSION_THREADS(cpus) ((cpus) + 4 + EGRESS_MAX_THREADS)
-
-struct boot_session {
-    struct boot_options opt;
-    struct mapped_file kernel_file, initrd_file;
-    struct kernel_image img;
-    struct gmem mem;
-    struct boot_plan plan;
-    struct kvm kvm;
-    struct vm vm;
-    struct serial serial;
-    struct i8042 kbd;
-    struct boot_timer timer;
-    struct console console;
-    struct evloop loop;
-    int signal_fd;
-    struct disk *disks[LAYOUT_VIRTIO_SLOTS];
-    struct virtio_blk *blks[LAYOUT_VIRTIO_SLOTS];
-    struct vdevs vdevs;
-    const struct session_hook *hook;
-    struct vsock_host vsock_host;
-    struct virtio_vsock *vsock;
-    struct vdev *vsock_vdev;
-    char *cmdline; /* the user's command line plus our device announcements */
-    struct jail jail;
-    struct memstat memstat; /* --timings only */
-    char err[ERRLEN];
-};
 
 static int report(const char *msg)
 {
