@@ -21,6 +21,7 @@ int main(void)
         audit_suite, egress_broker_suite,
         seccomp_suite,
         limits_suite,
+        snapshot_file_suite, snapshot_memory_suite,
     };
     SRunner *sr = srunner_create(suites[0]());
     for (size_t i = 1; i < sizeof(suites) / sizeof(suites[0]); i++)
