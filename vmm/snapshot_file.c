@@ -246,6 +246,14 @@ static const char *shown(const char *name, char *buf, size_t buflen)
     return buf;
 }
 
+/* A node's name; fdt_check_full vouched for it, so "?" (an unknown node)
+ * only if libfdt disagrees with itself. */
+static const char *name_of(const void *fdt, int node)
+{
+    const char *name = fdt_get_name(fdt, node, NULL);
+    return name ? name : "?";
+}
+
 static int get_msrs(const char *path, const uint8_t *p, int len, struct snap_vcpu *v, char *err,
                     size_t errlen)
 {
@@ -365,7 +373,7 @@ static int no_subnodes(const void *fdt, int node, const char *path, char *err, s
     char buf[PATH_LEN];
     if (sub >= 0)
         return snap_fail(err, errlen, "%s/%s: unknown node", path,
-                         shown(fdt_get_name(fdt, sub, NULL), buf, sizeof(buf)));
+                         shown(name_of(fdt, sub), buf, sizeof(buf)));
     return 0;
 }
 
@@ -386,7 +394,7 @@ static int get_virtio(const void *fdt, int node, const char *path, struct snap_v
         if (rc)
             return rc;
         char qpath[PATH_LEN], buf[PATH_LEN];
-        const char *name = fdt_get_name(fdt, sub, NULL);
+        const char *name = name_of(fdt, sub);
         rc = indexed(path, name, &snap_queue_node, v->nqueues, SNAP_MAX_QUEUES, qpath, err,
                      errlen);
         if (rc == 0)
@@ -403,7 +411,7 @@ static int get_virtio(const void *fdt, int node, const char *path, struct snap_v
 static int get_child(const void *fdt, int node, struct snap_state *s, unsigned *seen,
                      unsigned *nvcpus, char *err, size_t errlen)
 {
-    const char *name = fdt_get_name(fdt, node, NULL);
+    const char *name = name_of(fdt, node);
     char path[PATH_LEN], buf[PATH_LEN];
     for (size_t i = 0; i < snap_nsingletons; i++) {
         if (strcmp(name, snap_singletons[i].name))

@@ -297,6 +297,9 @@ START_TEST(rejects_node_structure)
     fdt_del_node(fdt, node(fdt, "/irqchip"));
     expect_edit_fails(fdt, -EINVAL, "/irqchip is missing");
     fdt = editable();
+    fdt_set_name(fdt, 0, "root"); /* fdt_check_full refuses a named root */
+    expect_edit_fails(fdt, -EINVAL, "not a valid device tree (FDT_ERR_BADSTRUCTURE)");
+    fdt = editable();
     fdt_add_subnode(fdt, 0, "gpu");
     expect_edit_fails(fdt, -EINVAL, "/gpu: unknown node");
     fdt = editable();

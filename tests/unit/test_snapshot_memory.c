@@ -206,6 +206,26 @@ START_TEST(plain_unaligned_ram)
 }
 END_TEST
 
+/* gmem_map_private's own checks: one region, page-aligned everything. */
+START_TEST(map_private_checks)
+{
+    struct gmem src;
+    int fd = written(&src, false);
+    struct gmem dst;
+    two_regions(&dst, HIGH);
+    ck_assert_int_eq(gmem_map_private(&dst, LOW - 4096, 8192, fd, 0), -EFAULT); /* spans the gap */
+    ck_assert_int_eq(gmem_map_private(&dst, HIGH_GPA + HIGH, 4096, fd, 0), -EFAULT);
+    ck_assert_int_eq(gmem_map_private(&dst, 0, 4096, fd, 100), -EINVAL);
+    ck_assert_int_eq(gmem_map_private(&dst, 0, 100, fd, 0), -EINVAL);
+    ck_assert_int_eq(gmem_map_private(&dst, 16, 4096, fd, 0), -EINVAL);
+    ck_assert_int_eq(gmem_map_private(&dst, HIGH_GPA, 4096, fd, LOW), 0);
+    ck_assert(!memcmp(dst.regions[1].host, src.regions[1].host, 4096));
+    close(fd);
+    gmem_destroy(&src);
+    gmem_destroy(&dst);
+}
+END_TEST
+
 /* Cuts the zlib file to `len` bytes and expects `fragment`. */
 static void zlib_cut(unsigned len, const char *fragment)
 {
@@ -304,6 +324,7 @@ Suite *snapshot_memory_suite(void)
     tcase_add_test(tc, write_refuses_non_empty_file);
     tcase_add_test(tc, plain_wrong_size);
     tcase_add_test(tc, plain_unaligned_ram);
+    tcase_add_test(tc, map_private_checks);
     tcase_add_test(tc, zlib_truncated);
     tcase_add_test(tc, zlib_corrupt);
     tcase_add_test(tc, zlib_wrong_length);
