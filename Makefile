@@ -7,7 +7,7 @@ CC       ?= gcc
 OPT      ?= -O2 -g
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
 CFLAGS   += $(OPT) $(CFLAGS_COMMON)
-LDLIBS   += -lpthread -lseccomp
+LDLIBS   += -lpthread -lseccomp -lfdt -lz
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Everything except main() goes into a library the unit tests link too.

@@ -51,13 +51,21 @@ FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_rx.c device
                          devices/virtio/mmio.c devices/virtio/queue.c vmm/gmem.c
 FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client.c vmm/agent_client_io.c
 FUZZ_SRCS_fuzz_http_request := vmm/http_request.c
+SNAP_FILE_SRCS := vmm/snapshot_file.c vmm/snapshot_fields.c
+FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
+FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
-              fuzz_http_request
+              fuzz_http_request fuzz_snapshot
 FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: fuzz fuzzers
-fuzzers: $(FUZZERS)
+fuzzers: $(FUZZERS) $(BUILD)/fuzz/snapshot-seed
+
+# Writes fuzz_snapshot's seeds (valid state files) at run time.
+$(BUILD)/fuzz/snapshot-seed: tests/fuzz/snapshot_seed.c tests/unit/snap_sample.c $(SNAP_FILE_SRCS) | deps-check
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ -lfdt
 
 fuzz: $(FUZZERS) probe guest
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run
@@ -65,4 +73,4 @@ fuzz: $(FUZZERS) probe guest
 .SECONDEXPANSION:
 $(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_SRCS_$$*) | deps-check
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRCS_$*) -lpthread
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRCS_$*) -lpthread $(FUZZ_LIBS_$*)

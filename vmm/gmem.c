@@ -125,3 +125,17 @@ uint64_t gmem_low_end(const struct gmem *mem)
             return mem->regions[i].size;
     return 0;
 }
+
+int gmem_map_private(const struct gmem *mem, uint64_t gpa, uint64_t len, int fd, uint64_t off)
+{
+    uint8_t *dst = gmem_ptr(mem, gpa, len);
+    if (!dst)
+        return -EFAULT;
+    const uint64_t mask = 4096 - 1;
+    if (((uintptr_t)dst | len | off) & mask || off > (uint64_t)INT64_MAX)
+        return -EINVAL;
+    if (len && mmap(dst, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) ==
+                   MAP_FAILED)
+        return -errno;
+    return 0;
+}

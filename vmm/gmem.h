@@ -54,4 +54,12 @@ int gmem_read(const struct gmem *mem, void *dst, uint64_t gpa, uint64_t len);
 /* End of the RAM region that starts at 0 (the "low" RAM below the gap). */
 uint64_t gmem_low_end(const struct gmem *mem);
 
+/* Maps bytes off..off+len of fd over guest RAM [gpa, gpa+len)
+ * copy-on-write (MAP_PRIVATE | MAP_FIXED): a snapshot's memory file
+ * becomes guest RAM without a byte being read until the guest touches it.
+ * The range's host address, off and len must be page aligned (-EINVAL)
+ * and in one region (-EFAULT); -errno when mmap fails, which leaves the
+ * old mapping in place.  The file must not change while it is mapped. */
+int gmem_map_private(const struct gmem *mem, uint64_t gpa, uint64_t len, int fd, uint64_t off);
+
 #endif

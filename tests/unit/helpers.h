@@ -134,5 +134,6 @@ Suite *surface_suite(void);
 Suite *audit_suite(void), *egress_broker_suite(void);
 Suite *seccomp_suite(void);
 Suite *limits_suite(void);
+Suite *snapshot_file_suite(void), *snapshot_memory_suite(void);
 
 #endif
