@@ -204,9 +204,9 @@ int snap_encode(const struct snap_state *s, void **blob, size_t *len, char *err,
     if (s->version != SNAP_VERSION)
         return snap_fail(err, errlen, "version %u, this airlock writes %d", s->version,
                          SNAP_VERSION);
-    /* Counts bound the loops over the arrays: check them before any walk
-     * (ncpus's range is machine's field check, but vcpus[] is read first
-     * only after machine is written, so that check comes in time). */
+    /* Counts bound the loops over the arrays: check them before any walk.
+     * ncpus is one of /machine's fields, checked before any vCPU is read;
+     * nqueues and nmsrs are checked where their node is written. */
     if (s->nvirtio > SNAP_MAX_VIRTIO)
         return snap_fail(err, errlen, "%u virtio devices, at most %d", s->nvirtio,
                          SNAP_MAX_VIRTIO);

@@ -216,7 +216,8 @@ static int inflate_some(struct inflater *f, uint8_t *out, size_t n, size_t *got,
         if (zrc == Z_STREAM_END)
             f->ended = true;
         else if (zrc == Z_BUF_ERROR && f->eof)
-            return fail(err, errlen, -EINVAL, "zlib stream is truncated (the file ends at %llu bytes)",
+            return fail(err, errlen, -EINVAL,
+                        "zlib stream is truncated (the file ends at %llu bytes)",
                         (unsigned long long)f->file_off);
         else if (zrc != Z_OK && zrc != Z_BUF_ERROR)
             return fail(err, errlen, zrc == Z_MEM_ERROR ? -ENOMEM : -EINVAL,
