@@ -17,6 +17,7 @@ struct disk {
     bool ro, cow;
     dev_t st_dev;
     ino_t st_ino;
+    int64_t mtime_ns;         /* when opened: a snapshot records it */
     struct disk_cow *overlay; /* when cow */
     disk_full_fn *on_full;    /* the overlay's cap first refused a write */
     void *on_full_opaque;
@@ -221,6 +222,7 @@ static int open_image(struct disk *d, char *err, size_t errlen)
     d->size = (uint64_t)st.st_size;
     d->st_dev = st.st_dev;
     d->st_ino = st.st_ino;
+    d->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     return 0;
 }
 
@@ -317,6 +319,15 @@ bool disk_can_discard(const struct disk *d)
 const char *disk_serial(const struct disk *d)
 {
     return d->serial;
+}
+
+void disk_identity(const struct disk *d, uint64_t *size, uint64_t *dev, uint64_t *ino,
+                   int64_t *mtime_ns)
+{
+    *size = d->size;
+    *dev = (uint64_t)d->st_dev;
+    *ino = (uint64_t)d->st_ino;
+    *mtime_ns = d->mtime_ns;
 }
 
 const char *disk_path(const struct disk *d)

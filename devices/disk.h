@@ -57,6 +57,9 @@ bool disk_can_discard(const struct disk *d);
 /* NUL-terminated, at most DISK_SERIAL_MAX bytes before the NUL. */
 const char *disk_serial(const struct disk *d);
 const char *disk_path(const struct disk *d);
+/* The file as it was when opened (a restore checks it is still that file). */
+void disk_identity(const struct disk *d, uint64_t *size, uint64_t *dev, uint64_t *ino,
+                   int64_t *mtime_ns);
 /* Bytes the cow overlay holds (allocated clusters x cluster size); 0 when
  * not cow. */
 uint64_t disk_overlay_bytes(const struct disk *d);

@@ -15,6 +15,8 @@
 #define BOOT_DEFAULT_MEM_MIB 256
 #define BOOT_DEFAULT_KVM     "/dev/kvm"
 
+struct snap_state;
+
 struct boot_options {
     const char *kernel;
     const char *initrd;
@@ -32,6 +34,11 @@ struct boot_options {
     uint64_t cid;          /* --cid, the guest's vsock address */
     struct jail_options jail; /* --jail, --no-jail, --uid, --gid, --cpu-quota */
     uint64_t console_rate_kib, console_max_mib; /* console limits (vmm/console.h), 0 = none */
+    /* run --from-snapshot: the decoded state and its files (opened by the
+     * caller; the overlays -1 where a disk has none).  NULL: a cold boot. */
+    const struct snap_state *restore;
+    int restore_memory_fd;
+    int restore_overlay_fd[LAYOUT_VIRTIO_SLOTS];
 };
 
 #define BOOT_DEFAULT_CID 3

@@ -23,6 +23,8 @@
 #include "devices/virtio/vsock.h"
 #include "vmm/boot_options.h"
 #include "vmm/session.h"
+#include "vmm/session_snapshot.h"
+#include "vmm/snapshot_memory.h"
 #include "vmm/commands.h"
 #include "vmm/seccomp.h"
 #include "vmm/console.h"
@@ -135,6 +137,34 @@ static int prepare_guest(struct boot_session *s)
     mapped_file_close(&s->kernel_file);
     mapped_file_close(&s->initrd_file);
     timings_mark(TM_KERNEL);
+    return 0;
+}
+
+/* Steps 1-3 for a restore: the disks must be the files the snapshot was
+ * taken with; guest RAM comes from the memory file (mapped copy-on-write,
+ * or inflated) instead of a kernel. */
+static int restore_guest(struct boot_session *s)
+{
+    const struct snap_state *st = s->opt.restore;
+    for (unsigned i = 0; i < s->opt.ndisks; i++)
+        if (snap_disk_check(&st->disks[i], s->disks[i], s->err, ERRLEN))
+            return report(s->err);
+    s->cmdline = strdup(st->cmdline); /* for the record: the guest has booted */
+    if (!s->cmdline)
+        return report("out of memory");
+    timings_mark(TM_FILES);
+    int e = gmem_init(&s->mem, s->opt.mem_mib);
+    if (e) {
+        snprintf(s->err, ERRLEN, "--from-snapshot: cannot map %llu MiB of guest RAM: %s",
+                 (unsigned long long)s->opt.mem_mib, strerror(-e));
+        return report(s->err);
+    }
+    char why[256];
+    if (snap_memory_read(&s->mem, s->opt.restore_memory_fd, st->memory_zlib, why, sizeof(why))) {
+        snprintf(s->err, ERRLEN, "--from-snapshot: %s", why);
+        return report(s->err);
+    }
+    timings_mark(TM_MEMORY);
     return 0;
 }
 
@@ -281,7 +311,7 @@ static int run_vm(struct boot_session *s)
     if (vm_start(&s->vm, s->err, ERRLEN))
         return vsock_host_close(&s->vsock_host), report(s->err);
     timings_mark(TM_VCPU_START);
-    if (s->hook && s->hook->started(s->hook->opaque, &s->vm, s->vsock, s->vsock_vdev))
+    if (s->hook && s->hook->started(s->hook->opaque, s, &s->vm, s->vsock, s->vsock_vdev))
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "cannot start the command's thread");
     if ((e = seccomp_apply(SECCOMP_LOOP)))
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "cannot install the seccomp filter: %s", strerror(-e));
@@ -351,7 +381,7 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
         return r;
     /* Before guest RAM is touched, so all of it is charged to the cgroup. */
     jail_limit(&s.jail, s.opt.mem_mib << 20, overlay_bytes(&s), SESSION_THREADS(s.opt.cpus));
-    if ((r = prepare_guest(&s)) || (r = open_kvm(&s)))
+    if ((r = s.opt.restore ? restore_guest(&s) : prepare_guest(&s)) || (r = open_kvm(&s)))
         return r;
     timings_mark(TM_KVM);
     if (console_open(&s.console, s.opt.console, s.err, ERRLEN))
@@ -367,13 +397,20 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
         s.vsock_host.serve_opaque = hook->opaque;
     }
     if (vm_create(&s.vm, &s.kvm, &s.mem, s.err, ERRLEN) ||
-        vm_create_vcpus(&s.vm, s.opt.cpus, &s.plan, s.err, ERRLEN))
+        vm_create_vcpus(&s.vm, s.opt.cpus, s.opt.restore ? NULL : &s.plan, s.err, ERRLEN))
         r = report(s.err);
     else {
         timings_mark(TM_VM);
         if (!(r = attach_devices(&s)))
             timings_mark(TM_DEVICES);
+        if (!r && s.opt.restore &&
+            session_snapshot_restore(&s, s.opt.restore, s.opt.restore_overlay_fd, s.err, ERRLEN))
+            r = report(s.err);
+        if (!r && s.opt.restore)
+            timings_mark(TM_RESTORE);
     }
+    if (!r && hook && hook->before_jail && hook->before_jail(hook->opaque, &s, s.err, ERRLEN))
+        r = report(s.err);
     /* Opened now: neither the jail nor the seccomp filter lets us later. */
     if (!r && timings_enabled() && memstat_open(&s.memstat))
         fprintf(stderr, "airlock: --timings: cannot read /proc/self: no memory figures\n");

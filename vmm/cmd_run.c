@@ -26,6 +26,8 @@
 #include "vmm/egress.h"
 #include "vmm/egress_broker.h"
 #include "vmm/run_copy.h"
+#include "vmm/run_ctx.h"
+#include "vmm/snapshot_dir.h"
 #include "vmm/run_usage.h"
 #include "vmm/run_report.h"
 #include "vmm/commands.h"
@@ -35,11 +37,6 @@
 #include "vmm/seccomp.h"
 #include "vmm/timings.h"
 
-#define RUN_MAX_ENV 256
-#define RUN_DEFAULT_ENVS 8 /* PATH, HOME and the proxy variables below */
-#define RUN_MAX_COPIES 32
-#define RUN_COPY_OUT_MAX (1ULL << 30) /* a guest cannot make us write more */
-#define RUN_AGENT_WAIT_MS 120000 /* boot + agent start, generous for the lab */
 #define RUN_CMDLINE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 root=/dev/vda rw " \
                     "init=/sbin/airlock-agent"
 /* Per-command limits unless the flags say otherwise: enough for builds and
@@ -69,27 +66,6 @@ static const char *const run_default_env[RUN_DEFAULT_ENVS] = {
 };
 
 
-struct run_ctx {
-    struct agent_exec_req req;
-    struct run_copy copy_in[RUN_MAX_COPIES], copy_out[RUN_MAX_COPIES];
-    unsigned ncopy_in, ncopy_out;
-    const char *env[RUN_MAX_ENV + RUN_DEFAULT_ENVS + 1];
-    unsigned nenv;
-    bool with_stdin;
-    uint64_t max_output; /* bytes of stdout + stderr together */
-    struct audit audit;
-    struct egress_config egress_cfg;
-    struct egress egress;
-    int broker;
-    int ready_efd;   /* readable once the agent said it listens (boot timer) */
-    bool ready_seen; /* ... and agent_connect has seen it */
-    uint8_t seed[AGENT_RESEED_SEED]; /* for the guest's CRNG (drawn before the filter) */
-    struct vm *vm;
-    struct virtio_vsock *vsock;
-    struct vdev *vdev;
-    pthread_t thread;
-    char kernel[PATH_MAX], image_spec[PATH_MAX + 32], cmdline[2048];
-};
 
 /* Appends the defaults whose names -e did not set (a command sees the
  * first of two same-named variables, so the user's must be the only one). */
@@ -157,177 +133,85 @@ static int parse_user(const char *s, struct agent_exec_req *req)
     return 0;
 }
 
-/* One attempt: a socketpair whose far end the device connects to the
- * agent's port.  Returns our end once the device said "OK", or -errno
- * (-EAGAIN: not listening yet, try again). */
-static int agent_dial(struct run_ctx *r)
-{
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return -errno;
-    fcntl(sv[0], F_SETFL, O_NONBLOCK);
-    pthread_mutex_lock(&r->vdev->transport.lock);
-    int rc = virtio_vsock_connect_guest(r->vsock, &r->vdev->transport, sv[0], AGENT_VSOCK_PORT);
-    pthread_mutex_unlock(&r->vdev->transport.lock);
-    if (rc) {
-        close(sv[0]);
-        close(sv[1]);
-        return -EAGAIN; /* the guest's driver is not up yet */
-    }
-    /* "OK <port>\n" when the agent accepted; EOF when the guest reset us. */
-    char line[32];
-    size_t len = 0;
-    while (len < sizeof(line)) {
-        struct pollfd p = {.fd = sv[1], .events = POLLIN};
-        if (poll(&p, 1, 5000) <= 0 || read(sv[1], line + len, 1) != 1)
-            break;
-        if (line[len++] == '\n')
-            return strncmp(line, "OK ", 3) == 0 ? sv[1] : (close(sv[1]), -EPROTO);
-    }
-    close(sv[1]);
-    return -EAGAIN;
-}
-
-/* A connection to the agent, waiting for it to listen (it starts as PID 1
- * while we are already running).  Between tries we sleep 20 ms, or less
- * when the agent's boot-timer mark says it listens now.  fd or -errno. */
-static int agent_connect(struct run_ctx *r)
-{
-    int fd = -EAGAIN;
-    for (unsigned waited = 0; fd == -EAGAIN && waited < RUN_AGENT_WAIT_MS; waited += 20) {
-        if (vm_stopping(r->vm))
-            return -ECANCELED;
-        fd = agent_dial(r);
-        if (fd == -EAGAIN) {
-            /* Once seen, the mark stays readable: later waits skip it
-             * (poll ignores a negative fd) instead of spinning. */
-            struct pollfd p = {.fd = r->ready_seen ? -1 : r->ready_efd, .events = POLLIN};
-            if (poll(&p, 1, 20) == 1)
-                r->ready_seen = true;
-        }
-    }
-    if (fd < 0 && fd != -ECANCELED)
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "the guest agent did not answer on vsock port %d",
-                AGENT_VSOCK_PORT);
-    return fd;
-}
-
-/* Each copy on its own connection: one request, one answer. */
-static int copy_in(struct run_ctx *r, const struct run_copy *c)
-{
-    int in = c->fd;
-    int fd = agent_connect(r);
-    int rc = fd < 0 ? fd : agent_file_put(fd, c->guest, c->st.st_mode & 0777, in, (uint64_t)c->st.st_size);
-    if (fd >= 0)
-        close(fd);
-    close(in);
-    if (rc && fd >= 0)
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-in %s: %s", c->arg, strerror(-rc));
-    return rc ? -1 : 0;
-}
-
-static int copy_out(struct run_ctx *r, const struct run_copy *c)
-{
-    int out = c->fd;
-    if (ftruncate(out, 0) < 0) {
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(errno));
-        close(out);
-        return -1;
-    }
-    int fd = agent_connect(r);
-    int rc = fd < 0 ? fd : agent_file_get(fd, c->guest, out, RUN_COPY_OUT_MAX);
-    if (fd >= 0)
-        close(fd);
-    close(out);
-    if (rc && fd >= 0)
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(-rc));
-    return rc ? -1 : 0;
-}
-
-static void *run_thread(void *arg)
-{
-    struct run_ctx *r = arg;
-    int e = seccomp_apply(SECCOMP_WORKER);
-    if (e) {
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "cannot install the seccomp filter: %s", strerror(-e));
-        return NULL;
-    }
-    for (unsigned i = 0; i < r->ncopy_in; i++)
-        if (copy_in(r, &r->copy_in[i]))
-            return NULL;
-    int fd = agent_connect(r);
-    if (fd < 0)
-        return NULL;
-    timings_mark(TM_CONNECTED);
-    /* Entropy and wall time before the command: a restored VM shares its
-     * snapshot's CRNG state and clock (proto.h, RESEED). */
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int rs = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, r->seed);
-    if (rs) {
-        close(fd);
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rs));
-        return NULL;
-    }
-    struct agent_exec_result res = {0};
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    run_report_exec(&r->audit, &r->req);
-    int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
-                        r->with_stdin ? STDIN_FILENO : -1, r->max_output, &res);
-    close(fd);
-    timings_mark(TM_COMMAND_DONE);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    run_report_exit(&r->audit, &r->req, r->max_output, rc, &res,
-                    (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
-    if (rc) {
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rc));
-        return NULL;
-    }
-    /* An agent that did not end the command in time would not answer a
-     * copy either. */
-    for (unsigned i = 0; i < r->ncopy_out && !res.host_timeout; i++)
-        if (copy_out(r, &r->copy_out[i]))
-            return NULL;
-    egress_stop(&r->egress); /* their end records are written before we report */
-    vm_stop(r->vm, agent_result_status(&res), "%s", "");
-    return NULL;
-}
-
-static int run_serve_port(void *opaque, uint32_t port)
-{
-    struct run_ctx *r = opaque;
-    return port == AGENT_EGRESS_VSOCK_PORT ? egress_accept(&r->egress) : -ENOENT;
-}
-
-static void run_agent_ready(void *opaque)
-{
-    struct run_ctx *r = opaque;
-    uint64_t one = 1;
-    if (write(r->ready_efd, &one, sizeof(one)) < 0) {
-        /* the counter cannot overflow from one write; nothing to do */
-    }
-}
-
-static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, struct vdev *vdev)
-{
-    struct run_ctx *r = opaque;
-    r->vm = vm;
-    r->vsock = vsock;
-    r->vdev = vdev;
-    int e = egress_start(&r->egress);
-    return e ? e : pthread_create(&r->thread, NULL, run_thread, r);
-}
-
 enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
        RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT,
        RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_TIMINGS, RO_HELP };
 enum { RO_JAIL = 300 }; /* .. RO_JAIL + JAIL_NOPTS - 1: the jail's flags (vmm/jail.h) */
-enum { RO_MAX_OUTPUT = 200, RO_DISK_CAP, RO_CONSOLE_RATE, RO_CONSOLE_MAX };
+enum { RO_MAX_OUTPUT = 200, RO_DISK_CAP, RO_CONSOLE_RATE, RO_CONSOLE_MAX, RO_FROM_SNAPSHOT,
+       RO_OUT, RO_COMPRESS, RO_CODES };
 
-int cmd_run(int argc, char **argv)
+/* Options about the command, which `airlock snapshot` has none of. */
+static const int command_only[] = {
+    RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW,
+    RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_MAX_OUTPUT,
+    RO_FROM_SNAPSHOT, 'e', 'w', 'i',
+};
+/* Options that shape the VM, which a snapshot has already fixed. */
+static const int vm_shaping[] = {
+    RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_APPEND, RO_DISK_CAP,
+};
+
+/* "--mem" for a long option's code, "-e" for a short one. */
+static void option_name(const struct option *longopts, int code, char *out, size_t cap)
+{
+    if (code == 'e' || code == 'w' || code == 'i') {
+        snprintf(out, cap, "-%c", code);
+        return;
+    }
+    snprintf(out, cap, "an option");
+    for (const struct option *lo = longopts; lo->name; lo++)
+        if (lo->val == code)
+            snprintf(out, cap, "--%s", lo->name);
+}
+
+/* The first option of `list` that was given, or 0. */
+static int first_given(const bool *given, const int *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (given[list[i]])
+            return list[i];
+    return 0;
+}
+
+/* --from-snapshot DIR: the VM's shape and disks come from the snapshot. */
+static int restore_options(struct run_ctx *r, struct boot_options *o, const char *dir)
+{
+    struct snap_state *st;
+    char msg[PATH_MAX + 300];
+    if (snap_dir_open(dir, &st, &o->restore_memory_fd, o->restore_overlay_fd, msg, sizeof(msg)))
+        return usage_error(msg);
+    if (!st->cid) {
+        snprintf(msg, sizeof(msg), "--from-snapshot %s: the snapshot's VM has no vsock "
+                 "device, so no agent to run the command", dir);
+        return usage_error(msg);
+    }
+    o->restore = st;
+    o->mem_mib = st->mem_mib;
+    o->cpus = st->ncpus;
+    o->cid = st->cid;
+    o->cmdline = st->cmdline;
+    o->ndisks = st->ndisks;
+    for (unsigned i = 0; i < st->ndisks; i++) {
+        const struct snap_disk *d = &st->disks[i];
+        char how[40] = "";
+        if (d->read_only)
+            snprintf(how, sizeof(how), ",ro");
+        else if (d->cow)
+            snprintf(how, sizeof(how), ",cow=%lluK", (unsigned long long)(d->cow_cap >> 10));
+        if (snprintf(r->restore_specs[i], sizeof(r->restore_specs[i]), "%s%s", d->path, how) >=
+            (int)sizeof(r->restore_specs[i]))
+            return usage_error("--from-snapshot: a disk path in the snapshot is too long");
+        o->disks[i] = r->restore_specs[i];
+    }
+    return 0;
+}
+
+static int run_main(int argc, char **argv, enum run_mode mode)
 {
     static struct run_ctx r;
+    static bool given[RO_JAIL + JAIL_NOPTS];
+    const char *from_snapshot = NULL;
+    r.mode = mode;
     static const struct option longopts[] = {
         {"timeout", required_argument, NULL, RO_TIMEOUT}, {"user", required_argument, NULL, RO_USER},
         {"mem", required_argument, NULL, RO_MEM},         {"cpus", required_argument, NULL, RO_CPUS},
@@ -348,6 +232,9 @@ int cmd_run(int argc, char **argv)
         {"disk-cap", required_argument, NULL, RO_DISK_CAP},
         {"console-rate", required_argument, NULL, RO_CONSOLE_RATE},
         {"console-max", required_argument, NULL, RO_CONSOLE_MAX},
+        {"from-snapshot", required_argument, NULL, RO_FROM_SNAPSHOT},
+        {"out", required_argument, NULL, RO_OUT},
+        {"compress", no_argument, NULL, RO_COMPRESS},
         JAIL_LONGOPTS(RO_JAIL),
         {0},
     };
@@ -374,6 +261,8 @@ int cmd_run(int argc, char **argv)
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "+:e:w:i", longopts, NULL)) != -1) {
+        if (c > 0 && c < (int)(sizeof(given) / sizeof(given[0])))
+            given[c] = true;
         if (c >= RO_JAIL && c < RO_JAIL + JAIL_NOPTS) {
             if (jail_parse_flag(&o.jail, c - RO_JAIL, optarg, msg, sizeof(msg)))
                 return usage_error(msg);
@@ -492,6 +381,9 @@ int cmd_run(int argc, char **argv)
         case RO_CONSOLE: o.console = optarg; break;
         case RO_APPEND: append = optarg; break;
         case RO_HELP: run_usage(); return 0;
+        case RO_FROM_SNAPSHOT: from_snapshot = optarg; break;
+        case RO_OUT: r.snap_dir = optarg; break;
+        case RO_COMPRESS: r.snap_zlib = true; break;
         case RO_COPY_IN:
         case RO_COPY_OUT: {
             bool in = c == RO_COPY_IN;
@@ -517,7 +409,31 @@ int cmd_run(int argc, char **argv)
             return usage_error(msg);
         }
     }
-    if (optind >= argc)
+    char name[64];
+    int bad;
+    if (mode == RUN_SNAPSHOT) {
+        if ((bad = first_given(given, command_only, sizeof(command_only) / sizeof(int)))) {
+            option_name(longopts, bad, name, sizeof(name));
+            snprintf(msg, sizeof(msg), "%s is about the command: give it to airlock run "
+                     "--from-snapshot, not to airlock snapshot", name);
+            return usage_error(msg);
+        }
+        if (optind < argc)
+            return usage_error("airlock snapshot takes no command (it saves a VM whose agent is "
+                               "ready; airlock run --from-snapshot DIR -- CMD runs one)");
+        if (!r.snap_dir)
+            return usage_error("airlock snapshot needs --out DIR");
+    } else if (given[RO_OUT] || given[RO_COMPRESS]) {
+        return usage_error(given[RO_OUT] ? "--out is for airlock snapshot"
+                                         : "--compress is for airlock snapshot");
+    } else if (from_snapshot &&
+               (bad = first_given(given, vm_shaping, sizeof(vm_shaping) / sizeof(int)))) {
+        option_name(longopts, bad, name, sizeof(name));
+        snprintf(msg, sizeof(msg), "%s cannot change a snapshot's VM (--from-snapshot %.200s "
+                 "fixes its memory, vCPUs, kernel and disks)", name, from_snapshot);
+        return usage_error(msg);
+    }
+    if (mode == RUN_EXEC && optind >= argc)
         return usage_error("no command: airlock run [options] -- CMD [ARGS...]");
     r.req.argv = (const char *const *)argv + optind;
     r.req.argc = (uint32_t)(argc - optind);
@@ -532,21 +448,28 @@ int cmd_run(int argc, char **argv)
         o.kernel = r.kernel;
     }
     char image_path[PATH_MAX];
-    if (!image || !strcmp(image, "small")) {
+    int e;
+    if (from_snapshot) {
+        if ((e = restore_options(&r, &o, from_snapshot)))
+            return e;
+    } else if (!image || !strcmp(image, "small")) {
         /* default: python3; small: the busybox image, for tests and benchmarks */
         default_path(image_path, sizeof(image_path), image ? "rootfs.ext4" : "python.ext4");
         image = image_path;
     }
-    if (snprintf(r.image_spec, sizeof(r.image_spec), "%s,cow=%lluM", image,
-                 (unsigned long long)disk_cap_mib) >= (int)sizeof(r.image_spec))
-        return usage_error("--image: path too long");
-    o.disks[0] = r.image_spec;
-    o.ndisks++;
-    if (snprintf(r.cmdline, sizeof(r.cmdline), "%s %s", RUN_CMDLINE, append) >= (int)sizeof(r.cmdline))
-        return usage_error("--append: too long");
-    o.cmdline = r.cmdline;
+    if (!from_snapshot) {
+        if (snprintf(r.image_spec, sizeof(r.image_spec), "%s,cow=%lluM", image,
+                     (unsigned long long)disk_cap_mib) >= (int)sizeof(r.image_spec))
+            return usage_error("--image: path too long");
+        o.disks[0] = r.image_spec;
+        o.ndisks++;
+        if (snprintf(r.cmdline, sizeof(r.cmdline), "%s %s", RUN_CMDLINE, append) >=
+            (int)sizeof(r.cmdline))
+            return usage_error("--append: too long");
+        o.cmdline = r.cmdline;
+    }
     /* Before the VM (and any thread) exists: the broker is forked here. */
-    int e = audit_path ? audit_open(&r.audit, audit_path) : (audit_none(&r.audit), 0);
+    e = audit_path ? audit_open(&r.audit, audit_path) : (audit_none(&r.audit), 0);
     if (e) {
         snprintf(msg, sizeof(msg), "--audit %s: %s", audit_path, strerror(-e));
         return usage_error(msg);
@@ -570,7 +493,17 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "airlock: eventfd: %s\n", strerror(errno));
         return EXIT_AIRLOCK_ERROR;
     }
-    struct session_hook hook = {.started = run_started, .serve_port = run_serve_port,
-                                .agent_ready = run_agent_ready, .opaque = &r};
+    struct session_hook hook = run_hook_template;
+    hook.opaque = &r;
     return vm_session(&o, &hook);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    return run_main(argc, argv, RUN_EXEC);
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+    return run_main(argc, argv, RUN_SNAPSHOT);
 }

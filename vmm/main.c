@@ -22,6 +22,7 @@ static void usage(FILE *f)
                "commands:\n"
                "  boot      boot a kernel with its serial console on stdio\n"
                "  run       run a command in a fresh microVM\n"
+               "  snapshot  boot a VM until its agent is ready and save it (run --from-snapshot)\n"
                "  surface   print what a guest can reach in this build (--json for tools)\n"
                "\n"
                "airlock COMMAND --help describes each.\n");
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
         return cmd_boot(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "snapshot"))
+        return cmd_snapshot(argc - 1, argv + 1);
     if (!strcmp(cmd, "surface"))
         return cmd_surface(argc - 1, argv + 1);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {

@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MAX_IOCTLS 4
+#define MAX_IOCTLS 14
 #define MAX_SOCKETS 6
 #define SOCK_TYPE_MASK 0xf /* the type without SOCK_NONBLOCK / SOCK_CLOEXEC */
 /* open(2) flags that could create, truncate or write a file */
@@ -205,6 +205,24 @@ static const struct allow detach_allow[] = {
     {.name = "nanosleep", .why = "... (older C libraries)"},
 };
 
+/* `airlock snapshot` only: the guest has run nothing but its kernel and
+ * the agent when this thread pauses it, and it reads state, never sets it. */
+static const struct allow snapshot_allow[] = {
+    COMMON,
+    {.name = "ioctl", .why = "KVM_GET_*: vCPU registers, XSAVE, XCRs, LAPIC, MP state, events, "
+                             "debug registers, MSRs (and KVM's list of them), irqchip, PIT, clock",
+     .ioctls = {KVM_GET_REGS, KVM_GET_SREGS, KVM_GET_XSAVE, KVM_GET_XCRS, KVM_GET_LAPIC,
+                KVM_GET_MP_STATE, KVM_GET_VCPU_EVENTS, KVM_GET_DEBUGREGS, KVM_GET_MSRS,
+                KVM_GET_MSR_INDEX_LIST, KVM_GET_IRQCHIP, KVM_GET_PIT2, KVM_GET_CLOCK}},
+    {.name = "poll", .why = "waiting for the agent's ready mark"},
+    {.name = "ppoll", .why = "the C library's poll"},
+    {.name = "preadv", .why = "a cow disk's overlay clusters, into its snapshot file"},
+    {.name = "pwrite64", .why = "the memory file: non-zero runs at their offsets, the gaps stay holes"},
+    {.name = "ftruncate", .why = "the memory file is as long as guest RAM"},
+    {.name = "fstat", .why = "the memory file must start empty"},
+    {.name = "newfstatat", .why = "... (the C library's fstat)"},
+};
+
 static const struct {
     const char *name;
     const struct allow *list;
@@ -215,6 +233,8 @@ static const struct {
     [SECCOMP_WORKER] = {"worker", worker_allow, sizeof(worker_allow) / sizeof(worker_allow[0])},
     [SECCOMP_BROKER] = {"broker", broker_allow, sizeof(broker_allow) / sizeof(broker_allow[0])},
     [SECCOMP_DETACH] = {"detach", detach_allow, sizeof(detach_allow) / sizeof(detach_allow[0])},
+    [SECCOMP_SNAPSHOT] = {"snapshot", snapshot_allow,
+                          sizeof(snapshot_allow) / sizeof(snapshot_allow[0])},
 };
 
 static enum seccomp_mode mode = SECCOMP_MODE_KILL;

@@ -18,6 +18,8 @@
  *   broker  the egress broker process (vmm/egress_broker.h), every thread
  *           of it: resolves allowed names, connects, passes sockets back
  *   detach  the parent vmm/detach.h leaves waiting for the VM's status
+ *   snapshot  `airlock snapshot`'s thread: reads KVM state (GET ioctls
+ *           only) and writes the snapshot files opened before the jail
  * Filters stack (a thread created after its creator's filter inherits it
  * and may add its own), so a worker created by the event loop is bound by
  * both lists. */
@@ -27,7 +29,8 @@
 #include <stdbool.h>
 
 enum seccomp_kind {
-    SECCOMP_VCPU, SECCOMP_LOOP, SECCOMP_WORKER, SECCOMP_BROKER, SECCOMP_DETACH, SECCOMP_KINDS
+    SECCOMP_VCPU, SECCOMP_LOOP, SECCOMP_WORKER, SECCOMP_BROKER, SECCOMP_DETACH,
+    SECCOMP_SNAPSHOT, SECCOMP_KINDS
 };
 
 enum seccomp_mode {

@@ -9,7 +9,7 @@ static const char *const names[TM_COUNT] = {
     [TM_FILES] = "files",           [TM_MEMORY] = "memory",
     [TM_KERNEL] = "kernel_load",    [TM_KVM] = "kvm_open",
     [TM_VM] = "vm_create",          [TM_DEVICES] = "devices",
-    [TM_JAIL] = "jail",             [TM_VCPU_START] = "vcpu_start",
+    [TM_RESTORE] = "restore",       [TM_JAIL] = "jail",             [TM_VCPU_START] = "vcpu_start",
     [TM_USERSPACE] = "guest_kernel", [TM_AGENT_READY] = "agent_ready",
     [TM_CONNECTED] = "connect",     [TM_COMMAND_DONE] = "command",
     [TM_STATUS] = "status",         [TM_TEARDOWN] = "teardown",

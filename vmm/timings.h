@@ -21,6 +21,7 @@ enum timing_mark {
     TM_KVM,          /* /dev/kvm opened and its limits checked */
     TM_VM,           /* the VM (irqchip, PIT, memory slot) and its vCPUs exist */
     TM_DEVICES,      /* devices registered on the bus, irqfds wired */
+    TM_RESTORE,      /* --from-snapshot: vCPU, irqchip, device and disk state loaded */
     TM_JAIL,         /* jail entered (a no-op when not jailed) */
     TM_VCPU_START,   /* event loop set up, vCPU threads started */
     TM_USERSPACE,    /* the guest agent's first instructions (boot timer) */

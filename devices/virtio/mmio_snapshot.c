@@ -12,7 +12,6 @@
 void virtio_mmio_save(struct virtio_mmio *t, struct snap_virtio *st)
 {
     memset(st, 0, sizeof(*st));
-    pthread_mutex_lock(&t->lock);
     st->device_id = t->ops->device_id;
     st->status = t->status;
     st->device_features_sel = t->device_features_sel;
@@ -30,7 +29,6 @@ void virtio_mmio_save(struct virtio_mmio *t, struct snap_virtio *st)
             .used_idx = q->used_idx, .signalled_used = q->signalled_used,
         };
     }
-    pthread_mutex_unlock(&t->lock);
 }
 
 /* The statuses a driver can leave a device in (§3.1.1), with FAILED and

@@ -11,6 +11,8 @@
 #include "devices/virtio/mmio.h"
 #include "vmm/snapshot_state.h"
 
+/* The caller holds t->lock (a snapshot holds every transport's lock while
+ * it saves guest RAM, so no device writes into it meanwhile). */
 void virtio_mmio_save(struct virtio_mmio *t, struct snap_virtio *st);
 
 /* Into a transport that was just initialised (virtio_mmio_init) for the

@@ -292,8 +292,11 @@ static void vsock_queue_notify(void *dev, struct virtio_mmio *t, unsigned q)
         v->rx_starved = false; /* new rx buffers: try again */
     else if (q == VSOCK_TX_QUEUE)
         tx_drain(v, t);
-    else if (q == VSOCK_EVT_QUEUE)
+    else if (q == VSOCK_EVT_QUEUE) {
+        if (!v->event_pending)
+            v->reset_unacked = false; /* the driver handled the reset and refilled */
         event_flush(v, t);
+    }
     vsock_rx_flush(v, t);
     conn_watch_all(v);
 }
@@ -304,7 +307,7 @@ static void vsock_reset(void *dev)
     struct virtio_vsock *v = dev;
     conn_close_all(v);
     v->rst_len = v->rst_head = 0;
-    v->rx_held = v->rx_starved = v->event_pending = false;
+    v->rx_held = v->rx_starved = v->event_pending = v->reset_unacked = false;
     v->next_port = VSOCK_EPHEMERAL;
 }
 
@@ -317,6 +320,8 @@ int virtio_vsock_connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, in
         return -EBADF;
     if (v->nconns >= VSOCK_MAX_CONNS)
         return -EBUSY;
+    if (v->event_pending || v->reset_unacked)
+        return -EAGAIN;
     /* At most VSOCK_MAX_CONNS ports are taken: one of this many is free. */
     uint32_t port = 0;
     for (unsigned i = 0; i <= VSOCK_MAX_CONNS; i++) {
@@ -356,7 +361,7 @@ void virtio_vsock_transport_reset(struct virtio_vsock *v, struct virtio_mmio *t)
     /* The guest drops every socket on this event, so no RST is owed. */
     conn_close_all(v);
     v->rst_len = v->rst_head = 0;
-    v->event_pending = true;
+    v->event_pending = v->reset_unacked = true;
     event_flush(v, t);
 }
 

@@ -54,6 +54,11 @@ struct virtio_vsock {
     unsigned rst_head, rst_len;
     uint64_t rst_dropped;
     bool event_pending;             /* TRANSPORT_RESET not yet delivered */
+    /* TRANSPORT_RESET delivered but the driver has not yet handed the
+     * event buffer back (Linux refills the event queue only after it has
+     * reset its sockets): a connection made before then would be reset
+     * with them, so host-initiated connects wait. */
+    bool reset_unacked;
     bool rx_starved;                /* work waits for rx buffers: read watches off */
     bool rx_held;                   /* `rx` was popped and not yet used */
     struct virtq_chain tx, rx;
