@@ -73,7 +73,9 @@ static void setup(void)
     live.queues[0].signalled_used = 4;
     live.interrupt_status = VIRTIO_MMIO_INT_VRING;
     live.config_generation = 3;
+    pthread_mutex_lock(&live.lock);
     virtio_mmio_save(&live, &st);
+    pthread_mutex_unlock(&live.lock);
     virtio_mmio_init(&fresh, &sdev_ops, NULL, &hops, NULL, &tm.mem);
     err[0] = 0;
 }
@@ -104,7 +106,9 @@ START_TEST(virtio_round_trip)
     ck_assert_uint_eq(fresh.queues[0].used_idx, 4);
     /* saving the loaded device gives the same picture but for that */
     struct snap_virtio again;
+    pthread_mutex_lock(&fresh.lock);
     virtio_mmio_save(&fresh, &again);
+    pthread_mutex_unlock(&fresh.lock);
     st.queues[0].last_avail = 4;
     ck_assert(!memcmp(&again, &st, sizeof(st)));
 }
