@@ -133,10 +133,14 @@ int snap_check_text(const char *path, const struct snap_field *f, const char *te
     if ((f->flags & SNAP_STR_NONEMPTY) && !text[0])
         return snap_fail(err, errlen, "%s/%s is empty", path, f->name);
     /* The restore opens these names inside the snapshot directory: a '/' or
-     * a dot name would reach outside it. */
+     * a dot name would reach outside it.  Only the characters airlock's
+     * own names use, so a damaged name is refused rather than printed. */
     if ((f->flags & SNAP_STR_NAME) && text[0] &&
-        (strchr(text, '/') || !strcmp(text, ".") || !strcmp(text, "..")))
-        return snap_fail(err, errlen, "%s/%s is not a plain file name (no '/', not . or ..)",
+        (strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+             strlen(text) ||
+         !strcmp(text, ".") || !strcmp(text, "..")))
+        return snap_fail(err, errlen,
+                         "%s/%s is not a plain file name (letters, digits, . _ -; not . or ..)",
                          path, f->name);
     return 0;
 }

@@ -491,14 +491,22 @@ START_TEST(rejects_bad_strings)
     void *fdt = editable();
     fdt_setprop_string(fdt, node(fdt, "/disk@0"), "path", big);
     expect_edit_fails(fdt, -EINVAL, "/disk@0/path is 4097 bytes, at most 4096");
-    /* "" is a valid overlay, and a name with odd characters is still plain. */
+    /* "" is a valid overlay, and dots, dashes and underscores are plain... */
     fdt = editable();
     fdt_setprop_string(fdt, node(fdt, "/disk@1"), "overlay", "");
-    fdt_setprop_string(fdt, node(fdt, "/machine"), "memory", "...mem ory\t");
+    fdt_setprop_string(fdt, node(fdt, "/machine"), "memory", "...mem_o-ry");
     ck_assert_int_eq(fdt_pack(fdt), 0);
     ck_assert_msg(decode_exact(fdt, fdt_totalsize(fdt)) == 0, "%s", err);
-    ck_assert_str_eq(t->memory, "...mem ory\t");
+    ck_assert_str_eq(t->memory, "...mem_o-ry");
+    /* ... but spaces, control and non-ASCII bytes are not (a damaged name
+     * is refused, not printed in an error). */
     free(fdt);
+    static const char *const odd[] = {"mem ory", "mem\tory", "\xff\xffry"};
+    for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+        fdt = editable();
+        fdt_setprop_string(fdt, node(fdt, "/machine"), "memory", odd[i]);
+        expect_edit_fails(fdt, -EINVAL, "/machine/memory is not a plain file name");
+    }
 }
 END_TEST
 
