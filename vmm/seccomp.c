@@ -203,6 +203,13 @@ static const struct allow detach_allow[] = {
     {.name = "close_range", .why = "the helper holds none of our fds"},
     {.name = "clock_nanosleep", .why = "the helper waits for the cgroup to empty"},
     {.name = "nanosleep", .why = "... (older C libraries)"},
+#if defined(__SANITIZE_ADDRESS__)
+    /* Only in the unit tests' ASan build, whose fork interceptor and exit
+     * path allocate (the production parent never does after its filter). */
+    {.name = "mmap", .why = "ASan's allocator around fork (sanitizer builds only)"},
+    {.name = "munmap", .why = "ASan's allocator (sanitizer builds only)"},
+    {.name = "sigaltstack", .why = "ASan's exit path (sanitizer builds only)"},
+#endif
 };
 
 /* `airlock snapshot` only: the guest has run nothing but its kernel and

@@ -64,6 +64,11 @@ static int desc_fetch(const struct virtq *q, const struct gmem *mem, uint16_t id
     return 0;
 }
 
+int virtq_avail_idx(const struct virtq *q, const struct gmem *mem, uint16_t *idx)
+{
+    return ring_load16(mem, q->avail_gpa + 2, idx) ? -EFAULT : 0;
+}
+
 int virtq_pop(struct virtq *q, const struct gmem *mem, struct virtq_chain *chain)
 {
     if (q->broken)

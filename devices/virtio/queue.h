@@ -72,6 +72,10 @@ int virtq_validate(const struct virtq *q, const struct gmem *mem);
  * queue is then broken and stays so until reset). */
 int virtq_pop(struct virtq *q, const struct gmem *mem, struct virtq_chain *chain);
 
+/* The driver's avail index as it is in guest memory now (how many chains it
+ * has ever made available, mod 2^16).  0, or -EFAULT. */
+int virtq_avail_idx(const struct virtq *q, const struct gmem *mem, uint16_t *idx);
+
 /* Returns a chain to the driver with `written` bytes written into its
  * writable buffers.  0, or -EINVAL (used ring not in memory: broken). */
 int virtq_push(struct virtq *q, const struct gmem *mem, uint16_t head, uint32_t written);

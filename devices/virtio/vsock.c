@@ -271,8 +271,12 @@ static void event_flush(struct virtio_vsock *v, struct virtio_mmio *t)
         virtio_put_le(ev, VSOCK_EVENT_TRANSPORT_RESET, 4);
         bool fits = v->tx.writable_len >= sizeof(ev) &&
                     !virtq_chain_write(t->mem, &v->tx, 0, ev, sizeof(ev));
-        if (fits)
+        if (fits) {
             v->event_pending = false;
+            /* The driver's answer will be a buffer made available after this. */
+            if (virtq_avail_idx(q, t->mem, &v->reset_avail))
+                v->reset_unacked = false; /* rings unreadable: nothing to wait for */
+        }
         used = true;
         if (virtq_push(q, t->mem, v->tx.head, fits ? sizeof(ev) : 0)) {
             virtio_mmio_needs_reset(t);
@@ -293,7 +297,9 @@ static void vsock_queue_notify(void *dev, struct virtio_mmio *t, unsigned q)
     else if (q == VSOCK_TX_QUEUE)
         tx_drain(v, t);
     else if (q == VSOCK_EVT_QUEUE) {
-        if (!v->event_pending)
+        uint16_t idx;
+        if (v->reset_unacked && !v->event_pending &&
+            (virtq_avail_idx(&t->queues[VSOCK_EVT_QUEUE], t->mem, &idx) || idx != v->reset_avail))
             v->reset_unacked = false; /* the driver handled the reset and refilled */
         event_flush(v, t);
     }

@@ -59,6 +59,7 @@ struct virtio_vsock {
      * reset its sockets): a connection made before then would be reset
      * with them, so host-initiated connects wait. */
     bool reset_unacked;
+    uint16_t reset_avail;           /* the event queue's avail index at delivery */
     bool rx_starved;                /* work waits for rx buffers: read watches off */
     bool rx_held;                   /* `rx` was popped and not yet used */
     struct virtq_chain tx, rx;

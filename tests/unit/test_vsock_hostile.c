@@ -285,6 +285,35 @@ START_TEST(transport_reset_event)
 }
 END_TEST
 
+/* After a TRANSPORT_RESET, a host-initiated connection waits until the
+ * driver has handled it (given an event buffer back): Linux resets its
+ * sockets in that handler, and would reset a connection made before. */
+START_TEST(host_connect_waits_for_reset_handled)
+{
+    struct vs_env e;
+    vs_init(&e);
+    vs_rx_post(&e, 8, RXBUF);
+    ring_publish(&e.r[2], ring_add_desc(&e.r[2], ring_alloc(&e.r[1], 4), 4, true));
+    virtio_mmio_process(&e.t, VSOCK_EVT_QUEUE);
+    pthread_mutex_lock(&e.t.lock);
+    virtio_vsock_transport_reset(e.v, &e.t);
+    pthread_mutex_unlock(&e.t.lock);
+    ck_assert_uint_eq(ring_used_idx(&e.r[2]), 1); /* delivered */
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(vs_connect_guest(&e, sv[0], 5000), -EAGAIN);
+    /* a notify with no new buffer is not the driver's answer yet... */
+    virtio_mmio_process(&e.t, VSOCK_EVT_QUEUE);
+    ck_assert_int_eq(vs_connect_guest(&e, sv[0], 5000), -EAGAIN);
+    /* ...the buffer given back is */
+    ring_publish(&e.r[2], ring_add_desc(&e.r[2], ring_alloc(&e.r[1], 4), 4, true));
+    virtio_mmio_process(&e.t, VSOCK_EVT_QUEUE);
+    ck_assert_int_eq(vs_connect_guest(&e, sv[0], 5000), 0);
+    close(sv[1]);
+    vs_free(&e);
+}
+END_TEST
+
 START_TEST(driver_reset_closes_everything)
 {
     struct vs_env e;
@@ -310,5 +339,6 @@ void vsock_hostile_tests(TCase *tc)
     tcase_add_test(tc, rx_buffers_too_small);
     tcase_add_test(tc, rst_queue_is_bounded);
     tcase_add_test(tc, transport_reset_event);
+    tcase_add_test(tc, host_connect_waits_for_reset_handled);
     tcase_add_test(tc, driver_reset_closes_everything);
 }
