@@ -434,8 +434,11 @@ static int get_child(const void *fdt, int node, struct snap_state *s, unsigned *
     if (rc)
         return rc;
     rc = indexed("", name, &snap_vcpu_node, *nvcpus, SNAP_MAX_VCPUS, path, err, errlen);
-    if (rc == 1)
-        return get_leaf(fdt, node, path, &snap_vcpu_node, &s->vcpus[(*nvcpus)++], err, errlen);
+    if (rc == 1) {
+        struct snap_vcpu *v = &s->vcpus[(*nvcpus)++];
+        memset(v, 0, sizeof(*v)); /* snap_decode zeroed only the part before the vCPUs */
+        return get_leaf(fdt, node, path, &snap_vcpu_node, v, err, errlen);
+    }
     if (rc)
         return rc;
     return snap_fail(err, errlen, "/%s: unknown node", shown(name, buf, sizeof(buf)));
@@ -507,7 +510,10 @@ static int get_tree(const void *fdt, size_t len, struct snap_state *s, char *err
 
 int snap_decode(const void *blob, size_t len, struct snap_state *s, char *err, size_t errlen)
 {
-    memset(s, 0, sizeof(*s));
+    /* Not the 254 vCPU slots (2 MB): each vcpu@N node zeroes its own, so
+     * a restore touches (and its monitor's RSS carries) only the vCPUs the
+     * VM has. */
+    memset(s, 0, offsetof(struct snap_state, vcpus));
     if (len < sizeof(struct fdt_header))
         return snap_fail(err, errlen, "%zu bytes is too short for a state file", len);
     if (len > SNAP_BLOB_MAX) {

@@ -76,7 +76,8 @@
 int snap_encode(const struct snap_state *s, void **blob, size_t *len, char *err, size_t errlen);
 
 /* Decodes blob[0..len) into *s, which it zeroes first (so padding and the
- * bytes after each string's NUL are 0).  Returns 0; -EINVAL for a blob
+ * bytes after each string's NUL are 0) -- all but vcpus[ncpus..], which it
+ * leaves as they were (the caller's calloc has them zero).  Returns 0; -EINVAL for a blob
  * that is not a valid version-1 state (err: "state: WHAT"), -EFBIG for one
  * over SNAP_BLOB_MAX, -ENOTSUP for another version, -ENOMEM.  On error *s
  * is zeroed again, so nothing half-read is left behind. */
