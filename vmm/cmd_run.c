@@ -150,6 +150,9 @@ static void run_usage(void)
            "                    small: the busybox rootfs.ext4)\n"
            "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"
            "  --console FILE    keep the guest's console in FILE (debugging)\n"
+           "  --vsock-uds PATH  also let host programs reach guest ports as with boot:\n"
+           "                    connect to the Unix socket PATH, write \"CONNECT <port>\\n\";\n"
+           "                    the guest reaching CID 2 port P (not airlock's own) gets PATH_P\n"
            "  --seccomp MODE    kill (default), trap (name a forbidden syscall), off\n"
            JAIL_USAGE
            "  --append STR      extra kernel command-line arguments\n"
@@ -355,7 +358,7 @@ static int run_started(void *opaque, struct vm *vm, struct virtio_vsock *vsock, 
 
 enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
        RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT,
-       RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_HELP };
+       RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_VSOCK_UDS, RO_HELP };
 enum { RO_JAIL = 300 }; /* .. RO_JAIL + JAIL_NOPTS - 1: the jail's flags (vmm/jail.h) */
 enum { RO_MAX_OUTPUT = 200, RO_DISK_CAP, RO_CONSOLE_RATE, RO_CONSOLE_MAX };
 
@@ -377,6 +380,7 @@ int cmd_run(int argc, char **argv)
         {"egress-max-mib", required_argument, NULL, RO_EG_MIB},
         {"egress-rate", required_argument, NULL, RO_EG_RATE},
         {"seccomp", required_argument, NULL, RO_SECCOMP},
+        {"vsock-uds", required_argument, NULL, RO_VSOCK_UDS},
         {"max-output", required_argument, NULL, RO_MAX_OUTPUT},
         {"disk-cap", required_argument, NULL, RO_DISK_CAP},
         {"console-rate", required_argument, NULL, RO_CONSOLE_RATE},
@@ -515,6 +519,7 @@ int cmd_run(int argc, char **argv)
         case RO_IMAGE: image = optarg; break;
         case RO_KERNEL: o.kernel = optarg; break;
         case RO_CONSOLE: o.console = optarg; break;
+        case RO_VSOCK_UDS: o.vsock_uds = optarg; break;
         case RO_APPEND: append = optarg; break;
         case RO_HELP: run_usage(); return 0;
         case RO_COPY_IN:
