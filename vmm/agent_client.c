@@ -88,6 +88,11 @@ static uint8_t *frame(uint8_t *buf, size_t cap, uint16_t type, size_t len)
     return buf + AGENT_HDR_SIZE;
 }
 
+ssize_t agent_encode_in_place(uint8_t *buf, size_t cap, uint16_t type, size_t len)
+{
+    return frame(buf, cap, type, len) ? (ssize_t)(AGENT_HDR_SIZE + len) : -EMSGSIZE;
+}
+
 ssize_t agent_encode(uint8_t *buf, size_t cap, uint16_t type, const void *payload, size_t len)
 {
     uint8_t *p = frame(buf, cap, type, len);

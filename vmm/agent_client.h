@@ -46,6 +46,9 @@ void agent_exec_req_init(struct agent_exec_req *req);
 /* Any message whose payload the caller already laid out. */
 ssize_t agent_encode(uint8_t *buf, size_t cap, uint16_t type, const void *payload,
                      size_t len);
+/* The same with the payload already in place at buf + AGENT_HDR_SIZE (read
+ * there straight from its source: no copy); writes only the header. */
+ssize_t agent_encode_in_place(uint8_t *buf, size_t cap, uint16_t type, size_t len);
 ssize_t agent_encode_exec(uint8_t *buf, size_t cap, const struct agent_exec_req *req);
 ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32_t mode,
                               uint64_t size);

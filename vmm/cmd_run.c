@@ -135,7 +135,8 @@ static int parse_user(const char *s, struct agent_exec_req *req)
 
 enum { RO_TIMEOUT = 1, RO_USER, RO_MEM, RO_CPUS, RO_DISK, RO_IMAGE, RO_KERNEL, RO_CONSOLE, RO_APPEND,
        RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT,
-       RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_TIMINGS, RO_HELP };
+       RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_SECCOMP, RO_TIMINGS, RO_VSOCK_UDS,
+       RO_HELP };
 enum { RO_JAIL = 300 }; /* .. RO_JAIL + JAIL_NOPTS - 1: the jail's flags (vmm/jail.h) */
 enum { RO_MAX_OUTPUT = 200, RO_DISK_CAP, RO_CONSOLE_RATE, RO_CONSOLE_MAX, RO_FROM_SNAPSHOT,
        RO_OUT, RO_COMPRESS, RO_CODES };
@@ -228,6 +229,7 @@ static int run_main(int argc, char **argv, enum run_mode mode)
         {"egress-rate", required_argument, NULL, RO_EG_RATE},
         {"seccomp", required_argument, NULL, RO_SECCOMP},
         {"timings", optional_argument, NULL, RO_TIMINGS},
+        {"vsock-uds", required_argument, NULL, RO_VSOCK_UDS},
         {"max-output", required_argument, NULL, RO_MAX_OUTPUT},
         {"disk-cap", required_argument, NULL, RO_DISK_CAP},
         {"console-rate", required_argument, NULL, RO_CONSOLE_RATE},
@@ -379,6 +381,7 @@ static int run_main(int argc, char **argv, enum run_mode mode)
         case RO_IMAGE: image = optarg; break;
         case RO_KERNEL: o.kernel = optarg; break;
         case RO_CONSOLE: o.console = optarg; break;
+        case RO_VSOCK_UDS: o.vsock_uds = optarg; break;
         case RO_APPEND: append = optarg; break;
         case RO_HELP: run_usage(); return 0;
         case RO_FROM_SNAPSHOT: from_snapshot = optarg; break;

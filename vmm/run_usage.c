@@ -44,6 +44,9 @@ void run_usage(void)
            "                    small: the busybox rootfs.ext4)\n"
            "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"
            "  --console FILE    keep the guest's console in FILE (debugging)\n"
+           "  --vsock-uds PATH  also let host programs reach guest ports as with boot:\n"
+           "                    connect to the Unix socket PATH, write \"CONNECT <port>\\n\";\n"
+           "                    the guest reaching CID 2 port P (not airlock's own) gets PATH_P\n"
            "  --seccomp MODE    kill (default), trap (name a forbidden syscall), off\n"
            JAIL_USAGE
            TIMINGS_USAGE

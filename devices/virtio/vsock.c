@@ -313,7 +313,8 @@ static void vsock_reset(void *dev)
     struct virtio_vsock *v = dev;
     conn_close_all(v);
     v->rst_len = v->rst_head = 0;
-    v->rx_held = v->rx_starved = v->event_pending = v->reset_unacked = false;
+    v->rx_held = 0;
+    v->rx_starved = v->event_pending = v->reset_unacked = false;
     v->next_port = VSOCK_EPHEMERAL;
 }
 

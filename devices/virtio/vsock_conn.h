@@ -7,6 +7,13 @@
 
 #include "devices/virtio/vsock.h"
 
+/* rx chains held at once: one host read fills up to this many (Linux 6.1
+ * offers 4 KiB rx buffers, so one read takes up to 128 KiB instead of a
+ * recv per 4 KiB). */
+#define VSOCK_RX_BATCH 32
+/* Guest buffers one such read may span (chains are usually one or two). */
+#define VSOCK_RX_IOV 256
+
 enum vsock_conn_state {
     CONN_FREE,
     CONN_REQUESTING, /* host-initiated: REQUEST queued or sent, no RESPONSE yet */
@@ -61,8 +68,10 @@ struct virtio_vsock {
     bool reset_unacked;
     uint16_t reset_avail;           /* the event queue's avail index at delivery */
     bool rx_starved;                /* work waits for rx buffers: read watches off */
-    bool rx_held;                   /* `rx` was popped and not yet used */
-    struct virtq_chain tx, rx;
+    /* rx chains popped and not yet used, in the order the driver offered
+     * them: rx[(rx_first + i) % VSOCK_RX_BATCH] for i < rx_held. */
+    unsigned rx_first, rx_held;
+    struct virtq_chain tx, rx[VSOCK_RX_BATCH];
 };
 
 /* Queues may be used only while the driver runs and has not broken one. */

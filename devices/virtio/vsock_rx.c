@@ -6,29 +6,33 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
-/* Makes v->rx an rx chain with room for a header.  Chains too small for
- * one carry nothing and go back empty (§5.10.6.4: every packet starts
- * with a whole header). */
-static bool rx_take(struct virtio_vsock *v, struct virtio_mmio *t)
+/* The i-th held rx chain (i < rx_held). */
+static struct virtq_chain *rx_chain(struct virtio_vsock *v, unsigned i)
 {
-    if (!vsock_live(t))
-        return false; /* a held chain stays held: a reset drops it */
-    if (v->rx_held)
-        return true;
+    return &v->rx[(v->rx_first + i) % VSOCK_RX_BATCH];
+}
+
+/* Holds one more rx chain (the caller checked rx_held < VSOCK_RX_BATCH),
+ * one with room for a header.  Chains too small for one carry nothing
+ * and go back empty (§5.10.6.4: every packet starts with a whole header). */
+static bool rx_pop(struct virtio_vsock *v, struct virtio_mmio *t)
+{
     struct virtq *q = &t->queues[VSOCK_RX_QUEUE];
+    struct virtq_chain *ch = rx_chain(v, v->rx_held);
     for (unsigned n = 0; n < VIRTQ_MAX_SIZE; n++) {
-        int rc = virtq_pop(q, t->mem, &v->rx);
+        int rc = virtq_pop(q, t->mem, ch);
         if (rc < 0)
             virtio_mmio_needs_reset(t);
         if (rc != 1)
             return false;
-        if (v->rx.writable_len >= VSOCK_HDR_BYTES) {
-            v->rx_held = true;
+        if (ch->writable_len >= VSOCK_HDR_BYTES) {
+            v->rx_held++;
             return true;
         }
-        if (virtq_push(q, t->mem, v->rx.head, 0)) {
+        if (virtq_push(q, t->mem, ch->head, 0)) {
             virtio_mmio_needs_reset(t);
             return false;
         }
@@ -36,17 +40,34 @@ static bool rx_take(struct virtio_vsock *v, struct virtio_mmio *t)
     return false;
 }
 
-/* Finishes the held rx chain: header at 0, h->len payload bytes already
- * written after it. */
+/* Whether an rx chain is held for the next packet. */
+static bool rx_take(struct virtio_vsock *v, struct virtio_mmio *t)
+{
+    if (!vsock_live(t))
+        return false; /* held chains stay held: a reset drops them */
+    return v->rx_held || rx_pop(v, t);
+}
+
+/* Gives the first held chain back with `written` bytes in it. */
+static void rx_release(struct virtio_vsock *v, struct virtio_mmio *t, uint32_t written)
+{
+    uint16_t head = rx_chain(v, 0)->head;
+    v->rx_first = (v->rx_first + 1) % VSOCK_RX_BATCH;
+    v->rx_held--;
+    if (virtq_push(&t->queues[VSOCK_RX_QUEUE], t->mem, head, written))
+        virtio_mmio_needs_reset(t);
+}
+
+/* Finishes the first held chain: header at 0, h->len payload bytes
+ * already written after it. */
 static void rx_put(struct virtio_vsock *v, struct virtio_mmio *t, const struct vsock_hdr *h)
 {
     uint8_t raw[VSOCK_HDR_BYTES];
     vsock_hdr_encode(h, raw);
-    v->rx_held = false;
-    /* rx_take checked the room and virtq_pop every buffer: cannot fail. */
-    if (virtq_chain_write(t->mem, &v->rx, 0, raw, sizeof(raw)) ||
-        virtq_push(&t->queues[VSOCK_RX_QUEUE], t->mem, v->rx.head, VSOCK_HDR_BYTES + h->len))
+    /* rx_pop checked the room and virtq_pop every buffer: cannot fail. */
+    if (virtq_chain_write(t->mem, rx_chain(v, 0), 0, raw, sizeof(raw)))
         virtio_mmio_needs_reset(t);
+    rx_release(v, t, VSOCK_HDR_BYTES + h->len);
 }
 
 /* A packet of connection c; every one reports our credit (§5.10.6.3), so
@@ -75,58 +96,77 @@ static bool conn_has_work(const struct vsock_conn *c)
     return c->state != CONN_FREE && (c->pending || conn_can_read(c));
 }
 
-static ssize_t fd_read(int fd, void *p, size_t n)
+/* Payload room of an rx chain: what follows the header, at most one
+ * packet's worth. */
+static uint64_t rx_room(const struct virtq_chain *ch)
 {
-    ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
-    if (r < 0 && errno == ENOTSOCK)
-        r = read(fd, p, n);
-    return r;
+    uint64_t room = ch->writable_len - VSOCK_HDR_BYTES;
+    return room < VSOCK_MAX_PKT ? room : VSOCK_MAX_PKT;
 }
 
-/* One read from the host fd into the held rx chain, at most the guest's
- * credit.  Returns true when the chain was used. */
+/* Lays the payload areas of the first held chains, then more popped as
+ * needed, out as one iovec for up to `want` bytes (the guest's credit).
+ * Stops at a header-only chain (it carries the next control packet).
+ * Fills cap[i] with what chain i takes; returns how many chains. */
+static unsigned rx_gather(struct virtio_vsock *v, struct virtio_mmio *t, uint64_t want,
+                          struct iovec *iov, unsigned *niov, uint32_t *cap)
+{
+    unsigned k = 0;
+    *niov = 0;
+    while (want && *niov < VSOCK_RX_IOV) {
+        if (k == v->rx_held && (k == VSOCK_RX_BATCH || !rx_pop(v, t)))
+            break;
+        struct virtq_chain *ch = rx_chain(v, k);
+        uint64_t lim = rx_room(ch) < want ? rx_room(ch) : want, got = 0;
+        while (got < lim && *niov < VSOCK_RX_IOV) {
+            uint64_t len;
+            uint8_t *p = virtq_chain_piece(t->mem, ch, true, VSOCK_HDR_BYTES + got, lim - got, &len);
+            if (!p)
+                break; /* rx_pop checked the room and virtq_pop every buffer */
+            iov[(*niov)++] = (struct iovec){.iov_base = p, .iov_len = len};
+            got += len;
+        }
+        if (!got)
+            break;
+        cap[k++] = (uint32_t)got;
+        want -= got;
+        if (got < lim)
+            break;
+    }
+    return k;
+}
+
+/* One read from the host fd straight into the held rx chains' buffers
+ * (no copy in between), at most the guest's credit; each chain filled
+ * becomes one RW packet.  Returns true when a chain was used. */
 static bool conn_read(struct virtio_vsock *v, struct virtio_mmio *t, struct vsock_conn *c)
 {
-    uint64_t room = v->rx.writable_len - VSOCK_HDR_BYTES;
-    uint32_t credit = conn_credit(c);
-    if (room > VSOCK_MAX_PKT)
-        room = VSOCK_MAX_PKT;
-    if (room > credit)
-        room = credit;
-    if (room == 0) {
+    if (rx_room(rx_chain(v, 0)) == 0) {
         /* A header-only buffer cannot carry data: back to the guest. */
-        v->rx_held = false;
-        if (virtq_push(&t->queues[VSOCK_RX_QUEUE], t->mem, v->rx.head, 0))
-            virtio_mmio_needs_reset(t);
+        rx_release(v, t, 0);
         return true;
     }
-    /* Straight from the fd into the chain's buffers, one read per buffer
-     * while each comes back full (no copy in between). */
-    uint64_t total = 0;
-    ssize_t n = 0;
-    while (total < room) {
-        uint64_t len;
-        uint8_t *p = virtq_chain_piece(t->mem, &v->rx, true, VSOCK_HDR_BYTES + total,
-                                       room - total, &len);
-        if (!p) {
-            /* rx_take checked the room and virtq_pop every buffer. */
-            if (total)
-                break;
-            virtio_mmio_needs_reset(t);
-            return false;
-        }
-        n = fd_read(c->fd, p, len);
-        if (n <= 0)
-            break;
-        total += (uint64_t)n;
-        if ((uint64_t)n < len)
-            break;
+    struct iovec iov[VSOCK_RX_IOV];
+    uint32_t cap[VSOCK_RX_BATCH];
+    unsigned niov;
+    unsigned k = rx_gather(v, t, conn_credit(c), iov, &niov, cap);
+    if (!k) {
+        virtio_mmio_needs_reset(t); /* the first chain's buffer left guest RAM */
+        return false;
     }
-    if (total) {
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = niov};
+    ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT);
+    if (n < 0 && errno == ENOTSOCK)
+        n = read(c->fd, iov[0].iov_base, iov[0].iov_len);
+    if (n > 0) {
         /* A later read's EAGAIN or EOF shows again on the next read. */
-        c->tx_cnt += (uint32_t)total;
-        struct vsock_hdr h = conn_hdr(v, c, VSOCK_OP_RW, 0, (uint32_t)total);
-        rx_put(v, t, &h);
+        for (unsigned i = 0; i < k && n > 0; i++) {
+            uint32_t len = (uint64_t)n < cap[i] ? (uint32_t)n : cap[i];
+            n -= len;
+            c->tx_cnt += len;
+            struct vsock_hdr h = conn_hdr(v, c, VSOCK_OP_RW, 0, len);
+            rx_put(v, t, &h);
+        }
         return true;
     }
     c->fd_readable = false;
@@ -191,15 +231,14 @@ static void rst_emit(struct virtio_vsock *v, struct virtio_mmio *t)
 }
 
 /* The next connection with something for the guest, round robin so one
- * busy connection cannot starve the others. */
+ * busy connection cannot starve the others: the turn passes on only once
+ * it was served (vsock_rx_flush), not when rx buffers ran out first. */
 static struct vsock_conn *next_with_work(struct virtio_vsock *v)
 {
     for (unsigned k = 0; k < VSOCK_MAX_CONNS; k++) {
         unsigned i = (v->rr + k) % VSOCK_MAX_CONNS;
-        if (conn_has_work(&v->conns[i])) {
-            v->rr = (i + 1) % VSOCK_MAX_CONNS;
+        if (conn_has_work(&v->conns[i]))
             return &v->conns[i];
-        }
     }
     return NULL;
 }
@@ -223,8 +262,10 @@ void vsock_rx_flush(struct virtio_vsock *v, struct virtio_mmio *t)
         if (!c) {
             rst_emit(v, t);
             used = true;
-        } else if (conn_emit(v, t, c)) {
-            used = true;
+        } else {
+            v->rr = (unsigned)(c - v->conns + 1) % VSOCK_MAX_CONNS;
+            if (conn_emit(v, t, c))
+                used = true;
         }
     }
     if (used)

@@ -157,18 +157,20 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-/* Forwards one chunk of a pipe as STDOUT/STDERR. */
+/* Forwards one chunk of a pipe as STDOUT/STDERR, read straight into the
+ * frame after its header (the output's one copy inside the agent). */
 static int pump(struct aconn *c, int *fd, uint16_t type)
 {
-    static uint8_t chunk[AGENT_MAX_CHUNK];
-    ssize_t n = read(*fd, chunk, sizeof(chunk));
+    static uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK];
+    ssize_t n = read(*fd, f + AGENT_HDR_SIZE, AGENT_MAX_CHUNK);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return 0;
     if (n <= 0) {
         close_fd(fd);
         return 0;
     }
-    return aconn_send(c, type, chunk, (size_t)n);
+    ssize_t len = agent_encode_in_place(f, sizeof(f), type, (size_t)n);
+    return len < 0 ? (int)len : agent_send_all(c->fd, f, (size_t)len);
 }
 
 static void stdin_flush(struct run *r)

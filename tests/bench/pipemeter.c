@@ -8,6 +8,17 @@
  *                                 says so once it has read everything)
  *   pipemeter socketpair BYTES    the same volume through an AF_UNIX stream
  *                                 socketpair between two local processes
+ *   pipemeter uds-recv SOCK -- CMD...  listens on the Unix socket SOCK, runs
+ *                                 CMD and times the one connection it accepts
+ *                                 from the first byte to EOF, then closes it
+ *                                 (so the sender knows all arrived); for a
+ *                                 guest reaching CID 2 through --vsock-uds
+ *   pipemeter uds-send UDS PORT BYTES -- CMD...  runs CMD, waits for
+ *                                 "ready\n" on its stdout, connects to the
+ *                                 hybrid-vsock socket UDS ("CONNECT PORT\n",
+ *                                 "OK ...\n"), writes BYTES, half-closes, and
+ *                                 stops the clock at the peer's reply: the
+ *                                 byte count it read, as a decimal line
  *
  * Prints one line: "bytes=N ms=T MBps=R status=S".  The start of the clock
  * excludes the VM's boot (first byte / "ready"), so the figure is the
@@ -18,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,26 +70,35 @@ static int send_bytes(int fd, unsigned long long total)
     return 0;
 }
 
-/* Reads fd until `line` arrives (or EOF: -1). */
-static int wait_line(int fd, const char *line)
+/* One line from fd (byte by byte: nothing past it is consumed) into buf
+ * without its newline, cut to cap - 1 bytes.  Its length, or -1 at EOF. */
+static ssize_t read_line(int fd, char *buf, size_t cap)
 {
-    char buf[256];
     size_t len = 0;
     for (;;) {
-        ssize_t n = read(fd, buf + len, 1);
+        char ch;
+        ssize_t n = read(fd, &ch, 1);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             return -1;
-        if (buf[len] == '\n') {
+        if (ch == '\n') {
             buf[len] = 0;
-            if (!strcmp(buf, line))
-                return 0;
-            len = 0;
-        } else if (len < sizeof(buf) - 1) {
-            len++;
+            return (ssize_t)len;
         }
+        if (len < cap - 1)
+            buf[len++] = ch;
     }
+}
+
+/* Reads fd until `line` arrives (or EOF: -1). */
+static int wait_line(int fd, const char *line)
+{
+    char buf[256];
+    while (read_line(fd, buf, sizeof(buf)) >= 0)
+        if (!strcmp(buf, line))
+            return 0;
+    return -1;
 }
 
 static pid_t spawn(char **argv, int *in, int *out)
@@ -174,14 +195,110 @@ static int do_socketpair(unsigned long long total)
     return finish(got, t0, now_ms(), pid);
 }
 
+static int uds_addr(const char *path, struct sockaddr_un *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof(a->sun_path))
+        return -1;
+    strcpy(a->sun_path, path);
+    return 0;
+}
+
+static int do_uds_recv(const char *path, char **argv)
+{
+    struct sockaddr_un a;
+    int l = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (l < 0 || uds_addr(path, &a) || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+        return perror(path), 2;
+    int in, out;
+    pid_t pid = spawn(argv, &in, &out);
+    if (pid < 0)
+        return perror("spawn"), 2;
+    close(in);
+    /* The command's stdout is not read while the connection runs: it only
+     * carries what the guest prints, a line or two. */
+    int c = accept(l, NULL, NULL);
+    close(l);
+    unlink(path);
+    static char buf[CHUNK];
+    unsigned long long got = 0;
+    double t0 = 0, t1 = 0;
+    for (;;) {
+        ssize_t n = c < 0 ? 0 : read(c, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (!got)
+            t0 = now_ms();
+        got += (unsigned long long)n;
+        t1 = now_ms();
+    }
+    if (c >= 0)
+        close(c);
+    while (read(out, buf, sizeof(buf)) > 0)
+        ;
+    return finish(got, t0, t1, pid);
+}
+
+/* Connects to the hybrid-vsock socket and does Firecracker's handshake. */
+static int uds_connect(const char *path, const char *port)
+{
+    struct sockaddr_un a;
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (s < 0 || uds_addr(path, &a) || connect(s, (struct sockaddr *)&a, sizeof(a)))
+        return perror(path), -1;
+    char line[64];
+    int n = snprintf(line, sizeof(line), "CONNECT %s\n", port);
+    if (write_all(s, line, (size_t)n) || read_line(s, line, sizeof(line)) < 0 ||
+        strncmp(line, "OK ", 3))
+        return fprintf(stderr, "pipemeter: no OK from %s\n", path), close(s), -1;
+    return s;
+}
+
+static int do_uds_send(const char *path, const char *port, unsigned long long total, char **argv)
+{
+    int in, out;
+    signal(SIGPIPE, SIG_IGN);
+    pid_t pid = spawn(argv, &in, &out);
+    if (pid < 0)
+        return perror("spawn"), 2;
+    close(in);
+    if (wait_line(out, "ready"))
+        return fprintf(stderr, "pipemeter: no \"ready\" from the command\n"), finish(0, 0, 0, pid);
+    int s = uds_connect(path, port);
+    if (s < 0)
+        return finish(0, 0, 0, pid);
+    double t0 = now_ms();
+    int rc = send_bytes(s, total);
+    shutdown(s, SHUT_WR);
+    char got[32] = "";
+    ssize_t n = rc ? -1 : read_line(s, got, sizeof(got));
+    double t1 = now_ms();
+    close(s);
+    char tail[256];
+    while (read(out, tail, sizeof(tail)) > 0)
+        ;
+    if (n <= 0 || strtoull(got, NULL, 10) != total)
+        return fprintf(stderr, "pipemeter: the peer did not take it all (%s)\n", got),
+               finish(0, 0, 0, pid);
+    return finish(total, t0, t1, pid);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "recv") && !strcmp(argv[2], "--"))
         return do_recv(argv + 3);
     if (argc >= 5 && !strcmp(argv[1], "send") && !strcmp(argv[3], "--"))
         return do_send(strtoull(argv[2], NULL, 10), argv + 4);
+    if (argc >= 5 && !strcmp(argv[1], "uds-recv") && !strcmp(argv[3], "--"))
+        return do_uds_recv(argv[2], argv + 4);
+    if (argc >= 7 && !strcmp(argv[1], "uds-send") && !strcmp(argv[5], "--"))
+        return do_uds_send(argv[2], argv[3], strtoull(argv[4], NULL, 10), argv + 6);
     if (argc == 3 && !strcmp(argv[1], "socketpair"))
         return do_socketpair(strtoull(argv[2], NULL, 10));
-    fprintf(stderr, "usage: pipemeter recv -- CMD... | send BYTES -- CMD... | socketpair BYTES\n");
+    fprintf(stderr, "usage: pipemeter recv -- CMD... | send BYTES -- CMD... | socketpair BYTES\n"
+                    "       | uds-recv SOCK -- CMD... | uds-send UDS PORT BYTES -- CMD...\n");
     return 2;
 }
