@@ -19,6 +19,8 @@ static enum timings_format format;
 static _Atomic uint64_t at_ns[TM_COUNT];     /* 0: not recorded */
 static _Atomic uint64_t exits_at[TM_COUNT];  /* the exit count when recorded */
 static atomic_uint_fast64_t exits;
+static atomic_uint_fast64_t exits_by[TX_KINDS];
+static const char *const exit_names[TX_KINDS] = {"serial", "pio", "mmio", "other"};
 static uint64_t rss_peak_kib, rss_guest_kib; /* 0: not measured */
 
 static uint64_t now_ns(void)
@@ -59,9 +61,11 @@ bool timings_mark(enum timing_mark m)
     return true;
 }
 
-void timings_count_exit(void)
+void timings_count_exit(enum timing_exit kind)
 {
     atomic_fetch_add_explicit(&exits, 1, memory_order_relaxed);
+    if (kind < TX_KINDS)
+        atomic_fetch_add_explicit(&exits_by[kind], 1, memory_order_relaxed);
 }
 
 void timings_set_memory(uint64_t peak_kib, uint64_t guest_kib)
@@ -114,6 +118,10 @@ void timings_print(FILE *f)
     if (json) {
         fprintf(f, "],\"total_ms\":%.3f,\"exits\":%llu", (double)(prev_t - t0) / 1e6,
                 (unsigned long long)total);
+        for (unsigned k = 0; k < TX_KINDS; k++)
+            fprintf(f, "%s\"%s\":%llu", k ? "," : ",\"exits_by\":{", exit_names[k],
+                    (unsigned long long)atomic_load(&exits_by[k]));
+        fprintf(f, "}");
         if (rss_peak_kib)
             fprintf(f, ",\"rss_peak_kib\":%llu,\"guest_touched_kib\":%llu,\"overhead_kib\":%llu",
                     (unsigned long long)rss_peak_kib, (unsigned long long)rss_guest_kib,
@@ -122,6 +130,10 @@ void timings_print(FILE *f)
     } else {
         fprintf(f, "  %-14s %10.3f %10s %8llu\n", "total", (double)(prev_t - t0) / 1e6, "",
                 (unsigned long long)total);
+        fprintf(f, "  exits by kind:");
+        for (unsigned k = 0; k < TX_KINDS; k++)
+            fprintf(f, " %s %llu", exit_names[k], (unsigned long long)atomic_load(&exits_by[k]));
+        fprintf(f, "\n");
         if (rss_peak_kib)
             fprintf(f, "  memory: peak RSS %llu KiB = guest RAM touched %llu KiB + airlock %llu KiB\n",
                     (unsigned long long)rss_peak_kib, (unsigned long long)rss_guest_kib,

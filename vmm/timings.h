@@ -49,8 +49,11 @@ bool timings_enabled(void);
 /* Records `m` now unless it was recorded before; true if this call did. */
 bool timings_mark(enum timing_mark m);
 
+/* What an exit was, for the report's totals by kind. */
+enum timing_exit { TX_SERIAL, TX_PIO, TX_MMIO, TX_OTHER, TX_KINDS };
+
 /* One VM exit (called by every vCPU thread, so it must stay cheap). */
-void timings_count_exit(void);
+void timings_count_exit(enum timing_exit kind);
 
 /* The monitor's peak RSS and the guest RAM resident in it (KiB), for the
  * report's memory line (vmm/memstat.h). */
