@@ -484,9 +484,36 @@ static int get_header(const void *fdt, size_t len, char *err, size_t errlen)
     return 0;
 }
 
+/* What libfdt's sequential writer produces (fdt_create .. fdt_finish):
+ * version 17, readable by 16, each block inside the blob.  Checked before
+ * fdt_check_full, which libfdt 1.6.1 lets crash on some older-version
+ * headers (a NULL read on a version-14 tree with a size_dt_struct past the
+ * end, found by fuzz_snapshot). */
+static int header_sane(const void *fdt, size_t len, char *err, size_t errlen)
+{
+    uint64_t struct_end = (uint64_t)fdt_off_dt_struct(fdt) + fdt_size_dt_struct(fdt);
+    uint64_t strings_end = (uint64_t)fdt_off_dt_strings(fdt) + fdt_size_dt_strings(fdt);
+    if (fdt_magic(fdt) != FDT_MAGIC)
+        return snap_fail(err, errlen, "not a valid device tree (no FDT magic)");
+    if (fdt_version(fdt) != 17 || fdt_last_comp_version(fdt) != 16)
+        return snap_fail(err, errlen,
+                         "not a valid device tree (format version %u, readable by %u; want 17, 16)",
+                         fdt_version(fdt), fdt_last_comp_version(fdt));
+    if (fdt_totalsize(fdt) != len)
+        return snap_fail(err, errlen, "not a valid device tree (file is %zu bytes, its header "
+                         "says %u)", len, fdt_totalsize(fdt));
+    if (struct_end > len || strings_end > len || fdt_off_mem_rsvmap(fdt) >= len)
+        return snap_fail(err, errlen, "not a valid device tree (its blocks run past its %zu "
+                         "bytes)", len);
+    return 0;
+}
+
 static int get_tree(const void *fdt, size_t len, struct snap_state *s, char *err, size_t errlen)
 {
-    int rc = fdt_check_full(fdt, len);
+    int rc = header_sane(fdt, len, err, errlen);
+    if (rc)
+        return rc;
+    rc = fdt_check_full(fdt, len);
     if (rc)
         return snap_fail(err, errlen, "not a valid device tree (%s)", fdt_strerror(rc));
     if ((rc = get_header(fdt, len, err, errlen)))

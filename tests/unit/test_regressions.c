@@ -3,6 +3,7 @@
  * parse after a failed one starts clean. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "devices/serial.h"
 #include "tests/unit/helpers.h"
 #include "vmm/boot_options.h"
+#include "vmm/snapshot_file.h"
 
 /* vmm/boot_options.c parse_uint: `(max - d) / 10` underflows when the
  * digit is larger than max, so a value above max is accepted. */
@@ -99,6 +101,26 @@ START_TEST(loader_bad_ncpus_reported_as_nomem)
 }
 END_TEST
 
+/* vmm/snapshot_file.c: libfdt 1.6.1's fdt_check_full read through a NULL
+ * pointer on this state file (found by fuzz_snapshot: a version-14 header
+ * whose size_dt_struct runs past the end).  The reader now checks the
+ * header itself first. */
+START_TEST(snapshot_fdt_v14_null_read)
+{
+    FILE *f = fopen("tests/fuzz/regressions/snapshot-fdt-v14-null-read.bin", "rb");
+    ck_assert_ptr_nonnull(f);
+    static uint8_t buf[65536];
+    size_t len = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    ck_assert_uint_gt(len, 40);
+    struct snap_state *st = calloc(1, sizeof(*st));
+    char err[256];
+    ck_assert_int_eq(snap_decode(buf, len, st, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "not a valid device tree"));
+    free(st);
+}
+END_TEST
+
 Suite *regressions_suite(void)
 {
     Suite *s = suite_create("regressions");
@@ -108,6 +130,7 @@ Suite *regressions_suite(void)
     tcase_add_test(tc, options_cluster_message);
     tcase_add_test(tc, serial_fifo_reset_signals_ready);
     tcase_add_test(tc, loader_bad_ncpus_reported_as_nomem);
+    tcase_add_test(tc, snapshot_fdt_v14_null_read);
     suite_add_tcase(s, tc);
     return s;
 }
