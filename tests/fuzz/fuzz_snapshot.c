@@ -6,6 +6,7 @@
  * twice (the writer is deterministic). */
 #include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len, again_len;
     assert(snap_encode(&first, &blob, &len, err, sizeof(err)) == 0);
     assert(snap_decode(blob, len, &second, err, sizeof(err)) == 0);
-    assert(memcmp(&first, &second, sizeof(first)) == 0);
+    /* The decoder fills the vCPU slots the state has, not the rest. */
+    assert(memcmp(&first, &second, offsetof(struct snap_state, vcpus) +
+                                        first.ncpus * sizeof(struct snap_vcpu)) == 0);
     assert(snap_encode(&second, &again, &again_len, err, sizeof(err)) == 0);
     assert(again_len == len && memcmp(blob, again, len) == 0);
     free(blob);
