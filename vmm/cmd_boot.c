@@ -327,9 +327,9 @@ static int run_vm(struct boot_session *s)
         fprintf(stderr, "airlock: %s\n", s->vm.exit_reason);
     timings_mark(TM_STATUS);
     if (timings_enabled()) {
-        uint64_t peak, guest;
-        memstat_read(&s->memstat, &s->vm.mem, &peak, &guest);
-        timings_set_memory(peak, guest);
+        struct memstat_figures mf;
+        memstat_read(&s->memstat, &s->vm.mem, &mf);
+        timings_set_memory(mf.peak, mf.guest, mf.private_own);
         memstat_close(&s->memstat);
     }
     /* The caller has its status now and teardown runs after it, unless

@@ -64,6 +64,7 @@ struct smaps_ctx {
     const struct gmem *mem;
     bool in_guest; /* the mapping whose fields follow is guest RAM */
     uint64_t kib;
+    uint64_t private_all, private_guest;
 };
 
 static void smaps_line(void *ctx, const char *s)
@@ -80,17 +81,22 @@ static void smaps_line(void *ctx, const char *s)
         }
     } else if (c->in_guest && sscanf(s, "Rss: %llu kB", &kib) == 1) {
         c->kib += kib;
+    } else if (sscanf(s, "Private_Clean: %llu kB", &kib) == 1 ||
+               sscanf(s, "Private_Dirty: %llu kB", &kib) == 1) {
+        c->private_all += kib;
+        if (c->in_guest)
+            c->private_guest += kib;
     }
 }
 
-void memstat_read(struct memstat *m, const struct gmem *mem, uint64_t *peak_kib,
-                  uint64_t *guest_kib)
+void memstat_read(struct memstat *m, const struct gmem *mem, struct memstat_figures *f)
 {
-    *peak_kib = *guest_kib = 0;
+    *f = (struct memstat_figures){0};
     if (m->status_fd < 0)
         return;
-    each_line(m->status_fd, status_line, peak_kib);
+    each_line(m->status_fd, status_line, &f->peak);
     struct smaps_ctx c = {.mem = mem};
     each_line(m->smaps_fd, smaps_line, &c);
-    *guest_kib = c.kib;
+    f->guest = c.kib;
+    f->private_own = c.private_all - c.private_guest;
 }

@@ -18,10 +18,18 @@ struct memstat {
  * leaves the memory figures out). */
 int memstat_open(struct memstat *m);
 
-/* Peak RSS (VmHWM) and the resident part of guest RAM, in KiB; 0 for a
- * figure that could not be read.  Reads each file once, from the start. */
-void memstat_read(struct memstat *m, const struct gmem *mem, uint64_t *peak_kib,
-                  uint64_t *guest_kib);
+/* KiB; 0 for a figure that could not be read. */
+struct memstat_figures {
+    uint64_t peak;          /* peak RSS (VmHWM) */
+    uint64_t guest;         /* guest RAM resident now */
+    uint64_t private_own;   /* private memory (Private_Clean + Private_Dirty) now, guest RAM's
+                               excluded: what this VM costs that no other process shares
+                               (RSS also counts shared library pages the page cache holds
+                               for every process) */
+};
+
+/* Reads each file once, from the start. */
+void memstat_read(struct memstat *m, const struct gmem *mem, struct memstat_figures *f);
 
 void memstat_close(struct memstat *m);
 

@@ -21,7 +21,7 @@ static _Atomic uint64_t exits_at[TM_COUNT];  /* the exit count when recorded */
 static atomic_uint_fast64_t exits;
 static atomic_uint_fast64_t exits_by[TX_KINDS];
 static const char *const exit_names[TX_KINDS] = {"serial", "pio", "mmio", "other"};
-static uint64_t rss_peak_kib, rss_guest_kib; /* 0: not measured */
+static uint64_t rss_peak_kib, rss_guest_kib, private_own_kib; /* 0: not measured */
 
 static uint64_t now_ns(void)
 {
@@ -68,10 +68,11 @@ void timings_count_exit(enum timing_exit kind)
         atomic_fetch_add_explicit(&exits_by[kind], 1, memory_order_relaxed);
 }
 
-void timings_set_memory(uint64_t peak_kib, uint64_t guest_kib)
+void timings_set_memory(uint64_t peak_kib, uint64_t guest_kib, uint64_t private_kib)
 {
     rss_peak_kib = peak_kib;
     rss_guest_kib = guest_kib;
+    private_own_kib = private_kib;
 }
 
 /* Peak RSS minus guest RAM touched: what the monitor itself costs. */
@@ -123,9 +124,10 @@ void timings_print(FILE *f)
                     (unsigned long long)atomic_load(&exits_by[k]));
         fprintf(f, "}");
         if (rss_peak_kib)
-            fprintf(f, ",\"rss_peak_kib\":%llu,\"guest_touched_kib\":%llu,\"overhead_kib\":%llu",
+            fprintf(f, ",\"rss_peak_kib\":%llu,\"guest_touched_kib\":%llu,\"overhead_kib\":%llu,"
+                       "\"private_overhead_kib\":%llu",
                     (unsigned long long)rss_peak_kib, (unsigned long long)rss_guest_kib,
-                    (unsigned long long)overhead_kib());
+                    (unsigned long long)overhead_kib(), (unsigned long long)private_own_kib);
         fprintf(f, "}\n");
     } else {
         fprintf(f, "  %-14s %10.3f %10s %8llu\n", "total", (double)(prev_t - t0) / 1e6, "",
@@ -135,9 +137,10 @@ void timings_print(FILE *f)
             fprintf(f, " %s %llu", exit_names[k], (unsigned long long)atomic_load(&exits_by[k]));
         fprintf(f, "\n");
         if (rss_peak_kib)
-            fprintf(f, "  memory: peak RSS %llu KiB = guest RAM touched %llu KiB + airlock %llu KiB\n",
+            fprintf(f, "  memory: peak RSS %llu KiB = guest RAM touched %llu KiB + airlock %llu KiB"
+                       " (of which private, not shared with other processes: %llu KiB)\n",
                     (unsigned long long)rss_peak_kib, (unsigned long long)rss_guest_kib,
-                    (unsigned long long)overhead_kib());
+                    (unsigned long long)overhead_kib(), (unsigned long long)private_own_kib);
     }
     fflush(f);
 }

@@ -57,7 +57,7 @@ void timings_count_exit(enum timing_exit kind);
 
 /* The monitor's peak RSS and the guest RAM resident in it (KiB), for the
  * report's memory line (vmm/memstat.h). */
-void timings_set_memory(uint64_t peak_kib, uint64_t guest_kib);
+void timings_set_memory(uint64_t peak_kib, uint64_t guest_kib, uint64_t private_kib);
 
 /* The report (table or one JSON object), one per process, at the end. */
 void timings_print(FILE *f);
