@@ -134,6 +134,31 @@ static int finish(unsigned long long bytes, double t0, double t1, pid_t pid)
     return 0;
 }
 
+/* Reads fd to its end; the times of the first and last byte go to t0/t1
+ * (when given).  Returns the byte count. */
+static unsigned long long drain(int fd, double *t0, double *t1)
+{
+    static char buf[CHUNK];
+    unsigned long long got = 0;
+    double first = 0, last = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (!got)
+            first = now_ms();
+        got += (unsigned long long)n;
+        last = now_ms();
+    }
+    if (t0)
+        *t0 = first;
+    if (t1)
+        *t1 = last;
+    return got;
+}
+
 static int do_recv(char **argv)
 {
     int in, out;
@@ -141,20 +166,8 @@ static int do_recv(char **argv)
     if (pid < 0)
         return perror("spawn"), 2;
     close(in);
-    static char buf[CHUNK];
-    unsigned long long got = 0;
-    double t0 = 0, t1 = 0;
-    for (;;) {
-        ssize_t n = read(out, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        if (!got)
-            t0 = now_ms();
-        got += (unsigned long long)n;
-        t1 = now_ms();
-    }
+    double t0, t1;
+    unsigned long long got = drain(out, &t0, &t1);
     return finish(got, t0, t1, pid);
 }
 
@@ -221,24 +234,11 @@ static int do_uds_recv(const char *path, char **argv)
     int c = accept(l, NULL, NULL);
     close(l);
     unlink(path);
-    static char buf[CHUNK];
-    unsigned long long got = 0;
     double t0 = 0, t1 = 0;
-    for (;;) {
-        ssize_t n = c < 0 ? 0 : read(c, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        if (!got)
-            t0 = now_ms();
-        got += (unsigned long long)n;
-        t1 = now_ms();
-    }
+    unsigned long long got = c < 0 ? 0 : drain(c, &t0, &t1);
     if (c >= 0)
         close(c);
-    while (read(out, buf, sizeof(buf)) > 0)
-        ;
+    drain(out, NULL, NULL);
     return finish(got, t0, t1, pid);
 }
 
