@@ -52,5 +52,12 @@ void run_usage(void)
            TIMINGS_USAGE
            "  --append STR      extra kernel command-line arguments\n"
            "  --copy-in HOST:GUEST   copy a host file into the guest before CMD\n"
-           "  --copy-out GUEST:HOST  copy a guest file out after CMD (at most 1 GiB)\n");
+           "  --copy-out GUEST:HOST  copy a guest file out after CMD (at most 1 GiB)\n"
+           "  --from-snapshot DIR    restore the VM `airlock snapshot` saved in DIR instead\n"
+           "                    of booting (it fixes --mem, --cpus, --image, --kernel,\n"
+           "                    --disk, --append and --disk-cap; each restore is private)\n"
+           "\n"
+           "airlock snapshot --out DIR [--compress] [the options above that shape the VM]\n"
+           "boots as run would, waits until the guest agent is ready, saves the VM into DIR\n"
+           "(new or empty: state.dtb, memory, diskN.cow; --compress: zlib memory) and stops.\n");
 }
