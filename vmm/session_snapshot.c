@@ -8,6 +8,7 @@
 
 #include "devices/virtio/mmio_snapshot.h"
 #include "devices/virtio/vsock.h"
+#include "vmm/agent_client.h"
 #include "vmm/snapshot_file.h"
 #include "vmm/snapshot_memory.h"
 #include "vmm/vm_snapshot.h"
@@ -15,21 +16,6 @@
 void snap_overlay_name(unsigned i, char out[SNAP_NAME_MAX])
 {
     snprintf(out, SNAP_NAME_MAX, "disk%u.cow", i);
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const uint8_t *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? -errno : -EIO;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
 }
 
 static void describe_disk(struct disk *d, unsigned i, struct snap_disk *sd)
@@ -93,7 +79,7 @@ int session_snapshot_save(struct boot_session *s, const struct snap_out *o, char
     size_t len = 0;
     if (!e)
         e = snap_encode(st, &blob, &len, err, errlen);
-    if (!e && (e = write_all(o->state_fd, blob, len)))
+    if (!e && (e = agent_write_all(o->state_fd, blob, len)))
         snprintf(err, errlen, "writing %s: %s", SNAP_STATE_FILE, strerror(-e));
     free(blob);
     free(st);
