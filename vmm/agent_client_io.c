@@ -234,7 +234,10 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
 {
     struct agent_output_cap cap = {.max = max_output};
     memset(res, 0, sizeof(*res));
-    int64_t deadline = req->timeout_ms ? mono_ms() + req->timeout_ms + req->host_grace_ms : -1;
+    /* +1: mono_ms() truncates to the millisecond, so without it the wait
+     * could end up to 1 ms short of timeout + grace (CI saw 499 of 500). */
+    int64_t deadline =
+        req->timeout_ms ? mono_ms() + 1 + req->timeout_ms + req->host_grace_ms : -1;
     struct agent_exec_req r = *req;
     r.flags = (r.flags & ~AGENT_EXEC_F_STDIN) | (in_fd >= 0 ? AGENT_EXEC_F_STDIN : 0);
     uint8_t *frame = malloc(AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD);
