@@ -8,6 +8,13 @@ OPT      ?= -O2 -g
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
 CFLAGS   += $(OPT) $(CFLAGS_COMMON)
 LDLIBS   += -lpthread -lseccomp -lfdt -lz
+# The monitor links statically: a dynamic one pulls ~2.2 MiB of shared
+# library pages into every VM process's RSS (fault-around maps whole 64 KiB
+# runs of libc.so's text); static, only the code it uses is there (measured
+# with the probe guest: overhead 2396 -> 1416 KiB).  Static glibc still
+# resolves names through its built-in "files" and "dns" NSS modules, which
+# is what the egress broker needs.  `make MONITOR_LDFLAGS=` links it dynamic.
+MONITOR_LDFLAGS ?= -static
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Everything except main() goes into a library the unit tests link too.
@@ -30,7 +37,7 @@ deps-check:
 monitor: $(BUILD)/airlock
 
 $(BUILD)/airlock: $(LIB_OBJS) $(BUILD)/obj/vmm/main.o | deps-check
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(MONITOR_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c | deps-check
 	@mkdir -p $(dir $@)
