@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 
-#define CPUID_MAX_ENTRIES 256
 
 #define LEAF1_ECX_VMX        (1u << 5)
 #define LEAF1_ECX_MONITOR    (1u << 3)

@@ -4,6 +4,9 @@
 
 #include <linux/kvm.h>
 
+/* KVM_MAX_CPUID_ENTRIES: no table KVM hands out or takes is longer. */
+#define CPUID_MAX_ENTRIES 256
+
 /* KVM_GET_SUPPORTED_CPUID into a malloc'd table; NULL with errno set. */
 struct kvm_cpuid2 *cpuid_supported(int kvm_fd);
 

@@ -97,6 +97,8 @@ static const struct snap_field vcpu_fields[] = {
     RAW("debugregs", struct snap_vcpu, debugregs),
     {"msrs", SNAP_MSRS, offsetof(struct snap_vcpu, msrs), MEMBER_SIZE(struct snap_vcpu, msrs),
      0, SNAP_MAX_MSRS, 0},
+    {"cpuid", SNAP_CPUID, offsetof(struct snap_vcpu, cpuid), MEMBER_SIZE(struct snap_vcpu, cpuid),
+     0, SNAP_MAX_CPUID, 0},
 };
 
 const struct snap_node snap_virtio_node = NODE("virtio", virtio_fields);

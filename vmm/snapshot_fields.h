@@ -17,6 +17,8 @@ enum snap_kind {
     SNAP_STR,  /* a char array: one NUL-terminated string that fits it */
     SNAP_RAW,  /* a uapi struct, byte for byte */
     SNAP_MSRS, /* struct snap_vcpu's nmsrs + msrs[]: (u32 index, u64 data) records */
+    SNAP_CPUID, /* struct snap_vcpu's ncpuid + cpuid[]: 7 u32 per record (function,
+                 * index, flags, eax, ebx, ecx, edx) */
 };
 
 #define SNAP_STR_NONEMPTY 1u
@@ -45,8 +47,9 @@ extern const size_t snap_nsingletons;
  * snap_disk and snap_vcpu. */
 extern const struct snap_node snap_virtio_node, snap_queue_node, snap_disk_node, snap_vcpu_node;
 
-/* The bytes of one (u32 index, u64 data) record in a vcpu's msrs. */
-#define SNAP_MSR_RECORD 12
+/* The bytes of one record in a vcpu's msrs and cpuid. */
+#define SNAP_MSR_RECORD   12
+#define SNAP_CPUID_RECORD 28
 
 /* Shared checks, each -EINVAL with err as "state: PATH/NAME WHAT".  `path`
  * is the node's path ("/disk@1"). */

@@ -57,6 +57,20 @@ static void join(char *out, const char *parent, const char *name)
         out[PATH_LEN - 1] = '\0';
 }
 
+/* A vcpu's record arrays (SNAP_MSRS, SNAP_CPUID): where the count lives
+ * and how many property bytes one record takes. */
+struct records {
+    uint32_t *count;
+    size_t bytes;
+};
+
+static struct records records_of(const struct snap_field *f, struct snap_vcpu *v)
+{
+    if (f->kind == SNAP_MSRS)
+        return (struct records){&v->nmsrs, SNAP_MSR_RECORD};
+    return (struct records){&v->ncpuid, SNAP_CPUID_RECORD};
+}
+
 /* ---- encode ------------------------------------------------------------- */
 
 /* libfdt's sequential writer reports a full buffer as -FDT_ERR_NOSPACE;
@@ -73,20 +87,28 @@ static int fdt_rc(int rc, char *err, size_t errlen)
     return 0;
 }
 
-static int put_msrs(void *fdt, const char *path, const struct snap_vcpu *v, char *err,
-                    size_t errlen)
+static int put_records(void *fdt, const char *path, const struct snap_field *f,
+                       const struct snap_vcpu *v, char *err, size_t errlen)
 {
-    if (v->nmsrs > SNAP_MAX_MSRS)
-        return snap_fail(err, errlen, "%s/msrs has %u entries, at most %d", path, v->nmsrs,
-                         SNAP_MAX_MSRS);
+    const struct records r = records_of(f, (struct snap_vcpu *)(uintptr_t)v);
+    if (*r.count > f->max)
+        return snap_fail(err, errlen, "%s/%s has %u entries, at most %llu", path, f->name,
+                         *r.count, (unsigned long long)f->max);
     uint8_t *p;
-    int rc = fdt_property_placeholder(fdt, "msrs", (int)(v->nmsrs * SNAP_MSR_RECORD),
-                                      (void **)&p);
+    int rc = fdt_property_placeholder(fdt, f->name, (int)(*r.count * r.bytes), (void **)&p);
     if (rc < 0)
         return fdt_rc(rc, err, errlen);
-    for (uint32_t i = 0; i < v->nmsrs; i++, p += SNAP_MSR_RECORD) {
-        fdt32_st(p, v->msrs[i].index);
-        fdt64_st(p + 4, v->msrs[i].data);
+    for (uint32_t i = 0; i < *r.count; i++, p += r.bytes) {
+        if (f->kind == SNAP_MSRS) {
+            fdt32_st(p, v->msrs[i].index);
+            fdt64_st(p + 4, v->msrs[i].data);
+        } else {
+            const struct kvm_cpuid_entry2 *e = &v->cpuid[i];
+            const uint32_t w[7] = {e->function, e->index, e->flags, e->eax, e->ebx, e->ecx,
+                                   e->edx};
+            for (unsigned k = 0; k < 7; k++)
+                fdt32_st(p + 4 * k, w[k]);
+        }
     }
     return 0;
 }
@@ -119,7 +141,7 @@ static int put_field(void *fdt, const char *path, const struct snap_field *f, co
         rc = fdt_property(fdt, f->name, m, (int)f->size);
         break;
     default:
-        return put_msrs(fdt, path, base, err, errlen);
+        return put_records(fdt, path, f, base, err, errlen);
     }
     return fdt_rc(rc, err, errlen);
 }
@@ -254,19 +276,29 @@ static const char *name_of(const void *fdt, int node)
     return name ? name : "?";
 }
 
-static int get_msrs(const char *path, const uint8_t *p, int len, struct snap_vcpu *v, char *err,
-                    size_t errlen)
+static int get_records(const char *path, const struct snap_field *f, const uint8_t *p, int len,
+                       struct snap_vcpu *v, char *err, size_t errlen)
 {
-    if (len % SNAP_MSR_RECORD)
-        return snap_fail(err, errlen, "%s/msrs is %d bytes, not a multiple of %d", path, len,
-                         SNAP_MSR_RECORD);
-    if (len / SNAP_MSR_RECORD > SNAP_MAX_MSRS)
-        return snap_fail(err, errlen, "%s/msrs has %d entries, at most %d", path,
-                         len / SNAP_MSR_RECORD, SNAP_MAX_MSRS);
-    v->nmsrs = (uint32_t)(len / SNAP_MSR_RECORD);
-    for (uint32_t i = 0; i < v->nmsrs; i++, p += SNAP_MSR_RECORD) {
-        v->msrs[i].index = fdt32_ld((const fdt32_t *)p);
-        v->msrs[i].data = fdt64_ld((const fdt64_t *)(p + 4));
+    const struct records r = records_of(f, v);
+    if (len % (int)r.bytes)
+        return snap_fail(err, errlen, "%s/%s is %d bytes, not a multiple of %zu", path,
+                         f->name, len, r.bytes);
+    if ((uint64_t)len / r.bytes > f->max)
+        return snap_fail(err, errlen, "%s/%s has %d entries, at most %llu", path, f->name,
+                         len / (int)r.bytes, (unsigned long long)f->max);
+    *r.count = (uint32_t)((size_t)len / r.bytes);
+    for (uint32_t i = 0; i < *r.count; i++, p += r.bytes) {
+        if (f->kind == SNAP_MSRS) {
+            v->msrs[i].index = fdt32_ld((const fdt32_t *)p);
+            v->msrs[i].data = fdt64_ld((const fdt64_t *)(p + 4));
+        } else {
+            uint32_t w[7];
+            for (unsigned k = 0; k < 7; k++)
+                w[k] = fdt32_ld((const fdt32_t *)(p + 4 * k));
+            v->cpuid[i] = (struct kvm_cpuid_entry2){.function = w[0], .index = w[1],
+                                                    .flags = w[2], .eax = w[3], .ebx = w[4],
+                                                    .ecx = w[5], .edx = w[6]};
+        }
     }
     return 0;
 }
@@ -306,7 +338,7 @@ static int get_field(const char *path, const struct snap_field *f, const void *v
         memcpy(m, val, f->size);
         return 0;
     default:
-        return get_msrs(path, val, len, base, err, errlen);
+        return get_records(path, f, val, len, base, err, errlen);
     }
 }
 

@@ -5,7 +5,7 @@
  * then checks every property's presence, length and range, so a truncated,
  * corrupted or hostile file gets a one-line error, never a crash.
  *
- * Layout (version 1).  Integers are big-endian FDT cells: u32 is one cell,
+ * Layout (version 2; version 1 had no vcpu@N/cpuid).  Integers are big-endian FDT cells: u32 is one cell,
  * u64 two; "bool" is a u32 that is 0 or 1.  "raw" is the uapi struct from
  * <linux/kvm.h> byte for byte, in the host's (x86-64, little-endian) order,
  * its length exactly sizeof(struct).  Strings are one NUL-terminated
@@ -48,6 +48,10 @@
  *           msrs = [(u32 index, u64 data) ...]   12 bytes each, <= SNAP_MAX_MSRS;
  *                                          kvm_msr_entry.reserved is not kept (KVM
  *                                          ignores it) and reads back as 0
+ *           cpuid = [(u32 function, index, flags, eax, ebx, ecx, edx) ...]
+ *                                          28 bytes each, <= SNAP_MAX_CPUID: what
+ *                                          KVM_GET_CPUID2 gave at snapshot time;
+ *                                          padding is not kept
  *       };
  *   };
  *

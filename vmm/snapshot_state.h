@@ -13,9 +13,12 @@
 #include <linux/kvm.h>
 #include <stdint.h>
 
-#define SNAP_VERSION     1
+#include "vmm/cpuid.h"
+
+#define SNAP_VERSION     2 /* 2: vcpu@N/cpuid */
 #define SNAP_MAX_VCPUS   254 /* MPTABLE_MAX_CPUS */
 #define SNAP_MAX_MSRS    128
+#define SNAP_MAX_CPUID   CPUID_MAX_ENTRIES
 #define SNAP_MAX_VIRTIO  8   /* LAYOUT_VIRTIO_SLOTS */
 #define SNAP_MAX_QUEUES  4   /* VIRTIO_MMIO_MAX_QUEUES */
 #define SNAP_MAX_DISKS   8
@@ -32,6 +35,11 @@ struct snap_vcpu {
     struct kvm_debugregs debugregs;
     uint32_t nmsrs;                /* <= SNAP_MAX_MSRS */
     struct kvm_msr_entry msrs[SNAP_MAX_MSRS];
+    /* The CPUID the guest saw (KVM_GET_CPUID2): a restore refuses a host
+     * whose would differ, since the guest kernel chose its code paths by
+     * it (a missing feature would be a #UD or worse inside the guest). */
+    uint32_t ncpuid;               /* <= SNAP_MAX_CPUID */
+    struct kvm_cpuid_entry2 cpuid[SNAP_MAX_CPUID];
 };
 
 struct snap_queue {

@@ -45,6 +45,22 @@ static int capture_msrs(struct vm *vm, int fd, struct snap_vcpu *c)
     return 0;
 }
 
+/* The CPUID table KVM holds for the vCPU (what the guest sees). */
+static struct kvm_cpuid2 *vcpu_cpuid(int fd)
+{
+    struct kvm_cpuid2 *t = calloc(1, sizeof(*t) + CPUID_MAX_ENTRIES * sizeof(t->entries[0]));
+    if (!t)
+        return NULL;
+    t->nent = CPUID_MAX_ENTRIES;
+    if (ioctl(fd, KVM_GET_CPUID2, t) < 0) {
+        int e = errno;
+        free(t);
+        errno = e;
+        return NULL;
+    }
+    return t;
+}
+
 static int capture_vcpu(struct vm *vm, unsigned id, struct snap_vcpu *c, char *err, size_t errlen)
 {
     int fd = vm->vcpus[id].fd;
@@ -65,8 +81,60 @@ static int capture_vcpu(struct vm *vm, unsigned id, struct snap_vcpu *c, char *e
     for (size_t i = 0; i < sizeof(gets) / sizeof(gets[0]); i++)
         if (ioctl(fd, gets[i].req, (char *)c + gets[i].off) < 0)
             return fail(err, errlen, (int)id, gets[i].name, errno);
+    struct kvm_cpuid2 *t = vcpu_cpuid(fd);
+    if (!t)
+        return fail(err, errlen, (int)id, "KVM_GET_CPUID2", errno);
+    c->ncpuid = t->nent < SNAP_MAX_CPUID ? t->nent : SNAP_MAX_CPUID;
+    for (uint32_t i = 0; i < c->ncpuid; i++) {
+        c->cpuid[i] = t->entries[i];
+        memset(c->cpuid[i].padding, 0, sizeof(c->cpuid[i].padding));
+    }
+    free(t);
     int e = capture_msrs(vm, fd, c);
     return e ? fail(err, errlen, (int)id, "KVM_GET_MSRS", -e) : 0;
+}
+
+/* The guest kernel picked its code paths by the CPUID it booted with (which
+ * instructions to use, how big an XSAVE area is): restored onto a vCPU whose
+ * CPUID differs, it could fault or misbehave on the first such path.  So the
+ * table this host gives the new vCPU must be the snapshot's, entry for
+ * entry. */
+int vm_snapshot_cpuid_check(const struct kvm_cpuid2 *here, const struct snap_vcpu *c,
+                            unsigned id, char *err, size_t errlen)
+{
+    for (uint32_t i = 0; i < c->ncpuid; i++) {
+        const struct kvm_cpuid_entry2 *s = &c->cpuid[i], *h = NULL;
+        for (uint32_t j = 0; j < here->nent && !h; j++)
+            if (here->entries[j].function == s->function && here->entries[j].index == s->index)
+                h = &here->entries[j];
+        if (!h) {
+            snprintf(err, errlen,
+                     "vCPU %u: CPUID leaf %#x.%u of the snapshot is not offered on this host "
+                     "(restore on the kind of host that took it)",
+                     id, s->function, s->index);
+            return -EINVAL;
+        }
+        const uint32_t sv[5] = {s->flags, s->eax, s->ebx, s->ecx, s->edx};
+        const uint32_t hv[5] = {h->flags, h->eax, h->ebx, h->ecx, h->edx};
+        static const char *const reg[5] = {"flags", "eax", "ebx", "ecx", "edx"};
+        for (unsigned k = 0; k < 5; k++)
+            if (sv[k] != hv[k]) {
+                snprintf(err, errlen,
+                         "vCPU %u: this host's CPU differs from the snapshot's: CPUID leaf "
+                         "%#x.%u %s is %#x here, %#x in the snapshot (restore on the kind of "
+                         "host that took it)",
+                         id, s->function, s->index, reg[k], hv[k], sv[k]);
+                return -EINVAL;
+            }
+    }
+    if (here->nent != c->ncpuid) {
+        snprintf(err, errlen,
+                 "vCPU %u: this host offers %u CPUID leaves, the snapshot had %u (restore on "
+                 "the kind of host that took it)",
+                 id, here->nent, c->ncpuid);
+        return -EINVAL;
+    }
+    return 0;
 }
 
 int vm_snapshot_capture(struct vm *vm, struct snap_state *s, char *err, size_t errlen)
@@ -155,7 +223,13 @@ int vm_snapshot_restore(struct vm *vm, const struct snap_state *s, char *err, si
             return fail(err, errlen, -1, "KVM_SET_IRQCHIP", errno);
     }
     for (unsigned i = 0; i < s->ncpus; i++) {
-        int e = restore_vcpu(vm, i, &s->vcpus[i], err, errlen);
+        struct kvm_cpuid2 *here = vcpu_cpuid(vm->vcpus[i].fd);
+        if (!here)
+            return fail(err, errlen, (int)i, "KVM_GET_CPUID2", errno);
+        int e = vm_snapshot_cpuid_check(here, &s->vcpus[i], i, err, errlen);
+        free(here);
+        if (!e)
+            e = restore_vcpu(vm, i, &s->vcpus[i], err, errlen);
         if (e)
             return e;
     }

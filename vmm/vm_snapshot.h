@@ -16,7 +16,14 @@ int vm_snapshot_capture(struct vm *vm, struct snap_state *s, char *err, size_t e
 
 /* Writes it back into a VM created with s->ncpus vCPUs that have not run
  * yet.  KVM checks what it is given; a refusal is an error naming the
- * ioctl (and the MSR, for MSRs). */
+ * ioctl (and the MSR, for MSRs).  A vCPU whose CPUID on this host differs
+ * from the snapshot's is refused first (vm_snapshot_cpuid_check). */
 int vm_snapshot_restore(struct vm *vm, const struct snap_state *s, char *err, size_t errlen);
+
+/* 0 when `here` (a vCPU's table on this host) has exactly the snapshot
+ * vCPU's CPUID entries; else -EINVAL with err naming the first leaf and
+ * register that differs. */
+int vm_snapshot_cpuid_check(const struct kvm_cpuid2 *here, const struct snap_vcpu *c,
+                            unsigned id, char *err, size_t errlen);
 
 #endif

@@ -120,6 +120,7 @@ Suite *serial_suite(void);
 Suite *i8042_suite(void);
 Suite *boot_timer_suite(void);
 Suite *snapshot_devices_suite(void);
+Suite *snapshot_cpuid_suite(void);
 Suite *options_suite(void);
 Suite *regressions_suite(void);
 Suite *virtq_suite(void);

@@ -36,6 +36,18 @@ static void sample_vcpu(struct snap_vcpu *v, uint32_t nmsrs, uint64_t *xp)
         v->msrs[i].index = (uint32_t)next(&x);
         v->msrs[i].data = next(&x); /* reserved stays 0: the file does not keep it */
     }
+    v->ncpuid = (uint32_t)(nmsrs * 2 % (SNAP_MAX_CPUID + 1));
+    for (uint32_t i = 0; i < v->ncpuid; i++) {
+        struct kvm_cpuid_entry2 *e = &v->cpuid[i];
+        *e = (struct kvm_cpuid_entry2){0}; /* padding stays 0: not kept either */
+        e->function = (uint32_t)next(&x);
+        e->index = (uint32_t)next(&x);
+        e->flags = (uint32_t)next(&x);
+        e->eax = (uint32_t)next(&x);
+        e->ebx = (uint32_t)next(&x);
+        e->ecx = (uint32_t)next(&x);
+        e->edx = (uint32_t)next(&x);
+    }
     *xp = x;
 }
 

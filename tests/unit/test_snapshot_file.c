@@ -279,13 +279,16 @@ START_TEST(rejects_foreign_and_versions)
     fdt_delprop(fdt, 0, "compatible");
     expect_edit_fails(fdt, -EINVAL, "not an airlock snapshot");
     fdt = editable();
-    fdt_setprop_u32(fdt, 0, "version", 2);
-    expect_edit_fails(fdt, -ENOTSUP, "version 2, this airlock reads 1");
+    fdt_setprop_u32(fdt, 0, "version", 3);
+    expect_edit_fails(fdt, -ENOTSUP, "version 3, this airlock reads 2");
+    fdt = editable();
+    fdt_setprop_u32(fdt, 0, "version", 1); /* before vcpu@N/cpuid */
+    expect_edit_fails(fdt, -ENOTSUP, "version 1, this airlock reads 2");
     fdt = editable();
     fdt_setprop_u32(fdt, 0, "version", 0);
-    expect_edit_fails(fdt, -ENOTSUP, "version 0, this airlock reads 1");
+    expect_edit_fails(fdt, -ENOTSUP, "version 0, this airlock reads 2");
     fdt = editable();
-    fdt_setprop_u64(fdt, 0, "version", 1);
+    fdt_setprop_u64(fdt, 0, "version", 2);
     expect_edit_fails(fdt, -EINVAL, "/version is 8 bytes, want 4");
     fdt = editable();
     fdt_delprop(fdt, 0, "version");
@@ -425,6 +428,13 @@ START_TEST(rejects_bad_lengths)
     fdt = editable();
     fdt_setprop(fdt, node(fdt, "/vcpu@0"), "msrs", junk, 12 * (SNAP_MAX_MSRS + 1));
     expect_edit_fails(fdt, -EINVAL, "/vcpu@0/msrs has 129 entries, at most 128");
+    fdt = editable();
+    fdt_setprop(fdt, node(fdt, "/vcpu@1"), "cpuid", junk, 29);
+    expect_edit_fails(fdt, -EINVAL, "/vcpu@1/cpuid is 29 bytes, not a multiple of 28");
+    static uint8_t big[28 * (SNAP_MAX_CPUID + 1)];
+    fdt = editable();
+    fdt_setprop(fdt, node(fdt, "/vcpu@0"), "cpuid", big, sizeof(big));
+    expect_edit_fails(fdt, -EINVAL, "/vcpu@0/cpuid has 257 entries, at most 256");
 }
 END_TEST
 
@@ -526,11 +536,14 @@ START_TEST(encode_rejects_invalid)
     s->ncpus = SNAP_MAX_VCPUS + 1;
     expect_encode_fails("/machine/ncpus is 255");
     snap_sample(s, 2, 2, 2, 1);
-    s->version = 2;
-    expect_encode_fails("version 2, this airlock writes 1");
+    s->version = 1;
+    expect_encode_fails("version 1, this airlock writes 2");
     snap_sample(s, 2, 2, 2, 1);
     s->vcpus[1].nmsrs = SNAP_MAX_MSRS + 1;
     expect_encode_fails("/vcpu@1/msrs has 129 entries, at most 128");
+    snap_sample(s, 2, 2, 2, 1);
+    s->vcpus[0].ncpuid = SNAP_MAX_CPUID + 1;
+    expect_encode_fails("/vcpu@0/cpuid has 257 entries, at most 256");
     snap_sample(s, 2, 2, 2, 1);
     s->nvirtio = SNAP_MAX_VIRTIO + 1;
     expect_encode_fails("9 virtio devices, at most 8");

@@ -22,6 +22,7 @@ int main(void)
         seccomp_suite,
         limits_suite,
         snapshot_devices_suite,
+        snapshot_cpuid_suite,
         snapshot_file_suite, snapshot_memory_suite,
     };
     SRunner *sr = srunner_create(suites[0]());
