@@ -142,20 +142,20 @@ static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
     }
 }
 
-/* Queues one STDIN chunk (or STDIN_EOF) read from in_fd into out. */
+/* Queues one STDIN chunk (or STDIN_EOF) read from in_fd into out, which
+ * holds a frame of AGENT_MAX_CHUNK: read straight into its payload. */
 static int stdin_pull(int in_fd, uint8_t *out, size_t *out_len, int *in_eof)
 {
-    uint8_t chunk[AGENT_MAX_CHUNK];
     ssize_t n;
     do
-        n = read(in_fd, chunk, sizeof(chunk));
+        n = read(in_fd, out + AGENT_HDR_SIZE, AGENT_MAX_CHUNK);
     while (n < 0 && errno == EINTR);
     if (n < 0 && errno == EAGAIN)
         return 0;
     /* A read error on our own stdin ends it, as EOF would. */
     *in_eof = n <= 0;
-    ssize_t f = n > 0 ? agent_encode(out, AGENT_HDR_SIZE + AGENT_MAX_CHUNK, AGENT_STDIN, chunk,
-                                     (size_t)n)
+    ssize_t f = n > 0 ? agent_encode_in_place(out, AGENT_HDR_SIZE + AGENT_MAX_CHUNK, AGENT_STDIN,
+                                              (size_t)n)
                       : agent_encode(out, AGENT_HDR_SIZE, AGENT_STDIN_EOF, NULL, 0);
     if (f < 0)
         return (int)f;
@@ -276,16 +276,16 @@ static int put_verdict(struct conn *c)
 
 static int put_data(int fd, int in_fd, uint64_t size)
 {
-    uint8_t chunk[AGENT_MAX_CHUNK], f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK];
+    uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK]; /* read straight into its payload */
     uint64_t sent = 0;
     while (sent < size) {
-        size_t want = size - sent < sizeof(chunk) ? (size_t)(size - sent) : sizeof(chunk);
-        ssize_t n = read(in_fd, chunk, want);
+        size_t want = size - sent < AGENT_MAX_CHUNK ? (size_t)(size - sent) : AGENT_MAX_CHUNK;
+        ssize_t n = read(in_fd, f + AGENT_HDR_SIZE, want);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break; /* short: FILE_END with a wrong total makes the agent refuse */
-        ssize_t fl = agent_encode(f, sizeof(f), AGENT_FILE_DATA, chunk, (size_t)n);
+        ssize_t fl = agent_encode_in_place(f, sizeof(f), AGENT_FILE_DATA, (size_t)n);
         int rc = fl < 0 ? (int)fl : agent_send_all(fd, f, (size_t)fl);
         if (rc)
             return rc;

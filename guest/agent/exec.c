@@ -326,6 +326,12 @@ static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
         close_fd(&r->err);
         return rc;
     }
+    /* Pipes of 1 MiB (Linux's default pipe-max-size; 64 KiB otherwise):
+     * the command runs ahead while a chunk is on its way, and a read takes
+     * a whole AGENT_MAX_CHUNK.  Best effort: a smaller pipe still works. */
+    fcntl(r->in, F_SETPIPE_SZ, 1 << 20);
+    fcntl(r->out, F_SETPIPE_SZ, 1 << 20);
+    fcntl(r->err, F_SETPIPE_SZ, 1 << 20);
     /* Non-blocking stdin: a command that does not read must not stall us. */
     fcntl(r->in, F_SETFL, O_NONBLOCK);
     if (!(req->flags & AGENT_EXEC_F_STDIN))

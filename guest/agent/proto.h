@@ -52,7 +52,7 @@
 #define AGENT_MAX_ARGV_BYTES (128 * 1024) /* argv strings incl. NULs */
 #define AGENT_MAX_ENV_BYTES  (128 * 1024) /* env strings incl. NULs */
 #define AGENT_MAX_PATH     4096          /* cwd / file path incl. NUL */
-#define AGENT_MAX_CHUNK    (32 * 1024)   /* STDIN/STDOUT/STDERR/FILE_DATA */
+#define AGENT_MAX_CHUNK    (128 * 1024)  /* STDIN/STDOUT/STDERR/FILE_DATA */
 /* An EXEC is the largest message: fixed part, argv, env, cwd. */
 #define AGENT_EXEC_FIXED   56
 #define AGENT_MAX_PAYLOAD  (AGENT_EXEC_FIXED + AGENT_MAX_ARGV_BYTES + \
