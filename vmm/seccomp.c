@@ -217,10 +217,10 @@ static const struct allow detach_allow[] = {
 static const struct allow snapshot_allow[] = {
     COMMON,
     {.name = "ioctl", .why = "KVM_GET_*: vCPU registers, XSAVE, XCRs, LAPIC, MP state, events, "
-                             "debug registers, MSRs (and KVM's list of them), CPUID, irqchip, PIT, clock",
+                             "debug registers, MSRs (and KVM's list of them), the CPUID it gives, irqchip, PIT, clock",
      .ioctls = {KVM_GET_REGS, KVM_GET_SREGS, KVM_GET_XSAVE, KVM_GET_XCRS, KVM_GET_LAPIC,
                 KVM_GET_MP_STATE, KVM_GET_VCPU_EVENTS, KVM_GET_DEBUGREGS, KVM_GET_MSRS,
-                KVM_GET_MSR_INDEX_LIST, KVM_GET_CPUID2, KVM_GET_IRQCHIP, KVM_GET_PIT2,
+                KVM_GET_MSR_INDEX_LIST, KVM_GET_SUPPORTED_CPUID, KVM_GET_IRQCHIP, KVM_GET_PIT2,
                 KVM_GET_CLOCK}},
     {.name = "poll", .why = "waiting for the agent's ready mark"},
     {.name = "ppoll", .why = "the C library's poll"},
@@ -366,7 +366,7 @@ static const char *ioctl_name(unsigned long nr)
         N(KVM_RUN), N(KVM_IRQ_LINE), N(FIONREAD), N(KVM_GET_REGS), N(KVM_GET_SREGS),
         N(KVM_GET_XSAVE), N(KVM_GET_XCRS), N(KVM_GET_LAPIC), N(KVM_GET_MP_STATE),
         N(KVM_GET_VCPU_EVENTS), N(KVM_GET_DEBUGREGS), N(KVM_GET_MSRS),
-        N(KVM_GET_MSR_INDEX_LIST), N(KVM_GET_CPUID2), N(KVM_GET_IRQCHIP), N(KVM_GET_PIT2),
+        N(KVM_GET_MSR_INDEX_LIST), N(KVM_GET_SUPPORTED_CPUID), N(KVM_GET_IRQCHIP), N(KVM_GET_PIT2),
         N(KVM_GET_CLOCK),
     };
 #undef N

@@ -49,9 +49,9 @@
  *                                          kvm_msr_entry.reserved is not kept (KVM
  *                                          ignores it) and reads back as 0
  *           cpuid = [(u32 function, index, flags, eax, ebx, ecx, edx) ...]
- *                                          28 bytes each, <= SNAP_MAX_CPUID: what
- *                                          KVM_GET_CPUID2 gave at snapshot time;
- *                                          padding is not kept
+ *                                          28 bytes each, <= SNAP_MAX_CPUID: the
+ *                                          table airlock set for this vCPU
+ *                                          (vmm/cpuid.h); padding is not kept
  *       };
  *   };
  *

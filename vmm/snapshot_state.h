@@ -35,7 +35,7 @@ struct snap_vcpu {
     struct kvm_debugregs debugregs;
     uint32_t nmsrs;                /* <= SNAP_MAX_MSRS */
     struct kvm_msr_entry msrs[SNAP_MAX_MSRS];
-    /* The CPUID the guest saw (KVM_GET_CPUID2): a restore refuses a host
+    /* The CPUID airlock gave the vCPU (cpuid_filter): a restore refuses a host
      * whose would differ, since the guest kernel chose its code paths by
      * it (a missing feature would be a #UD or worse inside the guest). */
     uint32_t ncpuid;               /* <= SNAP_MAX_CPUID */

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "vmm/cpuid.h"
+
 static int fail(char *err, size_t errlen, int vcpu, const char *what, int e)
 {
     if (vcpu >= 0)
@@ -45,19 +47,16 @@ static int capture_msrs(struct vm *vm, int fd, struct snap_vcpu *c)
     return 0;
 }
 
-/* The CPUID table KVM holds for the vCPU (what the guest sees). */
-static struct kvm_cpuid2 *vcpu_cpuid(int fd)
+/* The CPUID table airlock gives vCPU `id` on this host (what
+ * vm_create_vcpus set), computed again.  Not KVM_GET_CPUID2: KVM rewrites
+ * some bits of its copy as the guest runs (OSXSAVE and OSPKE follow CR4,
+ * the APIC bit the APIC base MSR, leaf 0xd's sizes XCR0), so a running
+ * guest's table never equals a fresh vCPU's. */
+static struct kvm_cpuid2 *planned_cpuid(struct vm *vm, unsigned id)
 {
-    struct kvm_cpuid2 *t = calloc(1, sizeof(*t) + CPUID_MAX_ENTRIES * sizeof(t->entries[0]));
-    if (!t)
-        return NULL;
-    t->nent = CPUID_MAX_ENTRIES;
-    if (ioctl(fd, KVM_GET_CPUID2, t) < 0) {
-        int e = errno;
-        free(t);
-        errno = e;
-        return NULL;
-    }
+    struct kvm_cpuid2 *t = cpuid_supported(vm->kvm->fd);
+    if (t)
+        cpuid_filter(t, id, vm->ncpus);
     return t;
 }
 
@@ -81,9 +80,9 @@ static int capture_vcpu(struct vm *vm, unsigned id, struct snap_vcpu *c, char *e
     for (size_t i = 0; i < sizeof(gets) / sizeof(gets[0]); i++)
         if (ioctl(fd, gets[i].req, (char *)c + gets[i].off) < 0)
             return fail(err, errlen, (int)id, gets[i].name, errno);
-    struct kvm_cpuid2 *t = vcpu_cpuid(fd);
+    struct kvm_cpuid2 *t = planned_cpuid(vm, id);
     if (!t)
-        return fail(err, errlen, (int)id, "KVM_GET_CPUID2", errno);
+        return fail(err, errlen, (int)id, "KVM_GET_SUPPORTED_CPUID", errno);
     c->ncpuid = t->nent < SNAP_MAX_CPUID ? t->nent : SNAP_MAX_CPUID;
     for (uint32_t i = 0; i < c->ncpuid; i++) {
         c->cpuid[i] = t->entries[i];
@@ -223,9 +222,9 @@ int vm_snapshot_restore(struct vm *vm, const struct snap_state *s, char *err, si
             return fail(err, errlen, -1, "KVM_SET_IRQCHIP", errno);
     }
     for (unsigned i = 0; i < s->ncpus; i++) {
-        struct kvm_cpuid2 *here = vcpu_cpuid(vm->vcpus[i].fd);
+        struct kvm_cpuid2 *here = planned_cpuid(vm, i);
         if (!here)
-            return fail(err, errlen, (int)i, "KVM_GET_CPUID2", errno);
+            return fail(err, errlen, (int)i, "KVM_GET_SUPPORTED_CPUID", errno);
         int e = vm_snapshot_cpuid_check(here, &s->vcpus[i], i, err, errlen);
         free(here);
         if (!e)
