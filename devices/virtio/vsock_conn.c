@@ -222,11 +222,17 @@ bool conn_progress(struct virtio_vsock *v, struct vsock_conn *c)
         conn_reset(v, c);
         return false;
     }
-    /* The guest's view of our free space is buf_alloc - (rx_cnt -
+    /* The guest's view of our free space is window - (rx_cnt -
      * fwd_reported); once it drops below half and the host has taken
      * bytes it has not heard of, tell it, so a sender blocked on zero
-     * credit always hears (§5.10.6.3). */
-    if (c->fwd_cnt != c->fwd_reported && c->rx_cnt - c->fwd_reported > VSOCK_BUF_ALLOC / 2)
+     * credit always hears (§5.10.6.3).  The window is the smaller of our
+     * buf_alloc and the guest's own: Linux 6.1 (Debian's, and upstream
+     * since) never has more in flight than its own buf_alloc
+     * (virtio_transport_tx_buf_size), so with a guest socket smaller than
+     * VSOCK_BUF_ALLOC a half-of-ours threshold is never reached and both
+     * sides would wait for ever. */
+    uint32_t window = c->peer_buf_alloc < VSOCK_BUF_ALLOC ? c->peer_buf_alloc : VSOCK_BUF_ALLOC;
+    if (c->fwd_cnt != c->fwd_reported && c->rx_cnt - c->fwd_reported > window / 2)
         c->pending |= PEND_CREDIT;
     return true;
 }
