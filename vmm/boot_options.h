@@ -29,6 +29,9 @@ struct boot_options {
     bool allow_pvm;
     const char *disks[LAYOUT_VIRTIO_SLOTS]; /* --disk specs, in order */
     unsigned ndisks;
+    /* The option a disk came from, for its errors (NULL: "--disk"; airlock
+     * run's root is "--image"): the user is told about what they typed. */
+    const char *disk_flags[LAYOUT_VIRTIO_SLOTS];
     const char *vsock_uds; /* --vsock-uds: NULL = no host socket */
     bool vsock_internal;   /* a vsock device even without --vsock-uds (airlock run) */
     uint64_t cid;          /* --cid, the guest's vsock address */

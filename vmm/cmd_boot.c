@@ -60,8 +60,17 @@ static int open_disks(struct boot_session *s)
 {
     struct boot_options *o = &s->opt;
     for (unsigned i = 0; i < o->ndisks; i++) {
-        if (disk_open(o->disks[i], &s->disks[i], s->err, ERRLEN))
+        if (disk_open(o->disks[i], &s->disks[i], s->err, ERRLEN)) {
+            /* disk_open names the option "--disk"; say the one used. */
+            static const char prefix[] = "--disk ";
+            if (o->disk_flags[i] && !strncmp(s->err, prefix, sizeof(prefix) - 1)) {
+                char msg[ERRLEN];
+                snprintf(msg, sizeof(msg), "%s %s", o->disk_flags[i],
+                         s->err + sizeof(prefix) - 1);
+                snprintf(s->err, ERRLEN, "%s", msg);
+            }
             return report(s->err);
+        }
         disk_set_on_full(s->disks[i], limits_disk_full, NULL);
         for (unsigned j = 0; j < i; j++) {
             if (disk_same_file(s->disks[j], s->disks[i])) {

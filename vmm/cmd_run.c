@@ -465,6 +465,7 @@ static int run_main(int argc, char **argv, enum run_mode mode)
                      (unsigned long long)disk_cap_mib) >= (int)sizeof(r.image_spec))
             return usage_error("--image: path too long");
         o.disks[0] = r.image_spec;
+        o.disk_flags[0] = "--image";
         o.ndisks++;
         if (snprintf(r.cmdline, sizeof(r.cmdline), "%s %s", RUN_CMDLINE, append) >=
             (int)sizeof(r.cmdline))
