@@ -403,8 +403,8 @@ int agent_decode(struct agent_decoder *d, const void *data, size_t len, size_t *
     *used = 0;
     if (d->error)
         return d->error;
-    if (!d->buf)
-        return -EINVAL;
+    if (!d->buf || d->passing)
+        return -EINVAL; /* a frame's payload is being skipped (agent_decode_skip) */
     while (off < len) {
         if (d->hdr_have < AGENT_HDR_SIZE) {
             size_t n = AGENT_HDR_SIZE - d->hdr_have;
@@ -443,6 +443,43 @@ int agent_decode(struct agent_decoder *d, const void *data, size_t len, size_t *
     }
     *used = off;
     return 0;
+}
+
+static int is_data_type(uint16_t type)
+{
+    return type == AGENT_STDIN || type == AGENT_FILE_DATA || type == AGENT_STDOUT ||
+           type == AGENT_STDERR;
+}
+
+uint32_t agent_decode_data_frame(const struct agent_decoder *d, uint16_t *type)
+{
+    if (d->error || !d->buf || d->hdr_have < AGENT_HDR_SIZE || d->have || !d->len ||
+        !is_data_type(d->type))
+        return 0;
+    *type = d->type;
+    return d->len;
+}
+
+int agent_decode_skip(struct agent_decoder *d, uint32_t n)
+{
+    if (d->error)
+        return d->error;
+    if (d->hdr_have < AGENT_HDR_SIZE || !is_data_type(d->type) || n > d->len - d->have ||
+        (!d->passing && d->have))
+        return -EINVAL;
+    d->have += n;
+    d->passing = d->have < d->len;
+    if (!d->passing)
+        d->hdr_have = 0; /* done: the next byte starts a header */
+    return 0;
+}
+
+size_t agent_decode_want(const struct agent_decoder *d)
+{
+    if (d->hdr_have < AGENT_HDR_SIZE)
+        return AGENT_HDR_SIZE - d->hdr_have;
+    /* An empty payload completes with the next frame's first byte. */
+    return d->len > d->have ? d->len - d->have : AGENT_HDR_SIZE;
 }
 
 /* The one "all of it" loop: send() with MSG_NOSIGNAL on sockets (a peer

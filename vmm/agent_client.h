@@ -102,6 +102,7 @@ struct agent_decoder {
     uint8_t *buf;       /* agent_dir_max(dir) bytes */
     size_t have;
     int error;          /* sticky: once a frame is bad, the stream is */
+    int passing;        /* a data frame's payload is part skipped (agent_decode_skip) */
 };
 
 /* 0 or -ENOMEM. */
@@ -116,6 +117,23 @@ void agent_decoder_free(struct agent_decoder *d);
  * malformed payload, -EMSGSIZE length over the type's maximum. */
 int agent_decode(struct agent_decoder *d, const void *data, size_t len, size_t *used,
                  struct agent_msg *msg);
+
+/* Data frames without the copy through the decoder: when the decoder
+ * holds the complete header of a data frame (STDIN, STDOUT, STDERR,
+ * FILE_DATA) and none of its payload, agent_decode_data_frame returns the
+ * payload length (>= 1, already checked against the type's maximum) and
+ * sets *type; else 0.  The caller then moves those bytes itself (e.g.
+ * splice from the socket to where they go) and counts each part with
+ * agent_decode_skip; after the last, the decoder expects a header again.
+ * agent_decode refuses (-EINVAL) while a payload is part skipped;
+ * agent_decode_skip refuses more than the frame holds. */
+uint32_t agent_decode_data_frame(const struct agent_decoder *d, uint16_t *type);
+int agent_decode_skip(struct agent_decoder *d, uint32_t n);
+/* How many bytes the decoder takes before its current header or payload
+ * is complete: a reader that never asks for more never reads past a frame
+ * boundary, so a data frame's payload is still in the socket when its
+ * header has been decoded. */
+size_t agent_decode_want(const struct agent_decoder *d);
 
 /* Validates an EXEC payload; with the two arrays (AGENT_MAX_ARGS + 1 and
  * AGENT_MAX_ENVS + 1 entries) fills req with pointers into the payload,

@@ -3,8 +3,10 @@
  * hostile: its replies go through the validating decoder, must come in the
  * order proto.h fixes, and are never buffered beyond one chunk. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,17 @@ size_t agent_output_take(struct agent_output_cap *cap, size_t len)
     return take;
 }
 
+/* Counts a STDOUT/STDERR chunk of len bytes: how many of them may be
+ * copied under the output cap (the rest is dropped). */
+static size_t output_account(uint16_t type, uint32_t len, struct agent_output_cap *cap,
+                             struct agent_exec_result *res)
+{
+    *(type == AGENT_STDOUT ? &res->out_bytes : &res->err_bytes) += len;
+    size_t n = agent_output_take(cap, len);
+    res->dropped = cap->dropped;
+    return n;
+}
+
 /* One reply during an exec; 1 when the outcome is known. */
 static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
                        struct agent_output_cap *cap, struct agent_exec_result *res)
@@ -118,9 +131,7 @@ static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
         if (!res->started)
             return -EPROTO;
         int to = m->type == AGENT_STDOUT ? out_fd : err_fd;
-        *(m->type == AGENT_STDOUT ? &res->out_bytes : &res->err_bytes) += m->len;
-        size_t n = agent_output_take(cap, m->len);
-        res->dropped = cap->dropped;
+        size_t n = output_account(m->type, m->len, cap, res);
         return to >= 0 && n ? agent_write_all(to, m->payload, n) : 0;
     }
     case AGENT_EXIT:
@@ -170,6 +181,77 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A STDOUT/STDERR payload still in the socket, moved without the copy
+ * through the decoder (agent_decode_data_frame): `copy` bytes to fd, then
+ * `drop` bytes past the output cap read and thrown away. */
+struct pass {
+    int fd;
+    uint32_t copy, drop;
+    int no_splice; /* fd is no pipe (splice said EINVAL): copy through rbuf */
+};
+
+/* Starts passing the data frame whose header the decoder just took. */
+static int pass_start(struct pass *ps, uint16_t type, uint32_t len, int out_fd, int err_fd,
+                      struct agent_output_cap *cap, struct agent_exec_result *res)
+{
+    if (!res->started || (type != AGENT_STDOUT && type != AGENT_STDERR))
+        return -EPROTO;
+    ps->fd = type == AGENT_STDOUT ? out_fd : err_fd;
+    ps->copy = (uint32_t)output_account(type, len, cap, res);
+    ps->drop = len - ps->copy;
+    if (ps->fd < 0) {
+        ps->drop = len;
+        ps->copy = 0;
+    }
+    return 0;
+}
+
+/* Moves what the socket holds of a passed payload (it said readable).
+ * Into a pipe, splice: the kernel moves the socket's pages into it, so
+ * the output crosses this process without a copy; anything else (a file,
+ * a terminal) goes through rbuf.  0 or -errno (-ECONNRESET: the agent
+ * went away mid-frame). */
+static int pass_some(struct conn *c, struct pass *ps)
+{
+    ssize_t n;
+    bool copying = ps->copy > 0;
+    uint32_t want = copying ? ps->copy : ps->drop;
+    if (copying && !ps->no_splice) {
+        do
+            n = splice(c->fd, NULL, ps->fd, NULL, want, SPLICE_F_MOVE);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && errno == EINVAL) {
+            ps->no_splice = 1;
+            return 0; /* again, through rbuf */
+        }
+        if (n <= 0)
+            return n ? -errno : -ECONNRESET;
+    } else {
+        n = agent_recv_some(c->fd, c->rbuf, want < sizeof(c->rbuf) ? want : sizeof(c->rbuf));
+        if (n < 0)
+            return (int)n;
+        int rc = copying ? agent_write_all(ps->fd, c->rbuf, (size_t)n) : 0;
+        if (rc)
+            return rc;
+    }
+    *(copying ? &ps->copy : &ps->drop) -= (uint32_t)n;
+    return agent_decode_skip(&c->dec, (uint32_t)n);
+}
+
+/* Reads no further than the decoder's current header or payload, so a
+ * data frame's payload is still in the socket once its header is decoded
+ * (for pass_some).  >0, or -errno (-ECONNRESET on EOF). */
+static int conn_fill_frame(struct conn *c)
+{
+    size_t want = agent_decode_want(&c->dec);
+    ssize_t n = agent_recv_some(c->fd, c->rbuf, want < sizeof(c->rbuf) ? want : sizeof(c->rbuf));
+    if (n < 0)
+        return (int)n;
+    c->rpos = 0;
+    c->rlen = (size_t)n;
+    return 1;
+}
+
 /* deadline: CLOCK_MONOTONIC ms after which we stop waiting (-ETIMEDOUT);
  * -1: none. */
 static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd, int64_t deadline,
@@ -178,15 +260,22 @@ static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd, int64_t 
     uint8_t *pend = c->pend;
     size_t pend_len = 0, pend_off = 0;
     int in_eof = in_fd < 0, peer_gone = 0;
+    struct pass ps = {.fd = -1};
     for (;;) {
         struct agent_msg m;
-        int rc;
-        while ((rc = conn_next(c, &m)) == 1) {
+        int rc = 0;
+        while (!ps.copy && !ps.drop && (rc = conn_next(c, &m)) == 1) {
             rc = exec_on_msg(&m, out_fd, err_fd, cap, res);
             if (rc)
                 return rc < 0 ? rc : 0;
         }
         if (rc < 0)
+            return rc;
+        uint16_t type;
+        uint32_t len;
+        if (!ps.copy && !ps.drop && c->rpos == c->rlen &&
+            (len = agent_decode_data_frame(&c->dec, &type)) &&
+            (rc = pass_start(&ps, type, len, out_fd, err_fd, cap, res)) < 0)
             return rc;
         /* Never block on a send: the agent may be blocked sending us
          * output, so we keep reading while our stdin waits for room. */
@@ -208,7 +297,7 @@ static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd, int64_t 
             return -errno;
         }
         if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            rc = conn_fill(c);
+            rc = ps.copy || ps.drop ? pass_some(c, &ps) : conn_fill_frame(c);
             if (rc < 0)
                 return rc;
         }

@@ -101,6 +101,7 @@ static const struct allow worker_allow[] = {
     COMMON,
     {.name = "read", .why = "the agent's replies, our stdin (-i), files to copy in"},
     {.name = "recvfrom", .why = "the agent's replies, egress bytes"},
+    {.name = "splice", .why = "the command's output from the agent's socket into our stdout pipe"},
     {.name = "sendto", .why = "requests to the agent, egress bytes (MSG_NOSIGNAL)"},
     {.name = "recvmsg", .why = "the egress broker's verdict and socket (SCM_RIGHTS)"},
     {.name = "sendmsg", .why = "questions to the egress broker"},

@@ -2,6 +2,7 @@
  * well-formed frames and hostile ones (each a frame a compromised agent, or
  * a broken host, could send). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -426,6 +427,7 @@ static void readback(int fd, char *to, size_t cap)
  * runs agent_exec for `true`, and returns its result; stdout and stderr
  * land in memfds read back into out/err (NUL-terminated). */
 static uint64_t script_max_output = UINT64_MAX; /* agent_exec's output cap */
+static int script_pipes;                          /* stdout/stderr are pipes */
 
 static int script_exec(const uint8_t *script, size_t len, struct agent_exec_result *res,
                        char *out, char *err, size_t cap)
@@ -435,12 +437,31 @@ static int script_exec(const uint8_t *script, size_t len, struct agent_exec_resu
     ck_assert_int_eq(write(sv[1], script, len), (ssize_t)len);
     shutdown(sv[1], SHUT_WR);
     int fo = memfd_create("out", MFD_CLOEXEC), fe = memfd_create("err", MFD_CLOEXEC);
+    /* Pipes: the output is spliced from the socket (memfds: copied). */
+    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    if (script_pipes) {
+        ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(pe, O_CLOEXEC), 0);
+    }
     static const char *const argv[] = {"true"};
     struct agent_exec_req req;
     agent_exec_req_init(&req);
     req.argv = argv;
     req.argc = 1;
-    int rc = agent_exec(sv[0], &req, fo, fe, -1, script_max_output, res);
+    int rc = agent_exec(sv[0], &req, script_pipes ? po[1] : fo, script_pipes ? pe[1] : fe, -1,
+                        script_max_output, res);
+    if (script_pipes) {
+        /* What the pipes got goes to the memfds, so the checks are the same. */
+        close(po[1]);
+        close(pe[1]);
+        ssize_t k;
+        while ((k = read(po[0], buf, BIG)) > 0)
+            ck_assert_int_eq(write(fo, buf, (size_t)k), k);
+        while ((k = read(pe[0], buf, BIG)) > 0)
+            ck_assert_int_eq(write(fe, buf, (size_t)k), k);
+        close(po[0]);
+        close(pe[0]);
+    }
     /* What the helper sent is one well-formed EXEC and nothing more. */
     ssize_t n = read(sv[1], buf, BIG);
     struct agent_msg m;
@@ -601,6 +622,87 @@ START_TEST(helper_exec_eof_midway)
 }
 END_TEST
 
+/* The same replies with stdout and stderr as pipes: the payloads are
+ * spliced from the socket, the cap still cuts exactly, and an agent that
+ * dies inside a spliced payload or sends output before STARTED is still
+ * caught. */
+START_TEST(helper_exec_spliced)
+{
+    struct agent_exec_result res;
+    char out[64], err[64];
+    script_pipes = 1;
+    happy_script();
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), 0);
+    ck_assert_int_eq(agent_result_status(&res), 3);
+    ck_assert_str_eq(out, "hi!");
+    ck_assert_str_eq(err, "err");
+    script_max_output = 3;
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), 0);
+    script_max_output = UINT64_MAX;
+    ck_assert_str_eq(out, "hi");
+    ck_assert_str_eq(err, "e");
+    ck_assert_uint_eq(res.dropped, 3);
+    slen = 0;
+    ADD(agent_encode_started(AT, 1));
+    ADD(agent_encode(AT, AGENT_STDOUT, "partial", 7));
+    slen -= 3;
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -ECONNRESET);
+    ck_assert_str_eq(out, "part");
+    slen = 0;
+    ADD(agent_encode(AT, AGENT_STDOUT, "x", 1));
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -EPROTO);
+    slen = 0;
+    ADD(agent_encode_started(AT, 1));
+    ADD(agent_encode(AT, AGENT_FILE_DATA, "x", 1)); /* a data frame, but not an exec's */
+    ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -EPROTO);
+    script_pipes = 0;
+}
+END_TEST
+
+/* agent_decode_data_frame / _skip / _want: a payload moved by the caller
+ * leaves the decoder at the next header, and the decoder will not be
+ * misused halfway through. */
+START_TEST(decoder_skips_data_payload)
+{
+    struct agent_decoder d;
+    struct agent_msg m;
+    size_t used;
+    uint16_t type = 0;
+    ck_assert_int_eq(agent_decoder_init(&d, AGENT_DIR_REPLY), 0);
+    ssize_t n = agent_encode(buf, BIG, AGENT_STDOUT, "hello", 5);
+    ssize_t n2 = agent_encode_exit(buf + n, BIG - (size_t)n, AGENT_EXIT_CODE, 7, 0);
+    ck_assert_uint_eq(agent_decode_want(&d), AGENT_HDR_SIZE);
+    ck_assert_uint_eq(agent_decode_data_frame(&d, &type), 0);
+    ck_assert_int_eq(agent_decode(&d, buf, 5, &used, &m), 0);
+    ck_assert_uint_eq(agent_decode_want(&d), AGENT_HDR_SIZE - 5);
+    ck_assert_int_eq(agent_decode(&d, buf + 5, AGENT_HDR_SIZE - 5, &used, &m), 0);
+    ck_assert_uint_eq(agent_decode_want(&d), 5);
+    ck_assert_uint_eq(agent_decode_data_frame(&d, &type), 5);
+    ck_assert_uint_eq(type, AGENT_STDOUT);
+    ck_assert_int_eq(agent_decode_skip(&d, 6), -EINVAL); /* more than the frame */
+    ck_assert_int_eq(agent_decode_skip(&d, 2), 0);
+    ck_assert_uint_eq(agent_decode_data_frame(&d, &type), 0); /* part moved */
+    ck_assert_int_eq(agent_decode(&d, buf + AGENT_HDR_SIZE, 3, &used, &m), -EINVAL);
+    ck_assert_int_eq(agent_decode_skip(&d, 3), 0);
+    ck_assert_uint_eq(agent_decode_want(&d), AGENT_HDR_SIZE);
+    ck_assert_int_eq(agent_decode_skip(&d, 1), -EINVAL); /* no frame now */
+    ck_assert_int_eq(agent_decode(&d, buf + n, (size_t)n2, &used, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_EXIT);
+    ck_assert_uint_eq(m.u.exit.value, 7);
+    /* A control frame's header is no data frame; once its payload is
+     * partly buffered, neither is a data frame's. */
+    ck_assert_int_eq(agent_decode(&d, buf + n, AGENT_HDR_SIZE, &used, &m), 0);
+    ck_assert_uint_eq(agent_decode_data_frame(&d, &type), 0);
+    ck_assert_int_eq(agent_decode_skip(&d, 1), -EINVAL);
+    ck_assert_int_eq(agent_decode(&d, buf + n + AGENT_HDR_SIZE, (size_t)n2 - AGENT_HDR_SIZE,
+                                  &used, &m), 1);
+    ck_assert_int_eq(agent_decode(&d, buf, AGENT_HDR_SIZE + 1, &used, &m), 0);
+    ck_assert_uint_eq(agent_decode_data_frame(&d, &type), 0);
+    ck_assert_int_eq(agent_decode_skip(&d, 1), -EINVAL);
+    agent_decoder_free(&d);
+}
+END_TEST
+
 static int script_get(uint64_t cap)
 {
     int sv[2];
@@ -654,6 +756,7 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, many_in_one_buffer);
     tcase_add_test(tc, encoder_limits);
     tcase_add_test(tc, result_status_mapping);
+    tcase_add_test(tc, decoder_skips_data_payload);
     suite_add_tcase(s, tc);
     tc = tcase_create("helpers");
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -663,6 +766,7 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, helper_exec_output_cap);
     tcase_add_test(tc, helper_exec_out_of_order);
     tcase_add_test(tc, helper_exec_eof_midway);
+    tcase_add_test(tc, helper_exec_spliced);
     tcase_add_test(tc, helper_file_get);
     suite_add_tcase(s, tc);
     return s;
