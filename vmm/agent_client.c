@@ -510,6 +510,12 @@ int agent_send_all(int fd, const void *buf, size_t len)
     return xfer_all(fd, buf, len, true);
 }
 
+ssize_t agent_recv_frame_part(int fd, const struct agent_decoder *d, void *buf, size_t cap)
+{
+    size_t want = agent_decode_want(d);
+    return agent_recv_some(fd, buf, want < cap ? want : cap);
+}
+
 ssize_t agent_recv_some(int fd, void *buf, size_t cap)
 {
     ssize_t n;

@@ -152,6 +152,10 @@ int agent_send_all(int fd, const void *buf, size_t len);
 /* One recv into buf (retrying EINTR): the byte count, -ECONNRESET at EOF,
  * or -errno.  Both ends' message readers refill with it. */
 ssize_t agent_recv_some(int fd, void *buf, size_t cap);
+/* The same, never past the end of d's current header or payload
+ * (agent_decode_want): what a reader that passes data frames through
+ * (agent_decode_data_frame) fills with. */
+ssize_t agent_recv_frame_part(int fd, const struct agent_decoder *d, void *buf, size_t cap);
 
 struct agent_exec_result {
     int started;          /* STARTED arrived */

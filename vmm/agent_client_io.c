@@ -153,25 +153,97 @@ static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
     }
 }
 
-/* Queues one STDIN chunk (or STDIN_EOF) read from in_fd into out, which
- * holds a frame of AGENT_MAX_CHUNK: read straight into its payload. */
-static int stdin_pull(int in_fd, uint8_t *out, size_t *out_len, int *in_eof)
+/* Our stdin on its way to the agent as STDIN frames.  A frame is `pend`
+ * (a whole frame, or only its header) and then, when the bytes came by
+ * splice, `priv_left` bytes waiting in a private pipe: spliced from our
+ * stdin into it and from it into the socket, the bytes cross this
+ * process without a copy (the kernel moves page references).  The
+ * private pipe also sizes the frame: our stdin may be shared with other
+ * readers, so what FIONREAD said could be gone before we read it. */
+struct feed {
+    int fd;              /* our stdin; -1: none or at EOF */
+    uint8_t *pend;       /* AGENT_HDR_SIZE + AGENT_MAX_CHUNK */
+    size_t pend_len, pend_off;
+    int priv[2];         /* -1 until the first splice */
+    size_t priv_left;
+    int no_splice;       /* splice from fd failed (a terminal...): read it */
+};
+
+static bool feed_busy(const struct feed *f)
+{
+    return f->pend_off < f->pend_len || f->priv_left;
+}
+
+/* Queues the next STDIN frame, or STDIN_EOF (and fd = -1) at the end; our
+ * stdin said readable.  0 or -errno. */
+static int feed_pull(struct feed *f)
+{
+    ssize_t n = -1;
+    f->pend_off = f->pend_len = 0;
+    if (!f->no_splice && f->priv[0] < 0 && pipe2(f->priv, O_CLOEXEC) < 0)
+        f->no_splice = 1;
+    if (!f->no_splice) {
+        do
+            n = splice(f->fd, NULL, f->priv[1], NULL, AGENT_MAX_CHUNK,
+                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && errno == EAGAIN)
+            return 0;
+        if (n < 0 && errno == EINVAL)
+            f->no_splice = 1;
+    }
+    if (f->no_splice) {
+        do
+            n = read(f->fd, f->pend + AGENT_HDR_SIZE, AGENT_MAX_CHUNK);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && errno == EAGAIN)
+            return 0;
+    }
+    /* A read error on our own stdin ends it, as EOF would. */
+    ssize_t fl;
+    if (n <= 0) {
+        f->fd = -1;
+        fl = agent_encode(f->pend, AGENT_HDR_SIZE, AGENT_STDIN_EOF, NULL, 0);
+    } else {
+        fl = agent_encode_in_place(f->pend, AGENT_HDR_SIZE + AGENT_MAX_CHUNK, AGENT_STDIN,
+                                   (size_t)n);
+        if (!f->no_splice) {
+            f->priv_left = (size_t)n;
+            fl = AGENT_HDR_SIZE; /* the payload follows from the private pipe */
+        }
+    }
+    if (fl < 0)
+        return (int)fl;
+    f->pend_len = (size_t)fl;
+    return 0;
+}
+
+/* Sends what the socket takes of the queued frame without blocking: the
+ * agent may be blocked sending us output.  0, or -1 when the agent no
+ * longer reads (its outcome may still be readable). */
+static int feed_push(struct feed *f, int sock)
 {
     ssize_t n;
-    do
-        n = read(in_fd, out + AGENT_HDR_SIZE, AGENT_MAX_CHUNK);
-    while (n < 0 && errno == EINTR);
-    if (n < 0 && errno == EAGAIN)
-        return 0;
-    /* A read error on our own stdin ends it, as EOF would. */
-    *in_eof = n <= 0;
-    ssize_t f = n > 0 ? agent_encode_in_place(out, AGENT_HDR_SIZE + AGENT_MAX_CHUNK, AGENT_STDIN,
-                                              (size_t)n)
-                      : agent_encode(out, AGENT_HDR_SIZE, AGENT_STDIN_EOF, NULL, 0);
-    if (f < 0)
-        return (int)f;
-    *out_len = (size_t)f;
-    return 0;
+    if (f->pend_off < f->pend_len) {
+        n = send(sock, f->pend + f->pend_off, f->pend_len - f->pend_off,
+                 MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0)
+            f->pend_off += (size_t)n;
+    } else {
+        /* The socket is non-blocking (agent_exec), so this never waits
+         * for room; the private pipe holds priv_left bytes. */
+        n = splice(f->priv[0], NULL, sock, NULL, f->priv_left, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0)
+            f->priv_left -= (size_t)n;
+    }
+    return n < 0 && errno != EAGAIN && errno != EINTR ? -1 : 0;
+}
+
+static void feed_close(struct feed *f)
+{
+    for (int i = 0; i < 2; i++)
+        if (f->priv[i] >= 0)
+            close(f->priv[i]);
 }
 
 static int64_t mono_ms(void)
@@ -243,8 +315,7 @@ static int pass_some(struct conn *c, struct pass *ps)
  * (for pass_some).  >0, or -errno (-ECONNRESET on EOF). */
 static int conn_fill_frame(struct conn *c)
 {
-    size_t want = agent_decode_want(&c->dec);
-    ssize_t n = agent_recv_some(c->fd, c->rbuf, want < sizeof(c->rbuf) ? want : sizeof(c->rbuf));
+    ssize_t n = agent_recv_frame_part(c->fd, &c->dec, c->rbuf, sizeof(c->rbuf));
     if (n < 0)
         return (int)n;
     c->rpos = 0;
@@ -254,12 +325,10 @@ static int conn_fill_frame(struct conn *c)
 
 /* deadline: CLOCK_MONOTONIC ms after which we stop waiting (-ETIMEDOUT);
  * -1: none. */
-static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd, int64_t deadline,
+static int exec_loop(struct conn *c, int out_fd, int err_fd, struct feed *in, int64_t deadline,
                      struct agent_output_cap *cap, struct agent_exec_result *res)
 {
-    uint8_t *pend = c->pend;
-    size_t pend_len = 0, pend_off = 0;
-    int in_eof = in_fd < 0, peer_gone = 0;
+    int peer_gone = 0;
     struct pass ps = {.fd = -1};
     for (;;) {
         struct agent_msg m;
@@ -280,10 +349,10 @@ static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd, int64_t 
         /* Never block on a send: the agent may be blocked sending us
          * output, so we keep reading while our stdin waits for room. */
         struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = -1}};
-        if (pend_len > pend_off && !peer_gone)
+        if (feed_busy(in) && !peer_gone)
             p[0].events |= POLLOUT;
-        else if (!in_eof && res->started && !peer_gone)
-            p[1] = (struct pollfd){.fd = in_fd, .events = POLLIN};
+        else if (in->fd >= 0 && res->started && !peer_gone)
+            p[1] = (struct pollfd){.fd = in->fd, .events = POLLIN};
         int wait_ms = -1;
         if (deadline >= 0) {
             int64_t left = deadline - mono_ms();
@@ -298,23 +367,13 @@ static int exec_loop(struct conn *c, int out_fd, int err_fd, int in_fd, int64_t 
         }
         if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             rc = ps.copy || ps.drop ? pass_some(c, &ps) : conn_fill_frame(c);
-            if (rc < 0)
+            if (rc < 0 && rc != -EAGAIN)
                 return rc;
         }
-        if (p[0].revents & POLLOUT) {
-            ssize_t n = send(c->fd, pend + pend_off, pend_len - pend_off,
-                             MSG_DONTWAIT | MSG_NOSIGNAL);
-            if (n > 0)
-                pend_off += (size_t)n;
-            else if (n < 0 && errno != EAGAIN && errno != EINTR)
-                peer_gone = 1; /* the outcome may still be readable */
-        }
-        if (p[1].revents) {
-            pend_off = pend_len = 0;
-            rc = stdin_pull(in_fd, pend, &pend_len, &in_eof);
-            if (rc < 0)
-                return rc;
-        }
+        if ((p[0].revents & POLLOUT) && feed_push(in, c->fd))
+            peer_gone = 1; /* the outcome may still be readable */
+        if (p[1].revents && (rc = feed_pull(in)) < 0)
+            return rc;
     }
 }
 
@@ -340,8 +399,18 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
     struct conn *c = conn_new(fd, &rc);
     if (!c)
         return rc;
+    /* Non-blocking while the command runs: a splice into the socket
+     * (feed_push) must not wait for room, and only the socket's own flag
+     * makes it so. */
+    int fl = fcntl(fd, F_GETFL);
+    if (!rc && (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0))
+        rc = -errno;
+    struct feed in = {.fd = in_fd, .pend = c->pend, .priv = {-1, -1}};
     if (!rc)
-        rc = exec_loop(c, out_fd, err_fd, in_fd, deadline, &cap, res);
+        rc = exec_loop(c, out_fd, err_fd, &in, deadline, &cap, res);
+    feed_close(&in);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl);
     if (rc == -ETIMEDOUT && deadline >= 0) {
         res->timed_out = res->host_timeout = 1;
         rc = 0;

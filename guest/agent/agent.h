@@ -28,6 +28,9 @@ int aconn_send_error(struct aconn *c, int code, uint32_t op);
 int aconn_next(struct aconn *c, struct agent_msg *m);
 /* Reads more bytes once the buffer is used up: 1, -ECONNRESET on EOF. */
 int aconn_fill(struct aconn *c);
+/* The same, never past the current frame's header or payload: a data
+ * frame's payload stays in the socket for the caller to splice. */
+int aconn_fill_frame(struct aconn *c);
 /* Blocks until a message arrives: 1 or -errno. */
 int aconn_wait(struct aconn *c, struct agent_msg *m);
 

@@ -41,14 +41,23 @@ int aconn_next(struct aconn *c, struct agent_msg *m)
     return rc;
 }
 
-int aconn_fill(struct aconn *c)
+static int fill_with(struct aconn *c, ssize_t n)
 {
-    ssize_t n = agent_recv_some(c->fd, c->rbuf, sizeof(c->rbuf));
     if (n < 0)
         return (int)n;
     c->rpos = 0;
     c->rlen = (size_t)n;
     return 1;
+}
+
+int aconn_fill(struct aconn *c)
+{
+    return fill_with(c, agent_recv_some(c->fd, c->rbuf, sizeof(c->rbuf)));
+}
+
+int aconn_fill_frame(struct aconn *c)
+{
+    return fill_with(c, agent_recv_frame_part(c->fd, &c->dec, c->rbuf, sizeof(c->rbuf)));
 }
 
 int aconn_wait(struct aconn *c, struct agent_msg *m)

@@ -147,6 +147,8 @@ struct run {
     uint8_t pend[AGENT_MAX_CHUNK]; /* stdin from the host not yet written */
     size_t pend_len, pend_off;
     int in_eof;                    /* close stdin once pend is written */
+    uint32_t in_pass;              /* a STDIN payload still in the socket, for stdin_splice */
+    int in_room;                   /* the stdin pipe had room when last tried */
     int exited, status, timed_out;
     int64_t deadline, drain_until;
 };
@@ -229,6 +231,39 @@ static void stdin_flush(struct run *r)
         close_fd(&r->in);
 }
 
+/* Moves what the socket holds of a STDIN payload (agent_decode_data_frame)
+ * into the command's stdin pipe with splice: one kernel copy, where recv,
+ * the decoder's buffer, pend and write made four.  A full pipe clears
+ * in_room (poll then waits for its room, not for the socket).  Where
+ * splice cannot (EINVAL), or once the command closed its stdin, the bytes
+ * are received into pend (stdin_flush writes them) or dropped. */
+static int stdin_splice(struct aconn *c, struct run *r)
+{
+    ssize_t n = -1;
+    if (r->in >= 0) {
+        n = splice(c->fd, NULL, r->in, NULL, r->in_pass, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            r->in_room = errno != EAGAIN;
+            return 0;
+        }
+        if (n < 0 && errno == EPIPE) {
+            close_fd(&r->in); /* the command closed its stdin */
+            return 0;
+        }
+        if (n == 0)
+            return -ECONNRESET;
+    }
+    if (n < 0) {
+        n = agent_recv_some(c->fd, r->pend, r->in_pass < sizeof(r->pend) ? r->in_pass : sizeof(r->pend));
+        if (n < 0)
+            return (int)n;
+        r->pend_off = 0;
+        r->pend_len = r->in >= 0 ? (size_t)n : 0;
+    }
+    r->in_pass -= (uint32_t)n;
+    return agent_decode_skip(&c->dec, (uint32_t)n);
+}
+
 /* A message from the host while the command runs. */
 static int on_host_msg(struct run *r, const struct agent_msg *m)
 {
@@ -276,6 +311,7 @@ static int poll_timeout(const struct run *r)
 
 static int run_loop(struct aconn *c, struct run *r)
 {
+    r->in_room = 1;
     for (;;) {
         if (r->exited && ((r->out < 0 && r->err < 0) || now_ms() >= r->drain_until))
             return 0;
@@ -286,25 +322,39 @@ static int run_loop(struct aconn *c, struct run *r)
          * before (with a chunk still pending) and then emptying the
          * chunk left poll() waiting on neither the host nor stdin. */
         int want_host, rc;
+        uint16_t type;
+        uint32_t len;
         for (;;) {
             stdin_flush(r);
-            want_host = r->pend_off >= r->pend_len && !r->exited;
+            want_host = r->pend_off >= r->pend_len && !r->exited && !r->in_pass;
             struct agent_msg m;
             if (!want_host || (rc = aconn_next(c, &m)) == 0)
                 break;
             if (rc < 0 || (rc = on_host_msg(r, &m)) < 0)
                 return rc;
         }
+        /* A STDIN frame whose header is all we read: its payload goes
+         * from the socket to the pipe (stdin_splice). */
+        if (want_host && c->rpos == c->rlen && (len = agent_decode_data_frame(&c->dec, &type))) {
+            if (type != AGENT_STDIN)
+                return -EPROTO;
+            r->in_pass = len;
+            want_host = 0;
+        }
+        int passing = r->in_pass && r->pend_off >= r->pend_len && !r->exited;
+        int to_pipe = r->pend_off < r->pend_len || (passing && r->in >= 0 && !r->in_room);
         struct pollfd p[5] = {
-            {.fd = want_host ? c->fd : -1, .events = POLLIN},
+            {.fd = want_host || (passing && !to_pipe) ? c->fd : -1, .events = POLLIN},
             {.fd = r->out, .events = POLLIN},
             {.fd = r->err, .events = POLLIN},
-            {.fd = r->pend_off < r->pend_len ? r->in : -1, .events = POLLOUT},
+            {.fd = to_pipe ? r->in : -1, .events = POLLOUT},
             {.fd = r->exited ? -1 : r->pidfd, .events = POLLIN},
         };
         if (poll(p, 5, poll_timeout(r)) < 0 && errno != EINTR)
             return -errno;
-        if (p[0].revents && (rc = aconn_fill(c)) < 0)
+        if (p[3].revents)
+            r->in_room = 1;
+        if (p[0].revents && (rc = passing ? stdin_splice(c, r) : aconn_fill_frame(c)) < 0)
             return rc;
         if (p[1].revents && (rc = pump(c, &r->out, AGENT_STDOUT)) < 0)
             return rc;
@@ -413,5 +463,9 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m)
     uint8_t f[AGENT_HDR_SIZE + AGENT_EXIT_SIZE];
     if (agent_encode_exit(f, sizeof(f), kind, value, r.timed_out ? AGENT_EXIT_F_TIMED_OUT : 0) < 0)
         return -EINVAL;
-    return aconn_send(c, AGENT_EXIT, f + AGENT_HDR_SIZE, AGENT_EXIT_SIZE);
+    rc = aconn_send(c, AGENT_EXIT, f + AGENT_HDR_SIZE, AGENT_EXIT_SIZE);
+    /* Stdin the command never took, half a frame of it still unread: the
+     * stream cannot go on from the middle of a frame, so the connection
+     * ends after EXIT (airlock opens one per request anyway). */
+    return rc ? rc : r.in_pass ? -ECONNABORTED : 0;
 }

@@ -7,9 +7,14 @@
  *   2    agent_exec over a socketpair whose far end holds the input as the
  *        "agent's" replies: it must end with a result or an error, and a
  *        result must be consistent
- *   3    agent_file_get the same way, against a size cap */
+ *   3    agent_file_get the same way, against a size cap
+ *   4    agent_exec as in 2 with stdout and stderr as pipes, which it
+ *        splices the output into (a thread drains them), and a small
+ *        output cap, so copied, cut and dropped payloads all occur */
 #include <assert.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -72,6 +77,27 @@ static void fuzz_decoder(enum agent_dir dir, const uint8_t *data, size_t size)
     agent_decoder_free(&d);
 }
 
+/* Reads both pipes to EOF, so a splice into them never waits for long. */
+static void *drain(void *arg)
+{
+    int *fds = arg;
+    static char sink[65536];
+    while (fds[0] >= 0 || fds[1] >= 0) {
+        struct pollfd p[2] = {{.fd = fds[0], .events = POLLIN}, {.fd = fds[1], .events = POLLIN}};
+        if (poll(p, 2, -1) < 0)
+            continue;
+        for (int i = 0; i < 2; i++) {
+            if (!p[i].revents)
+                continue;
+            if (read(fds[i], sink, sizeof(sink)) <= 0) {
+                close(fds[i]);
+                fds[i] = -1;
+            }
+        }
+    }
+    return NULL;
+}
+
 static void fuzz_client(int mode, const uint8_t *data, size_t size)
 {
     int sv[2];
@@ -87,14 +113,31 @@ static void fuzz_client(int mode, const uint8_t *data, size_t size)
         goto out;
     shutdown(sv[1], SHUT_WR);
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (mode == 2) {
+    if (mode == 2 || mode == 4) {
         static const char *const argv[] = {"true"};
         struct agent_exec_req req;
         agent_exec_req_init(&req);
         req.argv = argv;
         req.argc = 1;
         struct agent_exec_result res;
-        int rc = agent_exec(sv[0], &req, null, null, -1, UINT64_MAX, &res);
+        int out[2], err[2], rd[2];
+        pthread_t t;
+        if (mode == 4) {
+            if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+                abort();
+            rd[0] = out[0];
+            rd[1] = err[0];
+            if (pthread_create(&t, NULL, drain, rd))
+                abort();
+        }
+        int rc = mode == 2 ? agent_exec(sv[0], &req, null, null, -1, UINT64_MAX, &res)
+                           : agent_exec(sv[0], &req, out[1], err[1], -1, 1000, &res);
+        if (mode == 4) {
+            close(out[1]);
+            close(err[1]);
+            pthread_join(t, NULL);
+            assert(rc != 0 || res.out_bytes + res.err_bytes - res.dropped <= 1000);
+        }
         if (rc == 0) {
             /* A known outcome: either it never started (an errno), or it
              * did and its status is one airlock can report. */
@@ -116,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int mode = data[0] % 4;
+    int mode = data[0] % 5;
     if (mode < 2)
         fuzz_decoder(mode == 0 ? AGENT_DIR_REPLY : AGENT_DIR_REQUEST, data + 1, size - 1);
     else
