@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/pidfd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -160,58 +159,24 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-/* Reads exactly len bytes the pipe is known to hold: 0 or -1. */
-static int read_all(int fd, uint8_t *p, size_t len)
-{
-    while (len) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Forwards what a pipe holds (at most a chunk) as one STDOUT/STDERR
- * frame: the header, then the bytes spliced from the pipe into the socket,
- * which the kernel copies once (pipe page to packet) where read + send
- * would copy twice.  FIONREAD sizes the frame before its header goes out;
- * the pipe cannot shrink meanwhile (only we read it), so the splice never
- * waits for data.  Where splice cannot reach the socket (EINVAL), the
- * bytes are read into the frame instead, from then on. */
+/* Forwards one chunk of a pipe as STDOUT/STDERR, read straight into the
+ * frame after its header (the output's one copy inside the agent).  Not
+ * splice from the pipe into the socket: vsock has no sendpage, so the
+ * kernel sends each pipe page as its own 4 KiB packet, and measured that
+ * way (lab, 256 MiB x 3, interleaved) the stream ran at 27.7 MB/s against
+ * 29.6 for read + one send of the whole frame (64 KiB packets). */
 static int pump(struct aconn *c, int *fd, uint16_t type)
 {
     static uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK];
-    static int no_splice;
-    int avail = 0;
-    if (ioctl(*fd, FIONREAD, &avail) < 0 || avail <= 0) {
-        /* Readable with nothing in it: the writers are gone. */
+    ssize_t n = read(*fd, f + AGENT_HDR_SIZE, AGENT_MAX_CHUNK);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return 0;
+    if (n <= 0) {
         close_fd(fd);
         return 0;
     }
-    size_t n = (size_t)avail < AGENT_MAX_CHUNK ? (size_t)avail : AGENT_MAX_CHUNK;
-    ssize_t len = agent_encode_in_place(f, sizeof(f), type, n);
-    if (len < 0)
-        return (int)len;
-    if (no_splice)
-        return read_all(*fd, f + AGENT_HDR_SIZE, n) ? -EIO : agent_send_all(c->fd, f, (size_t)len);
-    int rc = agent_send_all(c->fd, f, AGENT_HDR_SIZE);
-    while (!rc && n) {
-        ssize_t s = splice(*fd, NULL, c->fd, NULL, n, SPLICE_F_MOVE);
-        if (s > 0) {
-            n -= (size_t)s;
-        } else if (s < 0 && errno == EINVAL) {
-            no_splice = 1; /* the rest of this frame the slow way */
-            rc = read_all(*fd, f, n) ? -EIO : agent_send_all(c->fd, f, n);
-            n = 0;
-        } else if (s == 0 || errno != EINTR) {
-            rc = s < 0 ? -errno : -EPIPE;
-        }
-    }
-    return rc;
+    ssize_t len = agent_encode_in_place(f, sizeof(f), type, (size_t)n);
+    return len < 0 ? (int)len : agent_send_all(c->fd, f, (size_t)len);
 }
 
 static void stdin_flush(struct run *r)
