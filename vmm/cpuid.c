@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 
@@ -112,4 +113,16 @@ void cpuid_filter(struct kvm_cpuid2 *c, unsigned id, unsigned ncpus)
             break;
         }
     }
+}
+
+struct kvm_cpuid2 *cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsigned id,
+                                  unsigned ncpus)
+{
+    size_t bytes = sizeof(*supported) + supported->nent * sizeof(supported->entries[0]);
+    struct kvm_cpuid2 *c = malloc(bytes);
+    if (c) {
+        memcpy(c, supported, bytes);
+        cpuid_filter(c, id, ncpus);
+    }
+    return c;
 }

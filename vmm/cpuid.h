@@ -15,4 +15,11 @@ struct kvm_cpuid2 *cpuid_supported(int kvm_fd);
  * PMU (no perf MSRs to emulate), no MONITOR/MWAIT. */
 void cpuid_filter(struct kvm_cpuid2 *c, unsigned id, unsigned ncpus);
 
+/* The table vCPU `id` of `ncpus` gets: a malloc'd copy of `supported`
+ * (from cpuid_supported, fetched once for all vCPUs) through cpuid_filter.
+ * What vm_create_vcpus sets and a snapshot records and checks; NULL when
+ * out of memory. */
+struct kvm_cpuid2 *cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsigned id,
+                                  unsigned ncpus);
+
 #endif

@@ -99,10 +99,9 @@ static int vcpu_set_entry(struct vcpu *v, const struct boot_plan *plan, char *er
     return 0;
 }
 
-int vcpu_setup(struct vcpu *v, struct kvm_cpuid2 *cpuid, unsigned ncpus,
-               const struct boot_plan *plan, char *err, size_t errlen)
+int vcpu_setup(struct vcpu *v, const struct kvm_cpuid2 *cpuid, const struct boot_plan *plan,
+               char *err, size_t errlen)
 {
-    cpuid_filter(cpuid, v->id, ncpus);
     if (ioctl(v->fd, KVM_SET_CPUID2, cpuid) < 0)
         return vfail(err, errlen, v->id, "KVM_SET_CPUID2", errno);
     int ret = vcpu_set_msrs(v, err, errlen);

@@ -69,11 +69,9 @@ int vm_create_vcpus(struct vm *vm, unsigned ncpus, const struct boot_plan *plan,
     struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm->fd);
     if (!supported)
         return fail(err, errlen, errno, "KVM_GET_SUPPORTED_CPUID");
-    size_t cpuid_bytes = sizeof(*supported) + supported->nent * sizeof(supported->entries[0]);
-    struct kvm_cpuid2 *cpuid = malloc(cpuid_bytes);
     vm->vcpus = calloc(ncpus, sizeof(*vm->vcpus));
     int ret = 0;
-    if (!cpuid || !vm->vcpus) {
+    if (!vm->vcpus) {
         ret = fail(err, errlen, ENOMEM, "allocating vCPUs");
         goto out;
     }
@@ -94,13 +92,14 @@ int vm_create_vcpus(struct vm *vm, unsigned ncpus, const struct boot_plan *plan,
             ret = fail(err, errlen, errno, "mapping kvm_run");
             goto out;
         }
-        memcpy(cpuid, supported, cpuid_bytes);
-        ret = vcpu_setup(v, cpuid, ncpus, i == 0 ? plan : NULL, err, errlen);
+        struct kvm_cpuid2 *cpuid = cpuid_for_vcpu(supported, i, ncpus);
+        ret = cpuid ? vcpu_setup(v, cpuid, i == 0 ? plan : NULL, err, errlen)
+                    : fail(err, errlen, ENOMEM, "allocating vCPUs");
+        free(cpuid);
         if (ret)
             goto out;
     }
 out:
-    free(cpuid);
     free(supported);
     return ret;
 }

@@ -94,9 +94,10 @@ void vcpu_park_if_paused(struct vcpu *v);
 /* The vCPU thread body (vcpu.c). */
 void *vcpu_thread(void *arg);
 
-/* Per-vCPU setup: CPUID, MSRs, LAPIC, FPU, and for the boot vCPU the entry
- * registers (vcpu_setup.c).  -errno with `err` explaining. */
-int vcpu_setup(struct vcpu *v, struct kvm_cpuid2 *cpuid, unsigned ncpus,
-               const struct boot_plan *plan, char *err, size_t errlen);
+/* Per-vCPU setup: CPUID (the vCPU's table, cpuid_for_vcpu), MSRs, LAPIC,
+ * FPU, and for the boot vCPU the entry registers (vcpu_setup.c).  -errno
+ * with `err` explaining. */
+int vcpu_setup(struct vcpu *v, const struct kvm_cpuid2 *cpuid, const struct boot_plan *plan,
+               char *err, size_t errlen);
 
 #endif

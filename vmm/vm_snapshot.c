@@ -48,19 +48,13 @@ static int capture_msrs(struct vm *vm, int fd, struct snap_vcpu *c)
 }
 
 /* The CPUID table airlock gives vCPU `id` on this host (what
- * vm_create_vcpus set), computed again.  Not KVM_GET_CPUID2: KVM rewrites
- * some bits of its copy as the guest runs (OSXSAVE and OSPKE follow CR4,
- * the APIC bit the APIC base MSR, leaf 0xd's sizes XCR0), so a running
- * guest's table never equals a fresh vCPU's. */
-static struct kvm_cpuid2 *planned_cpuid(struct vm *vm, unsigned id)
-{
-    struct kvm_cpuid2 *t = cpuid_supported(vm->kvm->fd);
-    if (t)
-        cpuid_filter(t, id, vm->ncpus);
-    return t;
-}
-
-static int capture_vcpu(struct vm *vm, unsigned id, struct snap_vcpu *c, char *err, size_t errlen)
+ * vm_create_vcpus set), computed again from the supported table (fetched
+ * once per capture or restore).  Not KVM_GET_CPUID2: KVM rewrites some
+ * bits of its copy as the guest runs (OSXSAVE and OSPKE follow CR4, the
+ * APIC bit the APIC base MSR, leaf 0xd's sizes XCR0), so a running guest's
+ * table never equals a fresh vCPU's. */
+static int capture_vcpu(struct vm *vm, const struct kvm_cpuid2 *supported, unsigned id,
+                        struct snap_vcpu *c, char *err, size_t errlen)
 {
     int fd = vm->vcpus[id].fd;
     static const struct {
@@ -80,9 +74,9 @@ static int capture_vcpu(struct vm *vm, unsigned id, struct snap_vcpu *c, char *e
     for (size_t i = 0; i < sizeof(gets) / sizeof(gets[0]); i++)
         if (ioctl(fd, gets[i].req, (char *)c + gets[i].off) < 0)
             return fail(err, errlen, (int)id, gets[i].name, errno);
-    struct kvm_cpuid2 *t = planned_cpuid(vm, id);
+    struct kvm_cpuid2 *t = cpuid_for_vcpu(supported, id, vm->ncpus);
     if (!t)
-        return fail(err, errlen, (int)id, "KVM_GET_SUPPORTED_CPUID", errno);
+        return fail(err, errlen, (int)id, "its CPUID table", ENOMEM);
     c->ncpuid = t->nent < SNAP_MAX_CPUID ? t->nent : SNAP_MAX_CPUID;
     for (uint32_t i = 0; i < c->ncpuid; i++) {
         c->cpuid[i] = t->entries[i];
@@ -139,11 +133,17 @@ int vm_snapshot_cpuid_check(const struct kvm_cpuid2 *here, const struct snap_vcp
 int vm_snapshot_capture(struct vm *vm, struct snap_state *s, char *err, size_t errlen)
 {
     s->ncpus = vm->ncpus;
+    struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm->fd);
+    if (!supported)
+        return fail(err, errlen, -1, "KVM_GET_SUPPORTED_CPUID", errno);
     for (unsigned i = 0; i < vm->ncpus; i++) {
-        int e = capture_vcpu(vm, i, &s->vcpus[i], err, errlen);
-        if (e)
+        int e = capture_vcpu(vm, supported, i, &s->vcpus[i], err, errlen);
+        if (e) {
+            free(supported);
             return e;
+        }
     }
+    free(supported);
     struct kvm_irqchip *chips[3] = {&s->pic_master, &s->pic_slave, &s->ioapic};
     for (unsigned i = 0; i < 3; i++) {
         chips[i]->chip_id = i; /* KVM_IRQCHIP_PIC_MASTER, _SLAVE, _IOAPIC */
@@ -221,17 +221,22 @@ int vm_snapshot_restore(struct vm *vm, const struct snap_state *s, char *err, si
         if (ioctl(vm->fd, KVM_SET_IRQCHIP, &c) < 0)
             return fail(err, errlen, -1, "KVM_SET_IRQCHIP", errno);
     }
+    struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm->fd);
+    if (!supported)
+        return fail(err, errlen, -1, "KVM_GET_SUPPORTED_CPUID", errno);
     for (unsigned i = 0; i < s->ncpus; i++) {
-        struct kvm_cpuid2 *here = planned_cpuid(vm, i);
-        if (!here)
-            return fail(err, errlen, (int)i, "KVM_GET_SUPPORTED_CPUID", errno);
-        int e = vm_snapshot_cpuid_check(here, &s->vcpus[i], i, err, errlen);
+        struct kvm_cpuid2 *here = cpuid_for_vcpu(supported, i, vm->ncpus);
+        int e = here ? vm_snapshot_cpuid_check(here, &s->vcpus[i], i, err, errlen)
+                     : fail(err, errlen, (int)i, "its CPUID table", ENOMEM);
         free(here);
         if (!e)
             e = restore_vcpu(vm, i, &s->vcpus[i], err, errlen);
-        if (e)
+        if (e) {
+            free(supported);
             return e;
+        }
     }
+    free(supported);
     /* kvm-clock continues from the snapshot's instant: guest monotonic
      * time does not jump; wall time is the agent's to set (README). */
     struct kvm_clock_data clock = {.clock = s->clock.clock};
