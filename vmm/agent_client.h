@@ -164,6 +164,8 @@ struct agent_exec_result {
     int value;
     int timed_out;        /* the agent killed it on timeout */
     int host_timeout;     /* the agent did not end it in time: the host gave up (also timed_out) */
+    int output_closed;    /* out_fd or err_fd lost its reader (EPIPE): the host stopped
+                           * there, the command may still run (the caller stops the VM) */
     int error;            /* errno from an ERROR reply (never started), or 0 */
     uint32_t error_op;    /* AGENT_OP_* of that ERROR */
     uint32_t agent_version; /* from READY, when it was seen */
@@ -188,6 +190,8 @@ size_t agent_output_take(struct agent_output_cap *cap, size_t len);
  * ERROR.  A READY at the start of the stream is accepted.  With a
  * timeout, it waits at most timeout_ms + host_grace_ms: then the outcome
  * is res->timed_out and res->host_timeout (the caller stops the VM).
+ * When out_fd or err_fd says EPIPE (e.g. `airlock run ... | head`), the
+ * outcome is res->output_closed, at once, as a writer's SIGPIPE would be.
  * 0 with *res filled once the outcome is known; -errno on transport
  * failure, -EPROTO when the agent broke the protocol. */
 int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
@@ -204,7 +208,8 @@ int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t 
 int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes);
 
 /* The exit status airlock reports for a result: the command's code,
- * 128+signal, 124 on timeout, 127 not found, 126 cannot run. */
+ * 128+signal, 124 on timeout, 127 not found, 126 cannot run, 141
+ * (128+SIGPIPE) when our output lost its reader. */
 int agent_result_status(const struct agent_exec_result *res);
 
 #endif

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <time.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -115,10 +116,22 @@ static size_t output_account(uint16_t type, uint32_t len, struct agent_output_ca
     return n;
 }
 
-/* One reply during an exec; 1 when the outcome is known. */
-static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
-                       struct agent_output_cap *cap, struct agent_exec_result *res)
+/* A write to our stdout/stderr said EPIPE: nobody reads the output any
+ * more, which ends the exec for us as SIGPIPE ends a writer (1, the
+ * outcome).  Other results pass through. */
+static int output_done(struct agent_exec_result *res, int rc)
 {
+    if (rc != -EPIPE)
+        return rc;
+    res->output_closed = 1;
+    return 1;
+}
+
+/* One reply during an exec; 1 when the outcome is known. */
+static int exec_on_msg(const struct agent_msg *m, struct agent_exec_result *res)
+{
+    /* STDOUT/STDERR never come here: exec_loop reads no further than a
+     * frame's header, and their payloads go by pass_some. */
     switch (m->type) {
     case AGENT_STARTED:
         if (res->started)
@@ -126,14 +139,6 @@ static int exec_on_msg(const struct agent_msg *m, int out_fd, int err_fd,
         res->started = 1;
         res->pid = m->u.started.pid;
         return 0;
-    case AGENT_STDOUT:
-    case AGENT_STDERR: {
-        if (!res->started)
-            return -EPROTO;
-        int to = m->type == AGENT_STDOUT ? out_fd : err_fd;
-        size_t n = output_account(m->type, m->len, cap, res);
-        return to >= 0 && n ? agent_write_all(to, m->payload, n) : 0;
-    }
     case AGENT_EXIT:
         if (!res->started)
             return -EPROTO;
@@ -334,7 +339,7 @@ static int exec_loop(struct conn *c, int out_fd, int err_fd, struct feed *in, in
         struct agent_msg m;
         int rc = 0;
         while (!ps.copy && !ps.drop && (rc = conn_next(c, &m)) == 1) {
-            rc = exec_on_msg(&m, out_fd, err_fd, cap, res);
+            rc = exec_on_msg(&m, res);
             if (rc)
                 return rc < 0 ? rc : 0;
         }
@@ -366,7 +371,14 @@ static int exec_loop(struct conn *c, int out_fd, int err_fd, struct feed *in, in
             return -errno;
         }
         if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            rc = ps.copy || ps.drop ? pass_some(c, &ps) : conn_fill_frame(c);
+            if (ps.copy || ps.drop) {
+                /* pass_some's -EPIPE is out_fd's or err_fd's (the socket
+                 * says ECONNRESET). */
+                if ((rc = output_done(res, pass_some(c, &ps))) == 1)
+                    return 0;
+            } else {
+                rc = conn_fill_frame(c);
+            }
             if (rc < 0 && rc != -EAGAIN)
                 return rc;
         }
@@ -534,6 +546,8 @@ int agent_result_status(const struct agent_exec_result *res)
                                                                       : EXIT_CANNOT_EXECUTE;
     if (res->host_timeout) /* the guest never said; the clock did */
         return EXIT_TIMEOUT;
+    if (res->output_closed)
+        return 128 + SIGPIPE;
     if (!res->started)
         return EXIT_AIRLOCK_ERROR;
     if (res->timed_out)

@@ -55,6 +55,8 @@ void run_report_exit(const struct audit *au, const struct agent_exec_req *req, u
         if (res->signaled)
             audit_u64(&a, "signal", (uint64_t)res->value);
         audit_bool(&a, "timed_out", res->timed_out);
+        if (res->output_closed)
+            audit_bool(&a, "output_closed", true);
     }
     audit_u64(&a, "duration_ms", ms);
     audit_u64(&a, "stdout_bytes", res->out_bytes);

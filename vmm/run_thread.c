@@ -149,8 +149,10 @@ static void *run_thread(void *arg)
         return NULL;
     }
     /* An agent that did not end the command in time would not answer a
-     * copy either. */
-    for (unsigned i = 0; i < r->ncopy_out && !res.host_timeout; i++)
+     * copy either; with our output gone (EPIPE) the command may still run,
+     * so its files are not copied half-written: the VM goes, as a pipeline's
+     * writer goes on SIGPIPE. */
+    for (unsigned i = 0; i < r->ncopy_out && !res.host_timeout && !res.output_closed; i++)
         if (copy_out(r, &r->copy_out[i]))
             return NULL;
     egress_stop(&r->egress); /* their end records are written before we report */

@@ -3,6 +3,7 @@
  * a broken host, could send). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -659,6 +660,41 @@ START_TEST(helper_exec_spliced)
 }
 END_TEST
 
+/* `airlock run ... | head`: once our stdout has no reader, the exec ends
+ * for us at once as 141 (SIGPIPE's status), whether the output was being
+ * spliced (into a pipe) or written (into anything else, here a socket);
+ * the agent's later replies are not awaited. */
+START_TEST(helper_exec_output_closed)
+{
+    signal(SIGPIPE, SIG_IGN); /* as airlock does */
+    for (int spliced = 0; spliced < 2; spliced++) {
+        int sv[2], out[2];
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        if (spliced)
+            ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        else
+            ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out), 0);
+        close(out[0]); /* the reader is gone */
+        slen = 0;
+        ADD(agent_encode_started(AT, 5));
+        ADD(agent_encode(AT, AGENT_STDOUT, "y\n", 2));
+        ck_assert_int_eq(write(sv[1], script, slen), (ssize_t)slen); /* no EXIT, no EOF */
+        static const char *const argv[] = {"yes"};
+        struct agent_exec_req req;
+        agent_exec_req_init(&req);
+        req.argv = argv;
+        req.argc = 1;
+        struct agent_exec_result res;
+        ck_assert_int_eq(agent_exec(sv[0], &req, out[1], -1, -1, UINT64_MAX, &res), 0);
+        ck_assert(res.output_closed);
+        ck_assert_int_eq(agent_result_status(&res), 128 + SIGPIPE);
+        close(out[1]);
+        close(sv[0]);
+        close(sv[1]);
+    }
+}
+END_TEST
+
 /* agent_decode_data_frame / _skip / _want: a payload moved by the caller
  * leaves the decoder at the next header, and the decoder will not be
  * misused halfway through. */
@@ -767,6 +803,7 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, helper_exec_out_of_order);
     tcase_add_test(tc, helper_exec_eof_midway);
     tcase_add_test(tc, helper_exec_spliced);
+    tcase_add_test(tc, helper_exec_output_closed);
     tcase_add_test(tc, helper_file_get);
     suite_add_tcase(s, tc);
     return s;
