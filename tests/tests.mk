@@ -49,7 +49,7 @@ FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virt
                          devices/disk.c devices/disk_cow.c vmm/gmem.c
 FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
                          devices/virtio/mmio.c devices/virtio/queue.c vmm/gmem.c
-FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client.c vmm/agent_client_io.c
+FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client.c vmm/agent_conn.c vmm/agent_exec.c vmm/agent_client_io.c
 FUZZ_SRCS_fuzz_http_request := vmm/http_request.c
 SNAP_FILE_SRCS := vmm/snapshot_file.c vmm/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)

@@ -135,6 +135,35 @@ int agent_decode_skip(struct agent_decoder *d, uint32_t n);
  * header has been decoded. */
 size_t agent_decode_want(const struct agent_decoder *d);
 
+/* A buffered reader of one connection's messages, the same for both ends
+ * (the agent reads requests, airlock replies): the socket, the decoder,
+ * and a buffer the owner provides.  A READY (replies only: a request
+ * decoder refuses it) is taken here, once and of this version, so every
+ * helper accepts one at the start of a connection. */
+struct agent_reader {
+    int fd;
+    struct agent_decoder dec;
+    uint8_t *buf;
+    size_t cap, pos, len;   /* buf[pos, len) is received, not yet decoded */
+    uint32_t version;       /* the READY's version; 0 until one came */
+};
+/* 0, or -ENOMEM (the decoder's buffer); agent_reader_free releases it. */
+int agent_reader_init(struct agent_reader *r, int fd, enum agent_dir dir, uint8_t *buf,
+                      size_t cap);
+void agent_reader_free(struct agent_reader *r);
+/* The next complete message already received: 1, 0 when more bytes are
+ * needed, or -errno for a bad stream. */
+int agent_reader_next(struct agent_reader *r, struct agent_msg *m);
+/* Reads more bytes once the buffer is decoded: 1, or -errno (-ECONNRESET
+ * on EOF). */
+int agent_reader_fill(struct agent_reader *r);
+/* The same, never past the decoder's current header or payload: a data
+ * frame's payload is still in the socket once its header is decoded, for
+ * the caller to move itself (agent_decode_data_frame). */
+int agent_reader_fill_frame(struct agent_reader *r);
+/* Blocks until a message (other than READY) arrives: 1 or -errno. */
+int agent_reader_wait(struct agent_reader *r, struct agent_msg *m);
+
 /* Validates an EXEC payload; with the two arrays (AGENT_MAX_ARGS + 1 and
  * AGENT_MAX_ENVS + 1 entries) fills req with pointers into the payload,
  * NULL-terminating both arrays.  0 or -EPROTO. */
@@ -152,10 +181,6 @@ int agent_send_all(int fd, const void *buf, size_t len);
 /* One recv into buf (retrying EINTR): the byte count, -ECONNRESET at EOF,
  * or -errno.  Both ends' message readers refill with it. */
 ssize_t agent_recv_some(int fd, void *buf, size_t cap);
-/* The same, never past the end of d's current header or payload
- * (agent_decode_want): what a reader that passes data frames through
- * (agent_decode_data_frame) fills with. */
-ssize_t agent_recv_frame_part(int fd, const struct agent_decoder *d, void *buf, size_t cap);
 
 struct agent_exec_result {
     int started;          /* STARTED arrived */

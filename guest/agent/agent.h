@@ -8,12 +8,11 @@
 
 #include "vmm/agent_client.h"
 
-/* One connection to the host: the socket and a decoder over its bytes. */
+/* One connection to the host: the shared reader (vmm/agent_client.h)
+ * and its buffer. */
 struct aconn {
-    int fd;
-    struct agent_decoder dec;
+    struct agent_reader rd;
     uint8_t rbuf[64 * 1024];
-    size_t rpos, rlen;
 };
 
 /* Serves one connection until the host closes it or breaks the protocol;
@@ -23,16 +22,6 @@ void agent_serve(int fd);
 /* 0 or -errno; the frame is sent whole (blocking). */
 int aconn_send(struct aconn *c, uint16_t type, const void *payload, size_t len);
 int aconn_send_error(struct aconn *c, int code, uint32_t op);
-/* The next message already received: 1, 0 when more bytes are needed, or
- * -errno for a bad stream. */
-int aconn_next(struct aconn *c, struct agent_msg *m);
-/* Reads more bytes once the buffer is used up: 1, -ECONNRESET on EOF. */
-int aconn_fill(struct aconn *c);
-/* The same, never past the current frame's header or payload: a data
- * frame's payload stays in the socket for the caller to splice. */
-int aconn_fill_frame(struct aconn *c);
-/* Blocks until a message arrives: 1 or -errno. */
-int aconn_wait(struct aconn *c, struct agent_msg *m);
 
 /* Handlers: 0 when the connection can go on, -errno to drop it. */
 int agent_do_exec(struct aconn *c, const struct agent_msg *m);

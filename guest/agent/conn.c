@@ -11,14 +11,13 @@
 
 #include "guest/agent/agent.h"
 
-
 int aconn_send(struct aconn *c, uint16_t type, const void *payload, size_t len)
 {
     uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK];
     ssize_t n = agent_encode(f, sizeof(f), type, payload, len);
     if (n < 0)
         return (int)n;
-    return agent_send_all(c->fd, f, (size_t)n);
+    return agent_send_all(c->rd.fd, f, (size_t)n);
 }
 
 int aconn_send_error(struct aconn *c, int code, uint32_t op)
@@ -31,45 +30,6 @@ int aconn_send_error(struct aconn *c, int code, uint32_t op)
     if (n < 0)
         return (int)n;
     return aconn_send(c, AGENT_ERROR, f + AGENT_HDR_SIZE, AGENT_ERROR_SIZE);
-}
-
-int aconn_next(struct aconn *c, struct agent_msg *m)
-{
-    size_t used;
-    int rc = agent_decode(&c->dec, c->rbuf + c->rpos, c->rlen - c->rpos, &used, m);
-    c->rpos += used;
-    return rc;
-}
-
-static int fill_with(struct aconn *c, ssize_t n)
-{
-    if (n < 0)
-        return (int)n;
-    c->rpos = 0;
-    c->rlen = (size_t)n;
-    return 1;
-}
-
-int aconn_fill(struct aconn *c)
-{
-    return fill_with(c, agent_recv_some(c->fd, c->rbuf, sizeof(c->rbuf)));
-}
-
-int aconn_fill_frame(struct aconn *c)
-{
-    return fill_with(c, agent_recv_frame_part(c->fd, &c->dec, c->rbuf, sizeof(c->rbuf)));
-}
-
-int aconn_wait(struct aconn *c, struct agent_msg *m)
-{
-    for (;;) {
-        int rc = aconn_next(c, m);
-        if (rc)
-            return rc;
-        rc = aconn_fill(c);
-        if (rc < 0)
-            return rc;
-    }
 }
 
 static int serve_one(struct aconn *c, const struct agent_msg *m)
@@ -96,16 +56,15 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
 void agent_serve(int fd)
 {
     struct aconn *c = calloc(1, sizeof(*c));
-    if (!c || agent_decoder_init(&c->dec, AGENT_DIR_REQUEST) < 0) {
+    if (!c || agent_reader_init(&c->rd, fd, AGENT_DIR_REQUEST, c->rbuf, sizeof(c->rbuf)) < 0) {
         free(c);
         return;
     }
-    c->fd = fd;
     uint8_t ready[AGENT_READY_SIZE] = {AGENT_VERSION};
     if (aconn_send(c, AGENT_READY, ready, sizeof(ready)) == 0) {
         for (;;) {
             struct agent_msg m;
-            int rc = aconn_wait(c, &m);
+            int rc = agent_reader_wait(&c->rd, &m);
             if (rc < 0) {
                 /* A malformed request gets a reason before the close. */
                 if (rc != -ECONNRESET && rc != -EPIPE)
@@ -116,6 +75,6 @@ void agent_serve(int fd)
                 break;
         }
     }
-    agent_decoder_free(&c->dec);
+    agent_reader_free(&c->rd);
     free(c);
 }

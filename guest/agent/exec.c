@@ -176,7 +176,7 @@ static int pump(struct aconn *c, int *fd, uint16_t type)
         return 0;
     }
     ssize_t len = agent_encode_in_place(f, sizeof(f), type, (size_t)n);
-    return len < 0 ? (int)len : agent_send_all(c->fd, f, (size_t)len);
+    return len < 0 ? (int)len : agent_send_all(c->rd.fd, f, (size_t)len);
 }
 
 static void stdin_flush(struct run *r)
@@ -206,7 +206,7 @@ static int stdin_splice(struct aconn *c, struct run *r)
 {
     ssize_t n = -1;
     if (r->in >= 0) {
-        n = splice(c->fd, NULL, r->in, NULL, r->in_pass, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        n = splice(c->rd.fd, NULL, r->in, NULL, r->in_pass, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
             r->in_room = errno != EAGAIN;
             return 0;
@@ -219,14 +219,14 @@ static int stdin_splice(struct aconn *c, struct run *r)
             return -ECONNRESET;
     }
     if (n < 0) {
-        n = agent_recv_some(c->fd, r->pend, r->in_pass < sizeof(r->pend) ? r->in_pass : sizeof(r->pend));
+        n = agent_recv_some(c->rd.fd, r->pend, r->in_pass < sizeof(r->pend) ? r->in_pass : sizeof(r->pend));
         if (n < 0)
             return (int)n;
         r->pend_off = 0;
         r->pend_len = r->in >= 0 ? (size_t)n : 0;
     }
     r->in_pass -= (uint32_t)n;
-    return agent_decode_skip(&c->dec, (uint32_t)n);
+    return agent_decode_skip(&c->rd.dec, (uint32_t)n);
 }
 
 /* A message from the host while the command runs. */
@@ -293,14 +293,14 @@ static int run_loop(struct aconn *c, struct run *r)
             stdin_flush(r);
             want_host = r->pend_off >= r->pend_len && !r->exited && !r->in_pass;
             struct agent_msg m;
-            if (!want_host || (rc = aconn_next(c, &m)) == 0)
+            if (!want_host || (rc = agent_reader_next(&c->rd, &m)) == 0)
                 break;
             if (rc < 0 || (rc = on_host_msg(r, &m)) < 0)
                 return rc;
         }
         /* A STDIN frame whose header is all we read: its payload goes
          * from the socket to the pipe (stdin_splice). */
-        if (want_host && c->rpos == c->rlen && (len = agent_decode_data_frame(&c->dec, &type))) {
+        if (want_host && c->rd.pos == c->rd.len && (len = agent_decode_data_frame(&c->rd.dec, &type))) {
             if (type != AGENT_STDIN)
                 return -EPROTO;
             r->in_pass = len;
@@ -309,7 +309,7 @@ static int run_loop(struct aconn *c, struct run *r)
         int passing = r->in_pass && r->pend_off >= r->pend_len && !r->exited;
         int to_pipe = r->pend_off < r->pend_len || (passing && r->in >= 0 && !r->in_room);
         struct pollfd p[5] = {
-            {.fd = want_host || (passing && !to_pipe) ? c->fd : -1, .events = POLLIN},
+            {.fd = want_host || (passing && !to_pipe) ? c->rd.fd : -1, .events = POLLIN},
             {.fd = r->out, .events = POLLIN},
             {.fd = r->err, .events = POLLIN},
             {.fd = to_pipe ? r->in : -1, .events = POLLOUT},
@@ -319,7 +319,7 @@ static int run_loop(struct aconn *c, struct run *r)
             return -errno;
         if (p[3].revents)
             r->in_room = 1;
-        if (p[0].revents && (rc = passing ? stdin_splice(c, r) : aconn_fill_frame(c)) < 0)
+        if (p[0].revents && (rc = passing ? stdin_splice(c, r) : agent_reader_fill_frame(&c->rd)) < 0)
             return rc;
         if (p[1].revents && (rc = pump(c, &r->out, AGENT_STDOUT)) < 0)
             return rc;

@@ -20,7 +20,7 @@ static int put_receive(struct aconn *c, int fd, uint64_t size, uint64_t *total, 
 {
     for (;;) {
         struct agent_msg m;
-        int rc = aconn_wait(c, &m);
+        int rc = agent_reader_wait(&c->rd, &m);
         if (rc < 0)
             return rc;
         if (m.type == AGENT_FILE_END)
