@@ -186,7 +186,8 @@ static int64_t mono_ms(void)
 struct pass {
     int fd;
     uint32_t copy, drop;
-    int no_splice; /* fd is no pipe (splice said EINVAL): copy through rbuf */
+    int stream;       /* 0 stdout, 1 stderr */
+    int no_splice[2]; /* that stream's fd is no pipe (splice said EINVAL): copy through rbuf */
 };
 
 /* Starts passing the data frame whose header the decoder just took. */
@@ -195,7 +196,8 @@ static int pass_start(struct pass *ps, uint16_t type, uint32_t len, int out_fd, 
 {
     if (!res->started || (type != AGENT_STDOUT && type != AGENT_STDERR))
         return -EPROTO;
-    ps->fd = type == AGENT_STDOUT ? out_fd : err_fd;
+    ps->stream = type == AGENT_STDOUT ? 0 : 1;
+    ps->fd = ps->stream ? err_fd : out_fd;
     ps->copy = (uint32_t)output_account(type, len, cap, res);
     ps->drop = len - ps->copy;
     if (ps->fd < 0) {
@@ -215,12 +217,12 @@ static int pass_some(struct agent_conn *c, struct pass *ps)
     ssize_t n;
     bool copying = ps->copy > 0;
     uint32_t want = copying ? ps->copy : ps->drop;
-    if (copying && !ps->no_splice) {
+    if (copying && !ps->no_splice[ps->stream]) {
         do
             n = splice(c->rd.fd, NULL, ps->fd, NULL, want, SPLICE_F_MOVE);
         while (n < 0 && errno == EINTR);
         if (n < 0 && errno == EINVAL) {
-            ps->no_splice = 1;
+            ps->no_splice[ps->stream] = 1;
             return 0; /* again, through rbuf */
         }
         if (n <= 0)

@@ -428,7 +428,7 @@ static void readback(int fd, char *to, size_t cap)
  * runs agent_exec for `true`, and returns its result; stdout and stderr
  * land in memfds read back into out/err (NUL-terminated). */
 static uint64_t script_max_output = UINT64_MAX; /* agent_exec's output cap */
-static int script_pipes;                          /* stdout/stderr are pipes */
+static int script_pipes;                          /* bit 0: stdout a pipe, bit 1: stderr */
 
 static int script_exec(const uint8_t *script, size_t len, struct agent_exec_result *res,
                        char *out, char *err, size_t cap)
@@ -438,30 +438,29 @@ static int script_exec(const uint8_t *script, size_t len, struct agent_exec_resu
     ck_assert_int_eq(write(sv[1], script, len), (ssize_t)len);
     shutdown(sv[1], SHUT_WR);
     int fo = memfd_create("out", MFD_CLOEXEC), fe = memfd_create("err", MFD_CLOEXEC);
-    /* Pipes: the output is spliced from the socket (memfds: copied). */
+    /* Pipes: the output is spliced from the socket (memfds: copied).
+     * script_pipes bit 0: stdout is one, bit 1: stderr. */
     int po[2] = {-1, -1}, pe[2] = {-1, -1};
-    if (script_pipes) {
+    if (script_pipes & 1)
         ck_assert_int_eq(pipe2(po, O_CLOEXEC), 0);
+    if (script_pipes & 2)
         ck_assert_int_eq(pipe2(pe, O_CLOEXEC), 0);
-    }
     static const char *const argv[] = {"true"};
     struct agent_exec_req req;
     agent_exec_req_init(&req);
     req.argv = argv;
     req.argc = 1;
-    int rc = agent_exec(sv[0], &req, script_pipes ? po[1] : fo, script_pipes ? pe[1] : fe, -1,
+    int rc = agent_exec(sv[0], &req, po[1] >= 0 ? po[1] : fo, pe[1] >= 0 ? pe[1] : fe, -1,
                         script_max_output, res);
-    if (script_pipes) {
-        /* What the pipes got goes to the memfds, so the checks are the same. */
-        close(po[1]);
-        close(pe[1]);
+    /* What the pipes got goes to the memfds, so the checks are the same. */
+    int pipes[2][2] = {{po[0], fo}, {pe[0], fe}};
+    close(po[1]);
+    close(pe[1]);
+    for (int i = 0; i < 2; i++) {
         ssize_t k;
-        while ((k = read(po[0], buf, BIG)) > 0)
-            ck_assert_int_eq(write(fo, buf, (size_t)k), k);
-        while ((k = read(pe[0], buf, BIG)) > 0)
-            ck_assert_int_eq(write(fe, buf, (size_t)k), k);
-        close(po[0]);
-        close(pe[0]);
+        while (pipes[i][0] >= 0 && (k = read(pipes[i][0], buf, BIG)) > 0)
+            ck_assert_int_eq(write(pipes[i][1], buf, (size_t)k), k);
+        close(pipes[i][0]);
     }
     /* What the helper sent is one well-formed EXEC and nothing more. */
     ssize_t n = read(sv[1], buf, BIG);
@@ -631,7 +630,7 @@ START_TEST(helper_exec_spliced)
 {
     struct agent_exec_result res;
     char out[64], err[64];
-    script_pipes = 1;
+    script_pipes = 3;
     happy_script();
     ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), 0);
     ck_assert_int_eq(agent_result_status(&res), 3);
@@ -656,6 +655,14 @@ START_TEST(helper_exec_spliced)
     ADD(agent_encode_started(AT, 1));
     ADD(agent_encode(AT, AGENT_FILE_DATA, "x", 1)); /* a data frame, but not an exec's */
     ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), -EPROTO);
+    /* One stream a pipe, the other a file: each is spliced or copied on
+     * its own (a file on stdout must not stop stderr's splice). */
+    for (script_pipes = 1; script_pipes <= 2; script_pipes++) {
+        happy_script();
+        ck_assert_int_eq(script_exec(script, slen, &res, out, err, sizeof(out)), 0);
+        ck_assert_str_eq(out, "hi!");
+        ck_assert_str_eq(err, "err");
+    }
     script_pipes = 0;
 }
 END_TEST
