@@ -295,16 +295,24 @@ int agent_exec_parse(const uint8_t *p, size_t len, struct agent_exec_req *req,
     return 0;
 }
 
+/* The types whose payload is opaque bytes (1..AGENT_MAX_CHUNK): the
+ * decoder may let a caller move them itself (agent_decode_data_frame). */
+static int is_data_type(uint16_t type)
+{
+    return type == AGENT_STDIN || type == AGENT_FILE_DATA || type == AGENT_STDOUT ||
+           type == AGENT_STDERR;
+}
+
 /* Checks the payload of a complete message and fills msg's fields. */
 static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, uint32_t len,
                          struct agent_msg *m)
 {
     memset(&m->u, 0, sizeof(m->u));
+    if (is_data_type(type))
+        return len ? 0 : -EPROTO; /* an empty chunk would mean nothing */
     switch (type) {
     case AGENT_EXEC:
         return agent_exec_parse(p, len, NULL, NULL, NULL);
-    case AGENT_STDIN: case AGENT_FILE_DATA: case AGENT_STDOUT: case AGENT_STDERR:
-        return len ? 0 : -EPROTO; /* an empty chunk would mean nothing */
     case AGENT_STDIN_EOF: case AGENT_KILL: case AGENT_FILE_END:
         return len == 0 ? 0 : -EPROTO;
     case AGENT_FILE_PUT:
@@ -443,12 +451,6 @@ int agent_decode(struct agent_decoder *d, const void *data, size_t len, size_t *
     }
     *used = off;
     return 0;
-}
-
-static int is_data_type(uint16_t type)
-{
-    return type == AGENT_STDIN || type == AGENT_FILE_DATA || type == AGENT_STDOUT ||
-           type == AGENT_STDERR;
 }
 
 uint32_t agent_decode_data_frame(const struct agent_decoder *d, uint16_t *type)

@@ -47,12 +47,6 @@ static int capture_msrs(struct vm *vm, int fd, struct snap_vcpu *c)
     return 0;
 }
 
-/* The CPUID table airlock gives vCPU `id` on this host (what
- * vm_create_vcpus set), computed again from the supported table (fetched
- * once per capture or restore).  Not KVM_GET_CPUID2: KVM rewrites some
- * bits of its copy as the guest runs (OSXSAVE and OSPKE follow CR4, the
- * APIC bit the APIC base MSR, leaf 0xd's sizes XCR0), so a running guest's
- * table never equals a fresh vCPU's. */
 static int capture_vcpu(struct vm *vm, const struct kvm_cpuid2 *supported, unsigned id,
                         struct snap_vcpu *c, char *err, size_t errlen)
 {
@@ -74,6 +68,11 @@ static int capture_vcpu(struct vm *vm, const struct kvm_cpuid2 *supported, unsig
     for (size_t i = 0; i < sizeof(gets) / sizeof(gets[0]); i++)
         if (ioctl(fd, gets[i].req, (char *)c + gets[i].off) < 0)
             return fail(err, errlen, (int)id, gets[i].name, errno);
+    /* The table airlock gave this vCPU (what vm_create_vcpus set),
+     * computed again from the supported one.  Not KVM_GET_CPUID2: KVM
+     * rewrites some bits of its copy as the guest runs (OSXSAVE and OSPKE
+     * follow CR4, the APIC bit the APIC base MSR, leaf 0xd's sizes XCR0),
+     * so a running guest's table never equals a fresh vCPU's. */
     struct kvm_cpuid2 *t = cpuid_for_vcpu(supported, id, vm->ncpus);
     if (!t)
         return fail(err, errlen, (int)id, "its CPUID table", ENOMEM);
@@ -136,14 +135,12 @@ int vm_snapshot_capture(struct vm *vm, struct snap_state *s, char *err, size_t e
     struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm->fd);
     if (!supported)
         return fail(err, errlen, -1, "KVM_GET_SUPPORTED_CPUID", errno);
-    for (unsigned i = 0; i < vm->ncpus; i++) {
-        int e = capture_vcpu(vm, supported, i, &s->vcpus[i], err, errlen);
-        if (e) {
-            free(supported);
-            return e;
-        }
-    }
+    int e = 0;
+    for (unsigned i = 0; i < vm->ncpus && !e; i++)
+        e = capture_vcpu(vm, supported, i, &s->vcpus[i], err, errlen);
     free(supported);
+    if (e)
+        return e;
     struct kvm_irqchip *chips[3] = {&s->pic_master, &s->pic_slave, &s->ioapic};
     for (unsigned i = 0; i < 3; i++) {
         chips[i]->chip_id = i; /* KVM_IRQCHIP_PIC_MASTER, _SLAVE, _IOAPIC */
@@ -224,19 +221,18 @@ int vm_snapshot_restore(struct vm *vm, const struct snap_state *s, char *err, si
     struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm->fd);
     if (!supported)
         return fail(err, errlen, -1, "KVM_GET_SUPPORTED_CPUID", errno);
-    for (unsigned i = 0; i < s->ncpus; i++) {
+    int e = 0;
+    for (unsigned i = 0; i < s->ncpus && !e; i++) {
         struct kvm_cpuid2 *here = cpuid_for_vcpu(supported, i, vm->ncpus);
-        int e = here ? vm_snapshot_cpuid_check(here, &s->vcpus[i], i, err, errlen)
-                     : fail(err, errlen, (int)i, "its CPUID table", ENOMEM);
+        e = here ? vm_snapshot_cpuid_check(here, &s->vcpus[i], i, err, errlen)
+                 : fail(err, errlen, (int)i, "its CPUID table", ENOMEM);
         free(here);
         if (!e)
             e = restore_vcpu(vm, i, &s->vcpus[i], err, errlen);
-        if (e) {
-            free(supported);
-            return e;
-        }
     }
     free(supported);
+    if (e)
+        return e;
     /* kvm-clock continues from the snapshot's instant: guest monotonic
      * time does not jump; wall time is the agent's to set (README). */
     struct kvm_clock_data clock = {.clock = s->clock.clock};
