@@ -18,8 +18,11 @@ MONITOR_LDFLAGS ?= -static
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Everything except main() goes into a library the unit tests link too.
-LIB_SRCS := $(sort $(wildcard boot/*.c devices/*.c devices/virtio/*.c vmm/*.c))
-LIB_SRCS := $(filter-out vmm/main.c,$(LIB_SRCS))
+# Every folder of the monitor, lowest layer first (each folder's README.md
+# says what it may include; scripts/check-layers enforces it).
+MONITOR_DIRS := util memory boot devices devices/virtio kvm agent_client egress snapshot jail report cli
+LIB_SRCS := $(sort $(foreach d,$(MONITOR_DIRS),$(wildcard $(d)/*.c)))
+LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 
@@ -36,7 +39,7 @@ deps-check:
 
 monitor: $(BUILD)/airlock
 
-$(BUILD)/airlock: $(LIB_OBJS) $(BUILD)/obj/vmm/main.o | deps-check
+$(BUILD)/airlock: $(LIB_OBJS) $(BUILD)/obj/cli/main.o | deps-check
 	$(CC) $(CFLAGS) $(MONITOR_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c | deps-check
@@ -48,7 +51,7 @@ $(BUILD)/san/%.o: %.c | deps-check
 	$(CC) $(OPT) $(CFLAGS_COMMON) $(SANITIZE) -c -o $@ $<
 
 include tests/tests.mk
-include vmm/surface.mk
+include report/surface.mk
 -include guest/guest.mk
 include guest/agent/agent.mk
 -include guest/python-image.mk
@@ -82,4 +85,4 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(SAN_OBJS:.o=.d) $(BUILD)/obj/vmm/main.d
+-include $(LIB_OBJS:.o=.d) $(SAN_OBJS:.o=.d) $(BUILD)/obj/cli/main.d

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "vmm/gmem.h"
+#include "memory/gmem.h"
 
 #define MEMMAP_RAM      1 /* E820_TYPE_RAM */
 #define MEMMAP_RESERVED 2 /* E820_TYPE_RESERVED */

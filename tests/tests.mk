@@ -42,16 +42,16 @@ $(BUILD)/bench/%: tests/bench/%.c | deps-check
 FUZZ_CC := clang
 FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=all
-FUZZ_SRCS_fuzz_kernel := $(wildcard boot/*.c) vmm/gmem.c
+FUZZ_SRCS_fuzz_kernel := $(wildcard boot/*.c) memory/gmem.c
 FUZZ_SRCS_fuzz_serial := devices/serial.c
-FUZZ_SRCS_fuzz_virtio := devices/virtio/mmio.c devices/virtio/queue.c vmm/gmem.c
+FUZZ_SRCS_fuzz_virtio := devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
 FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virtio/queue.c \
-                         devices/disk.c devices/disk_cow.c vmm/gmem.c
+                         devices/disk.c devices/disk_cow.c memory/gmem.c
 FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
-                         devices/virtio/mmio.c devices/virtio/queue.c vmm/gmem.c
-FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client.c vmm/agent_conn.c vmm/agent_exec.c vmm/agent_client_io.c
-FUZZ_SRCS_fuzz_http_request := vmm/http_request.c
-SNAP_FILE_SRCS := vmm/snapshot_file.c vmm/snapshot_fields.c
+                         devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
+FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c
+FUZZ_SRCS_fuzz_http_request := egress/http_request.c
+SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "devices/virtio/mmio.h"
-#include "vmm/snapshot_state.h"
+#include "snapshot/snapshot_state.h"
 
 /* The caller holds t->lock (a snapshot holds every transport's lock while
  * it saves guest RAM, so no device writes into it meanwhile). */

@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/agent_client.h"
+#include "agent_client/agent_client.h"
 
-/* One connection to the host: the shared reader (vmm/agent_client.h)
+/* One connection to the host: the shared reader (agent_client/agent_client.h)
  * and its buffer. */
 struct aconn {
     struct agent_reader rd;
@@ -39,7 +39,7 @@ int agent_lo_up(void);
  * fd the relay must not inherit is opened. */
 int agent_proxy_start(void);
 
-/* agent_write_all (vmm/agent_client.h) writes a whole buffer to a pipe or
+/* agent_write_all (agent_client/agent_client.h) writes a whole buffer to a pipe or
  * file; both ends of the protocol share it. */
 
 #endif

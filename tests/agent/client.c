@@ -1,5 +1,5 @@
 /* A tiny `airlock run` over a Unix socket, for tests/agent/run-tests: drives
- * the agent through vmm/agent_client.c exactly as the monitor will over
+ * the agent through agent_client/agent_client.c exactly as the monitor will over
  * vsock, and exits with the status airlock would.
  *
  *   agent-client SOCK [-e K=V]... [-w DIR] [-u UID] [-g GID] [-t MS] [-i]
@@ -22,8 +22,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "vmm/agent_client.h"
-#include "vmm/exit_codes.h"
+#include "agent_client/agent_client.h"
+#include "util/exit_codes.h"
 
 static int connect_unix(const char *path)
 {

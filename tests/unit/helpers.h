@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "boot/kernel.h"
-#include "vmm/gmem.h"
+#include "memory/gmem.h"
 
 /* ---- fake guest memory ------------------------------------------------ */
 

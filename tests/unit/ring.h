@@ -26,7 +26,7 @@
 
 #include "devices/virtio/mmio.h"
 #include "devices/virtio/queue.h"
-#include "vmm/gmem.h"
+#include "memory/gmem.h"
 
 /* ---- split virtqueue in guest memory ------------------------------------ */
 

@@ -1,4 +1,4 @@
-/* vmm/agent_client.c: the exec protocol's encoders and its decoder, with
+/* agent_client/agent_client.c: the exec protocol's encoders and its decoder, with
  * well-formed frames and hostile ones (each a frame a compromised agent, or
  * a broken host, could send). */
 #include <errno.h>
@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "vmm/agent_client.h"
-#include "vmm/exit_codes.h"
+#include "agent_client/agent_client.h"
+#include "util/exit_codes.h"
 
 #define BIG (AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD)
 

@@ -1,4 +1,4 @@
-/* vmm/gmem: the one checked accessor from guest-physical to host pointers. */
+/* memory/gmem: the one checked accessor from guest-physical to host pointers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "boot/layout.h"
 #include "tests/unit/helpers.h"
-#include "vmm/gmem.h"
+#include "memory/gmem.h"
 
 #define RSZ 0x10000ULL
 

@@ -1,5 +1,5 @@
-/* vmm/limits.c (the token bucket, the limit record), the console's output
- * limits (vmm/console.c) and agent_exec's output cap arithmetic. */
+/* egress/limits.c (the token bucket, the limit record), the console's output
+ * limits (kvm/console.c) and agent_exec's output cap arithmetic. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "vmm/agent_client.h"
-#include "vmm/audit.h"
-#include "vmm/console.h"
-#include "vmm/limits.h"
-#include "vmm/vsock_host.h"
+#include "agent_client/agent_client.h"
+#include "egress/audit.h"
+#include "kvm/console.h"
+#include "egress/limits.h"
+#include "agent_client/vsock_host.h"
 
 #define S 1000000000ULL /* one second in ns */
 
@@ -113,7 +113,7 @@ START_TEST(console_max_caps_the_file)
 END_TEST
 
 /* The vsock connection cap (VSOCK_MAX_CONNS) through the device's host
- * ops (vmm/vsock_host.c): however often a guest hits it, one stderr line
+ * ops (agent_client/vsock_host.c): however often a guest hits it, one stderr line
  * and one limit record. */
 START_TEST(vsock_conn_cap_reported_once)
 {

@@ -1,4 +1,4 @@
-/* vmm/boot_options.c: parse_uint and `airlock boot` option parsing. */
+/* cli/boot_options.c: parse_uint and `airlock boot` option parsing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include "boot/layout.h"
 #include "boot/loader.h"
 #include "tests/unit/helpers.h"
-#include "vmm/boot_options.h"
+#include "cli/boot_options.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
 

@@ -11,10 +11,10 @@
 #include "boot/loader.h"
 #include "devices/serial.h"
 #include "tests/unit/helpers.h"
-#include "vmm/boot_options.h"
-#include "vmm/snapshot_file.h"
+#include "cli/boot_options.h"
+#include "snapshot/snapshot_file.h"
 
-/* vmm/boot_options.c parse_uint: `(max - d) / 10` underflows when the
+/* cli/boot_options.c parse_uint: `(max - d) / 10` underflows when the
  * digit is larger than max, so a value above max is accepted. */
 START_TEST(parse_uint_digit_above_max)
 {
@@ -25,7 +25,7 @@ START_TEST(parse_uint_digit_above_max)
 }
 END_TEST
 
-/* vmm/boot_options.c: an unknown short option inside a cluster ("-xy")
+/* cli/boot_options.c: an unknown short option inside a cluster ("-xy")
  * does not advance optind, so the message names the previous argument. */
 START_TEST(options_cluster_message)
 {
@@ -37,7 +37,7 @@ START_TEST(options_cluster_message)
 }
 END_TEST
 
-/* vmm/boot_options.c resets getopt with optind = 1, which keeps GNU
+/* cli/boot_options.c resets getopt with optind = 1, which keeps GNU
  * getopt's private "next character" pointer: after a parse that stopped
  * inside "-xy", the next parse resumes at the stale "y" and rejects a
  * valid command line.  optind = 0 asks glibc for a full reset. */
@@ -56,7 +56,7 @@ END_TEST
 
 /* devices/serial.c: a FIFO reset (FCR bit 1) empties the receive FIFO but
  * never calls rx_ready, so a host that was told "FIFO full, wait for
- * rx_ready" (vmm/console.c pauses stdin) waits forever. */
+ * rx_ready" (kvm/console.c pauses stdin) waits forever. */
 static unsigned ready_calls;
 static void k_tx(void *o, uint8_t b) { (void)o; (void)b; }
 static void k_irq(void *o, int level) { (void)o; (void)level; }
@@ -101,7 +101,7 @@ START_TEST(loader_bad_ncpus_reported_as_nomem)
 }
 END_TEST
 
-/* vmm/snapshot_file.c: libfdt 1.6.1's fdt_check_full read through a NULL
+/* snapshot/snapshot_file.c: libfdt 1.6.1's fdt_check_full read through a NULL
  * pointer on this state file (found by fuzz_snapshot: a version-14 header
  * whose size_dt_struct runs past the end).  The reader now checks the
  * header itself first. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "tests/unit/helpers.h"
-#include "vmm/vm_snapshot.h"
+#include "snapshot/vm_snapshot.h"
 
 static struct snap_vcpu *snap;
 static struct kvm_cpuid2 *here;

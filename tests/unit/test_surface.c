@@ -1,4 +1,4 @@
-/* vmm/surface.c: the report shows every range the shared registration
+/* report/surface.c: the report shows every range the shared registration
  * makes, with the handler the bus really has, and names every feature the
  * devices offer. */
 #include <linux/kvm.h>
@@ -9,12 +9,12 @@
 #include "devices/virtio/blk.h"
 #include "devices/virtio/vsock.h"
 #include "tests/unit/helpers.h"
-#include "vmm/boot_options.h"
-#include "vmm/machine.h"
-#include "vmm/surface.h"
-#include "vmm/symtab.h"
-#include "vmm/vcpu_exits.h"
-#include "vmm/vsock_host.h"
+#include "cli/boot_options.h"
+#include "kvm/machine.h"
+#include "report/surface.h"
+#include "report/symtab.h"
+#include "kvm/vcpu_exits.h"
+#include "agent_client/vsock_host.h"
 
 static struct surface_report rep;
 
@@ -142,7 +142,7 @@ START_TEST(reach_unknown_without_data)
     surface_print_json(f, &rep);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(buf, "\"reachable\": \"unknown\""));
-    /* The seccomp lists are the real ones (vmm/seccomp.c is linked in). */
+    /* The seccomp lists are the real ones (jail/seccomp.c is linked in). */
     ck_assert_ptr_nonnull(strstr(buf, "\"installed\": true"));
     ck_assert_ptr_nonnull(strstr(buf, "\"KVM_RUN"));
     free(buf);

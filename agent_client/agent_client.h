@@ -1,0 +1,240 @@
+/* The exec protocol (guest/agent/proto.h) as code: encoders for every
+ * message, an incremental decoder that yields only complete, validated
+ * messages, and blocking helpers that drive one exec or one file transfer
+ * over an already-connected socket.  The codec is pure (no I/O) so the unit
+ * tests and the fuzz target reach all of it; the agent links it too.
+ * Every byte handed to the decoder is treated as hostile. */
+#ifndef AIRLOCK_AGENT_CLIENT_AGENT_CLIENT_H
+#define AIRLOCK_AGENT_CLIENT_AGENT_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "guest/agent/proto.h"
+
+/* An exec request.  Encoding reads it; agent_exec_parse fills it with
+ * pointers into a decoded payload (valid while that payload is). */
+struct agent_exec_req {
+    const char *const *argv; /* argc strings */
+    uint32_t argc;
+    const char *const *envp; /* envc "K=V" strings */
+    uint32_t envc;
+    const char *cwd;         /* NULL or "" = "/" */
+    uint32_t uid, gid;       /* AGENT_ID_DEFAULT = nobody */
+    uint32_t timeout_ms;     /* 0 = none */
+    uint32_t flags;          /* AGENT_EXEC_F_* */
+    uint64_t rlim_nproc, rlim_fsize, rlim_nofile; /* AGENT_RLIM_KEEP = as is */
+    /* Host side only (not sent): agent_exec stops waiting this long after
+     * timeout_ms, whatever the guest does.  The agent enforces the
+     * timeout, but the agent is in the guest, and a guest root can stall
+     * it (ptrace PID 1, a process stuck in the kernel): the wall clock
+     * must not depend on the guest.  AGENT_HOST_GRACE_MS by default. */
+    uint32_t host_grace_ms;
+};
+
+/* Time the agent gets, past the timeout, to kill the command and report:
+ * far beyond the 1 s it drains output, even in the nested lab. */
+#define AGENT_HOST_GRACE_MS 30000
+
+/* Sets every field to "default": no args, nobody, no limits, no timeout. */
+void agent_exec_req_init(struct agent_exec_req *req);
+
+/* ---- encoding: each returns the frame's size, or -EMSGSIZE when it does
+ * not fit `cap` or breaks a protocol limit, -EINVAL for bad arguments ---- */
+
+/* Any message whose payload the caller already laid out. */
+ssize_t agent_encode(uint8_t *buf, size_t cap, uint16_t type, const void *payload,
+                     size_t len);
+/* The same with the payload already in place at buf + AGENT_HDR_SIZE (read
+ * there straight from its source: no copy); writes only the header. */
+ssize_t agent_encode_in_place(uint8_t *buf, size_t cap, uint16_t type, size_t len);
+ssize_t agent_encode_exec(uint8_t *buf, size_t cap, const struct agent_exec_req *req);
+ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32_t mode,
+                              uint64_t size);
+ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path);
+ssize_t agent_encode_reseed(uint8_t *buf, size_t cap, uint64_t realtime_ns, const uint8_t *seed);
+ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t features);
+ssize_t agent_encode_started(uint8_t *buf, size_t cap, uint32_t pid);
+ssize_t agent_encode_exit(uint8_t *buf, size_t cap, uint32_t kind, uint32_t value,
+                          uint32_t flags);
+ssize_t agent_encode_error(uint8_t *buf, size_t cap, uint32_t code, uint32_t op);
+
+/* ---- decoding ---- */
+
+enum agent_dir {
+    AGENT_DIR_REQUEST, /* decoding what the host sent (the agent's side) */
+    AGENT_DIR_REPLY,   /* decoding what the agent sent (airlock's side) */
+};
+
+/* A complete message.  `payload` points into the decoder's buffer and is
+ * valid until the next agent_decode call.  The fixed-layout fields of the
+ * message's type are filled in (others are zero). */
+struct agent_msg {
+    uint16_t type;
+    uint32_t len;
+    const uint8_t *payload;
+    union {
+        struct { uint32_t version, features; } ready;
+        struct { uint32_t pid; } started;
+        struct { uint32_t kind, value, flags; } exit;
+        struct { uint32_t code, op; } error;
+        struct { uint32_t mode; uint64_t size; const char *path; } file_put;
+        struct { const char *path; } file_get;
+        struct { uint64_t realtime_ns; const uint8_t *seed; } reseed; /* AGENT_RESEED_SEED bytes */
+    } u;
+};
+
+/* The largest payload the decoder buffers for a direction: replies never
+ * need more than a data chunk, so a hostile agent cannot make airlock hold
+ * more than that per connection. */
+size_t agent_dir_max(enum agent_dir dir);
+/* Largest payload allowed for `type` in `dir`; 0 when the type is not
+ * valid in that direction (or, for empty types, ask agent_type_known). */
+uint32_t agent_type_max(enum agent_dir dir, uint16_t type);
+
+struct agent_decoder {
+    enum agent_dir dir;
+    uint8_t hdr[AGENT_HDR_SIZE];
+    size_t hdr_have;
+    uint16_t type;
+    uint32_t len;
+    uint8_t *buf;       /* agent_dir_max(dir) bytes */
+    size_t have;
+    int error;          /* sticky: once a frame is bad, the stream is */
+    int passing;        /* a data frame's payload is part skipped (agent_decode_skip) */
+};
+
+/* 0 or -ENOMEM. */
+int agent_decoder_init(struct agent_decoder *d, enum agent_dir dir);
+void agent_decoder_free(struct agent_decoder *d);
+
+/* Consumes bytes from data[0..len) and sets *used to how many.  Returns 1
+ * with *msg filled when a message completed (call again with the rest),
+ * 0 when every byte was consumed without completing one, or a negative
+ * errno when the stream is bad (and stays so): -EBADMSG bad magic,
+ * -EPROTONOSUPPORT wrong version, -EPROTO unknown/misdirected type or
+ * malformed payload, -EMSGSIZE length over the type's maximum. */
+int agent_decode(struct agent_decoder *d, const void *data, size_t len, size_t *used,
+                 struct agent_msg *msg);
+
+/* Data frames without the copy through the decoder: when the decoder
+ * holds the complete header of a data frame (STDIN, STDOUT, STDERR,
+ * FILE_DATA) and none of its payload, agent_decode_data_frame returns the
+ * payload length (>= 1, already checked against the type's maximum) and
+ * sets *type; else 0.  The caller then moves those bytes itself (e.g.
+ * splice from the socket to where they go) and counts each part with
+ * agent_decode_skip; after the last, the decoder expects a header again.
+ * agent_decode refuses (-EINVAL) while a payload is part skipped;
+ * agent_decode_skip refuses more than the frame holds. */
+uint32_t agent_decode_data_frame(const struct agent_decoder *d, uint16_t *type);
+int agent_decode_skip(struct agent_decoder *d, uint32_t n);
+/* How many bytes the decoder takes before its current header or payload
+ * is complete: a reader that never asks for more never reads past a frame
+ * boundary, so a data frame's payload is still in the socket when its
+ * header has been decoded. */
+size_t agent_decode_want(const struct agent_decoder *d);
+
+/* A buffered reader of one connection's messages, the same for both ends
+ * (the agent reads requests, airlock replies): the socket, the decoder,
+ * and a buffer the owner provides.  A READY (replies only: a request
+ * decoder refuses it) is taken here, once and of this version, so every
+ * helper accepts one at the start of a connection. */
+struct agent_reader {
+    int fd;
+    struct agent_decoder dec;
+    uint8_t *buf;
+    size_t cap, pos, len;   /* buf[pos, len) is received, not yet decoded */
+    uint32_t version;       /* the READY's version; 0 until one came */
+};
+/* 0, or -ENOMEM (the decoder's buffer); agent_reader_free releases it. */
+int agent_reader_init(struct agent_reader *r, int fd, enum agent_dir dir, uint8_t *buf,
+                      size_t cap);
+void agent_reader_free(struct agent_reader *r);
+/* The next complete message already received: 1, 0 when more bytes are
+ * needed, or -errno for a bad stream. */
+int agent_reader_next(struct agent_reader *r, struct agent_msg *m);
+/* Reads more bytes once the buffer is decoded: 1, or -errno (-ECONNRESET
+ * on EOF). */
+int agent_reader_fill(struct agent_reader *r);
+/* The same, never past the decoder's current header or payload: a data
+ * frame's payload is still in the socket once its header is decoded, for
+ * the caller to move itself (agent_decode_data_frame). */
+int agent_reader_fill_frame(struct agent_reader *r);
+/* Blocks until a message (other than READY) arrives: 1 or -errno. */
+int agent_reader_wait(struct agent_reader *r, struct agent_msg *m);
+
+/* Validates an EXEC payload; with the two arrays (AGENT_MAX_ARGS + 1 and
+ * AGENT_MAX_ENVS + 1 entries) fills req with pointers into the payload,
+ * NULL-terminating both arrays.  0 or -EPROTO. */
+int agent_exec_parse(const uint8_t *p, size_t len, struct agent_exec_req *req,
+                     const char **argv_buf, const char **env_buf);
+
+/* ---- blocking helpers over a connected stream socket ---- */
+
+/* Writes all of buf (retrying short writes and EINTR): 0 or -errno.  Both
+ * the agent and the host use it. */
+int agent_write_all(int fd, const void *buf, size_t len);
+/* The same over a socket, with MSG_NOSIGNAL: 0 or -errno (-EPIPE). */
+int agent_send_all(int fd, const void *buf, size_t len);
+
+/* One recv into buf (retrying EINTR): the byte count, -ECONNRESET at EOF,
+ * or -errno.  Both ends' message readers refill with it. */
+ssize_t agent_recv_some(int fd, void *buf, size_t cap);
+
+struct agent_exec_result {
+    int started;          /* STARTED arrived */
+    uint32_t pid;         /* the command's pid in the guest */
+    int signaled;         /* killed by signal `value` (else exited `value`) */
+    int value;
+    int timed_out;        /* the agent killed it on timeout */
+    int host_timeout;     /* the agent did not end it in time: the host gave up (also timed_out) */
+    int output_closed;    /* out_fd or err_fd lost its reader (EPIPE): the host stopped
+                           * there, the command may still run (the caller stops the VM) */
+    int error;            /* errno from an ERROR reply (never started), or 0 */
+    uint32_t error_op;    /* AGENT_OP_* of that ERROR */
+    uint32_t agent_version; /* from READY, when it was seen */
+    uint64_t out_bytes, err_bytes; /* what the command wrote */
+    uint64_t dropped;     /* of those, bytes past max_output: not copied */
+};
+
+/* The output cap: stdout and stderr together may copy `max` bytes. */
+struct agent_output_cap {
+    uint64_t max, used, dropped;
+};
+
+/* How many of the `len` bytes of the next chunk may still be copied; the
+ * rest is counted as dropped.  A chunk that crosses the cap is cut there,
+ * so exactly `max` bytes are copied. */
+size_t agent_output_take(struct agent_output_cap *cap, size_t len);
+
+/* Sends `req` (stdin attached when in_fd >= 0, which is then read to EOF
+ * and forwarded), copies STDOUT to out_fd and STDERR to err_fd (at most
+ * max_output bytes of the two together; the rest is read and dropped, the
+ * command keeps running, res->dropped counts it), and waits for EXIT or
+ * ERROR.  A READY at the start of the stream is accepted.  With a
+ * timeout, it waits at most timeout_ms + host_grace_ms: then the outcome
+ * is res->timed_out and res->host_timeout (the caller stops the VM).
+ * When out_fd or err_fd says EPIPE (e.g. `airlock run ... | head`), the
+ * outcome is res->output_closed, at once, as a writer's SIGPIPE would be.
+ * 0 with *res filled once the outcome is known; -errno on transport
+ * failure, -EPROTO when the agent broke the protocol. */
+int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
+               uint64_t max_output, struct agent_exec_result *res);
+
+/* Sends RESEED (proto.h): the host's wall time and AGENT_RESEED_SEED bytes
+ * of randomness, for the guest's clock and CRNG.  0 or -errno. */
+int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed);
+
+/* Copies in_fd (size bytes exactly) to guest `path` with `mode`.  0, or
+ * -errno (the guest's errno for a refused put, e.g. -EACCES). */
+int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size);
+/* Copies guest `path` into out_fd, at most max_bytes (-EFBIG beyond). */
+int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes);
+
+/* The exit status airlock reports for a result: the command's code,
+ * 128+signal, 124 on timeout, 127 not found, 126 cannot run, 141
+ * (128+SIGPIPE) when our output lost its reader. */
+int agent_result_status(const struct agent_exec_result *res);
+
+#endif

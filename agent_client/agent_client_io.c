@@ -1,0 +1,115 @@
+/* Blocking drivers of the file and reseed requests over a connected
+ * stream socket (vsock in airlock run, a Unix socket in the host tests);
+ * the exec request is agent_client/agent_exec.c.  Replies from the hostile agent
+ * go through the validating decoder and must come in the order proto.h
+ * fixes. */
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "agent_client/agent_conn.h"
+
+/* Waits for the agent's verdict on a put: FILE_END or ERROR. */
+static int put_verdict(struct agent_conn *c)
+{
+    struct agent_msg m;
+    int rc = agent_reader_wait(&c->rd, &m);
+    if (rc < 0)
+        return rc;
+    if (m.type == AGENT_FILE_END)
+        return 0;
+    return m.type == AGENT_ERROR ? -(int)m.u.error.code : -EPROTO;
+}
+
+static int put_data(int fd, int in_fd, uint64_t size)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK]; /* read straight into its payload */
+    uint64_t sent = 0;
+    while (sent < size) {
+        size_t want = size - sent < AGENT_MAX_CHUNK ? (size_t)(size - sent) : AGENT_MAX_CHUNK;
+        ssize_t n = read(in_fd, f + AGENT_HDR_SIZE, want);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* short: FILE_END with a wrong total makes the agent refuse */
+        ssize_t fl = agent_encode_in_place(f, sizeof(f), AGENT_FILE_DATA, (size_t)n);
+        int rc = fl < 0 ? (int)fl : agent_send_all(fd, f, (size_t)fl);
+        if (rc)
+            return rc;
+        sent += (uint64_t)n;
+    }
+    ssize_t fl = agent_encode(f, sizeof(f), AGENT_FILE_END, NULL, 0);
+    int rc = fl < 0 ? (int)fl : agent_send_all(fd, f, (size_t)fl);
+    return rc ? rc : sent == size ? 0 : -EIO;
+}
+
+int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_RESEED_SIZE];
+    ssize_t n = agent_encode_reseed(f, sizeof(f), realtime_ns, seed);
+    return n < 0 ? (int)n : agent_send_all(fd, f, (size_t)n);
+}
+
+int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_FILE_PUT_FIXED + AGENT_MAX_PATH];
+    ssize_t fl = agent_encode_file_put(f, sizeof(f), path, mode, size);
+    if (fl < 0)
+        return (int)fl;
+    int rc = agent_send_all(fd, f, (size_t)fl);
+    if (rc)
+        return rc;
+    int data_rc = put_data(fd, in_fd, size);
+    if (data_rc && data_rc != -EIO)
+        return data_rc;
+    struct agent_conn *c = ac_new(fd, &rc);
+    if (!c)
+        return rc;
+    rc = put_verdict(c);
+    ac_free(c);
+    return data_rc ? data_rc : rc;
+}
+
+static int get_loop(struct agent_conn *c, int out_fd, uint64_t max_bytes)
+{
+    uint64_t total = 0;
+    for (;;) {
+        struct agent_msg m;
+        int rc = agent_reader_wait(&c->rd, &m);
+        if (rc < 0)
+            return rc;
+        switch (m.type) {
+        case AGENT_FILE_DATA:
+            total += m.len;
+            if (total > max_bytes)
+                return -EFBIG;
+            rc = agent_write_all(out_fd, m.payload, m.len);
+            if (rc)
+                return rc;
+            break;
+        case AGENT_FILE_END:
+            return 0;
+        case AGENT_ERROR: /* e.g. a read error half-way through the file */
+            return -(int)m.u.error.code;
+        default:
+            return -EPROTO;
+        }
+    }
+}
+
+int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_PATH];
+    ssize_t fl = agent_encode_file_get(f, sizeof(f), path);
+    if (fl < 0)
+        return (int)fl;
+    int rc = agent_send_all(fd, f, (size_t)fl);
+    if (rc)
+        return rc;
+    struct agent_conn *c = ac_new(fd, &rc);
+    if (!c)
+        return rc;
+    rc = get_loop(c, out_fd, max_bytes);
+    ac_free(c);
+    return rc;
+}

@@ -1,0 +1,26 @@
+/* Allocating one agent connection (agent_client/agent_conn.h). */
+#include "agent_client/agent_conn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+struct agent_conn *ac_new(int fd, int *rc)
+{
+    struct agent_conn *c = malloc(sizeof(*c));
+    if (!c) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    *rc = agent_reader_init(&c->rd, fd, AGENT_DIR_REPLY, c->rbuf, sizeof(c->rbuf));
+    if (*rc) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void ac_free(struct agent_conn *c)
+{
+    agent_reader_free(&c->rd);
+    free(c);
+}

@@ -1,0 +1,20 @@
+/* One connection to the agent as airlock's helpers drive it (internal to
+ * agent_client/agent_*.c): the shared reader (agent_client.h) with its buffer, and
+ * a frame of stdin on its way, all too big for a thread's stack. */
+#ifndef AIRLOCK_AGENT_CLIENT_AGENT_CONN_H
+#define AIRLOCK_AGENT_CLIENT_AGENT_CONN_H
+
+#include "agent_client/agent_client.h"
+
+struct agent_conn {
+    struct agent_reader rd;
+    uint8_t rbuf[AGENT_HDR_SIZE + AGENT_MAX_CHUNK];
+    uint8_t pend[AGENT_HDR_SIZE + AGENT_MAX_CHUNK]; /* a STDIN frame being sent */
+};
+
+/* A connection's state over fd; NULL with *rc = -errno on failure (*rc is
+ * 0 on success).  ac_free releases it (not the fd). */
+struct agent_conn *ac_new(int fd, int *rc);
+void ac_free(struct agent_conn *c);
+
+#endif

@@ -1,0 +1,246 @@
+/* The threads and hooks that drive a VM for `airlock run` (connect to
+ * the agent, reseed it, run the command, copy files) and for `airlock
+ * snapshot` (wait for the agent's ready mark, save the VM). */
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devices/virtio/vsock.h"
+#include "util/exit_codes.h"
+#include "egress/limits.h"
+#include "cli/run_ctx.h"
+#include "cli/run_report.h"
+#include "jail/seccomp.h"
+#include "snapshot/snapshot_dir.h"
+#include "report/timings.h"
+
+/* One attempt: a socketpair whose far end the device connects to the
+ * agent's port.  Returns our end once the device said "OK", or -errno
+ * (-EAGAIN: not listening yet, try again). */
+static int agent_dial(struct run_ctx *r)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -errno;
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    pthread_mutex_lock(&r->vdev->transport.lock);
+    int rc = virtio_vsock_connect_guest(r->vsock, &r->vdev->transport, sv[0], AGENT_VSOCK_PORT);
+    pthread_mutex_unlock(&r->vdev->transport.lock);
+    if (rc) {
+        close(sv[0]);
+        close(sv[1]);
+        return -EAGAIN; /* the guest's driver is not up yet */
+    }
+    /* "OK <port>\n" when the agent accepted; EOF when the guest reset us. */
+    char line[32];
+    size_t len = 0;
+    while (len < sizeof(line)) {
+        struct pollfd p = {.fd = sv[1], .events = POLLIN};
+        if (poll(&p, 1, 5000) <= 0 || read(sv[1], line + len, 1) != 1)
+            break;
+        if (line[len++] == '\n')
+            return strncmp(line, "OK ", 3) == 0 ? sv[1] : (close(sv[1]), -EPROTO);
+    }
+    close(sv[1]);
+    return -EAGAIN;
+}
+
+/* A connection to the agent, waiting for it to listen (it starts as PID 1
+ * while we are already running).  Between tries we sleep 20 ms, or less
+ * when the agent's boot-timer mark says it listens now.  fd or -errno. */
+static int agent_connect(struct run_ctx *r)
+{
+    int fd = -EAGAIN;
+    for (unsigned waited = 0; fd == -EAGAIN && waited < RUN_AGENT_WAIT_MS; waited += 20) {
+        if (vm_stopping(r->vm))
+            return -ECANCELED;
+        fd = agent_dial(r);
+        if (fd == -EAGAIN) {
+            /* Once seen, the mark stays readable: later waits skip it
+             * (poll ignores a negative fd) instead of spinning. */
+            struct pollfd p = {.fd = r->ready_seen ? -1 : r->ready_efd, .events = POLLIN};
+            if (poll(&p, 1, 20) == 1)
+                r->ready_seen = true;
+        }
+    }
+    if (fd < 0 && fd != -ECANCELED)
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "the guest agent did not answer on vsock port %d",
+                AGENT_VSOCK_PORT);
+    return fd;
+}
+
+/* Each copy on its own connection: one request, one answer. */
+static int copy_in(struct run_ctx *r, const struct run_copy *c)
+{
+    int in = c->fd;
+    int fd = agent_connect(r);
+    int rc = fd < 0 ? fd : agent_file_put(fd, c->guest, c->st.st_mode & 0777, in, (uint64_t)c->st.st_size);
+    if (fd >= 0)
+        close(fd);
+    close(in);
+    if (rc && fd >= 0)
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-in %s: %s", c->arg, strerror(-rc));
+    return rc ? -1 : 0;
+}
+
+static int copy_out(struct run_ctx *r, const struct run_copy *c)
+{
+    int out = c->fd;
+    if (ftruncate(out, 0) < 0) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(errno));
+        close(out);
+        return -1;
+    }
+    int fd = agent_connect(r);
+    int rc = fd < 0 ? fd : agent_file_get(fd, c->guest, out, RUN_COPY_OUT_MAX);
+    if (fd >= 0)
+        close(fd);
+    close(out);
+    if (rc && fd >= 0)
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(-rc));
+    return rc ? -1 : 0;
+}
+
+static void *run_thread(void *arg)
+{
+    struct run_ctx *r = arg;
+    int e = seccomp_apply(SECCOMP_WORKER);
+    if (e) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "cannot install the seccomp filter: %s", strerror(-e));
+        return NULL;
+    }
+    for (unsigned i = 0; i < r->ncopy_in; i++)
+        if (copy_in(r, &r->copy_in[i]))
+            return NULL;
+    int fd = agent_connect(r);
+    if (fd < 0)
+        return NULL;
+    timings_mark(TM_CONNECTED);
+    /* Entropy and wall time before the command: a restored VM shares its
+     * snapshot's CRNG state and clock (proto.h, RESEED). */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int rs = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, r->seed);
+    if (rs) {
+        close(fd);
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rs));
+        return NULL;
+    }
+    struct agent_exec_result res = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    run_report_exec(&r->audit, &r->req);
+    int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
+                        r->with_stdin ? STDIN_FILENO : -1, r->max_output, &res);
+    close(fd);
+    timings_mark(TM_COMMAND_DONE);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    run_report_exit(&r->audit, &r->req, r->max_output, rc, &res,
+                    (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+    if (rc) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rc));
+        return NULL;
+    }
+    /* An agent that did not end the command in time would not answer a
+     * copy either; with our output gone (EPIPE) the command may still run,
+     * so its files are not copied half-written: the VM goes, as a pipeline's
+     * writer goes on SIGPIPE. */
+    for (unsigned i = 0; i < r->ncopy_out && !res.host_timeout && !res.output_closed; i++)
+        if (copy_out(r, &r->copy_out[i]))
+            return NULL;
+    egress_stop(&r->egress); /* their end records are written before we report */
+    vm_stop(r->vm, agent_result_status(&res), "%s", "");
+    return NULL;
+}
+
+static int run_serve_port(void *opaque, uint32_t port)
+{
+    struct run_ctx *r = opaque;
+    return port == AGENT_EGRESS_VSOCK_PORT ? egress_accept(&r->egress) : -ENOENT;
+}
+
+static void run_agent_ready(void *opaque)
+{
+    struct run_ctx *r = opaque;
+    uint64_t one = 1;
+    if (write(r->ready_efd, &one, sizeof(one)) < 0) {
+        /* the counter cannot overflow from one write; nothing to do */
+    }
+}
+
+/* airlock snapshot: once the agent listens (its boot-timer mark; the
+ * guest has run only its kernel and the agent), pause and save the VM,
+ * then stop it.  The files were opened before the jail (run_before_jail). */
+static void *snapshot_thread(void *arg)
+{
+    struct run_ctx *r = arg;
+    int e = seccomp_apply(SECCOMP_SNAPSHOT);
+    if (e) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "cannot install the seccomp filter: %s", strerror(-e));
+        return NULL;
+    }
+    struct pollfd p = {.fd = r->ready_efd, .events = POLLIN};
+    int n;
+    while ((n = poll(&p, 1, RUN_AGENT_WAIT_MS)) < 0 && errno == EINTR)
+        ;
+    if (n != 1) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR,
+                "the guest agent never said it listens (no boot-timer mark in %d s): no snapshot",
+                RUN_AGENT_WAIT_MS / 1000);
+        return NULL;
+    }
+    char err[384];
+    e = session_snapshot_save(r->session, &r->snap_out, err, sizeof(err));
+    if (e) {
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "snapshot %s: %s (the directory holds an unfinished "
+                "snapshot; remove it)", r->snap_dir, err);
+        return NULL;
+    }
+    timings_mark(TM_COMMAND_DONE);
+    /* write(), not stdio: glibc's first printf to a terminal or /dev/null
+     * asks isatty() through an ioctl this thread's filter refuses. */
+    char line[PATH_MAX + 80];
+    int len = snprintf(line, sizeof(line), "airlock: snapshot of a %llu MiB, %u-vCPU VM in %s\n",
+                     (unsigned long long)r->session->opt.mem_mib, r->session->opt.cpus,
+                     r->snap_dir);
+    size_t out = len < 0 ? 0 : (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1;
+    if (out && write(STDOUT_FILENO, line, out) < 0) {
+        /* nobody to tell: the snapshot itself is complete */
+    }
+    vm_stop(r->vm, 0, "%s", "");
+    return NULL;
+}
+
+static int run_started(void *opaque, struct boot_session *s, struct vm *vm,
+                       struct virtio_vsock *vsock, struct vdev *vdev)
+{
+    struct run_ctx *r = opaque;
+    r->session = s;
+    r->vm = vm;
+    r->vsock = vsock;
+    r->vdev = vdev;
+    if (r->mode == RUN_SNAPSHOT)
+        return pthread_create(&r->thread, NULL, snapshot_thread, r);
+    int e = egress_start(&r->egress);
+    return e ? e : pthread_create(&r->thread, NULL, run_thread, r);
+}
+
+static int run_before_jail(void *opaque, struct boot_session *s, char *err, size_t errlen)
+{
+    struct run_ctx *r = opaque;
+    if (r->mode != RUN_SNAPSHOT)
+        return 0;
+    return snap_dir_create(r->snap_dir, s, r->snap_zlib, &r->snap_out, err, errlen);
+}
+
+const struct session_hook run_hook_template = {
+    .started = run_started, .serve_port = run_serve_port, .before_jail = run_before_jail,
+    .agent_ready = run_agent_ready,
+};

@@ -1,0 +1,64 @@
+/* The host end of virtio-vsock, compatible with Firecracker's hybrid
+ * vsock: a Unix socket at PATH that host programs connect to, writing
+ * "CONNECT <port>\n" to reach guest port <port> (the device answers
+ * "OK <hostport>\n"), and, for connections the guest opens to CID 2 port P,
+ * the Unix socket PATH_P if someone listens there (else the guest gets RST). */
+#ifndef AIRLOCK_AGENT_CLIENT_VSOCK_HOST_H
+#define AIRLOCK_AGENT_CLIENT_VSOCK_HOST_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "devices/virtio/vsock.h"
+#include "kvm/evloop.h"
+#include "kvm/virtio_devices.h"
+
+#define VSOCK_HOST_PENDING 16 /* clients still sending their CONNECT line */
+#define VSOCK_CONNECT_LINE_MAX 32
+
+struct vsock_host_pending {
+    int fd;
+};
+
+struct vsock_host {
+    char path[108];          /* sun_path */
+    int listen_fd;
+    struct evloop *loop;
+    struct vdev *vdev;       /* the device's slot: its transport lock */
+    struct virtio_vsock *dev;
+    struct vsock_host_pending pending[VSOCK_HOST_PENDING];
+    /* Ports airlock serves itself (egress): consulted before PATH_<port>;
+     * returns the fd for the device, or -ENOENT when not its port. */
+    int (*serve_port)(void *opaque, uint32_t port);
+    void *serve_opaque;
+    /* Jailed (jail/jail.c): PATH_<port> is out of reach, the parent
+     * process dials it for us over this socket; -1: dial ourselves. */
+    int dial_sock;
+    /* The connection cap was reported (egress/limits.h: once per limit);
+     * set from the vCPU thread or the loop. */
+    atomic_bool cap_reported;
+};
+
+/* An empty host side: no socket, nothing to close yet. */
+void vsock_host_init(struct vsock_host *h);
+
+/* Creates the listening socket at `path` (which must not exist yet).
+ * -errno with err naming the path. */
+int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t errlen);
+
+/* Connects to the Unix socket PATH_<port> (non-blocking).  fd or -errno. */
+int vsock_host_dial(const char *path, uint32_t port);
+
+/* What the device calls back into (opaque = the struct vsock_host). */
+extern const struct vsock_host_ops vsock_host_ops;
+
+/* Starts accepting host clients once the device sits in its slot. */
+int vsock_host_attach(struct vsock_host *h, struct evloop *loop, struct vdev *vdev,
+                      struct virtio_vsock *dev);
+
+/* Closes the listener and pending clients and removes the socket file. */
+void vsock_host_close(struct vsock_host *h);
+
+#endif

@@ -1,0 +1,44 @@
+/* The subcommands of the airlock binary. */
+#ifndef AIRLOCK_CLI_COMMANDS_H
+#define AIRLOCK_CLI_COMMANDS_H
+
+#include "cli/boot_options.h"
+#include "kvm/virtio_devices.h"
+
+struct virtio_vsock;
+struct boot_session;
+
+/* airlock boot [options]: argv[0] is "boot". */
+int cmd_boot(int argc, char **argv);
+
+/* airlock run [options] -- CMD [ARGS...]: argv[0] is "run". */
+int cmd_run(int argc, char **argv);
+
+/* airlock snapshot --out DIR [VM options]: argv[0] is "snapshot". */
+int cmd_snapshot(int argc, char **argv);
+
+/* What a command running on top of a booted VM gets told. */
+struct session_hook {
+    /* Called on the main thread once the vCPUs run; nonzero stops the VM.
+     * `s` is the whole session (cli/session.h), for snapshots. */
+    int (*started)(void *opaque, struct boot_session *s, struct vm *vm,
+                   struct virtio_vsock *vsock, struct vdev *vdev);
+    /* Optional: a guest connection to host vsock port `port` that the
+     * command serves itself (fd for the device), or -ENOENT for the
+     * --vsock-uds mapping.  Called from the event loop. */
+    int (*serve_port)(void *opaque, uint32_t port);
+    /* Optional: called in the VM process once devices exist and before
+     * the jail (the last moment files can be opened); nonzero with err
+     * filled ends the session with that error. */
+    int (*before_jail)(void *opaque, struct boot_session *s, char *err, size_t errlen);
+    /* Optional: the guest agent said it listens (boot timer), once.
+     * Called from a vCPU thread: it must only signal. */
+    void (*agent_ready)(void *opaque);
+    void *opaque;
+};
+
+/* Boots and runs one VM as `opt` says until it stops; returns the exit
+ * status (the process has already reported it when detached). */
+int vm_session(const struct boot_options *opt, const struct session_hook *hook);
+
+#endif

@@ -1,0 +1,78 @@
+/* airlock: a minimal KVM monitor for throw-away microVMs. */
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "util/exit_codes.h"
+#include "jail/jail.h"
+#include "report/surface.h"
+#include "report/timings.h"
+
+#ifndef AIRLOCK_VERSION
+#define AIRLOCK_VERSION "dev"
+#endif
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: airlock COMMAND [options]\n"
+               "\n"
+               "commands:\n"
+               "  boot      boot a kernel with its serial console on stdio\n"
+               "  run       run a command in a fresh microVM\n"
+               "  snapshot  boot a VM until its agent is ready and save it (run --from-snapshot)\n"
+               "  surface   print what a guest can reach in this build (--json for tools)\n"
+               "\n"
+               "airlock COMMAND --help describes each.\n");
+}
+
+/* A closed stdin/stdout/stderr would be reused by the next open(), and then
+ * console I/O would hit a KVM or epoll fd: keep 0-2 taken by /dev/null. */
+static void fill_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0)
+            continue;
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0 && null != fd) {
+            dup2(null, fd);
+            close(null);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    timings_mark(TM_START);
+    fill_std_fds();
+    jail_note_inherited_fds(); /* before we open anything ourselves */
+    /* One malloc arena for every thread: a second arena makes glibc read
+     * /sys/devices/system/cpu/online (an open() the seccomp filters do not
+     * allow once the VM runs), and our threads seldom allocate at once. */
+    mallopt(M_ARENA_MAX, 1);
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_AIRLOCK_ERROR;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "boot"))
+        return cmd_boot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "snapshot"))
+        return cmd_snapshot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "surface"))
+        return cmd_surface(argc - 1, argv + 1);
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("airlock %s\n", AIRLOCK_VERSION);
+        return 0;
+    }
+    fprintf(stderr, "airlock: unknown command '%s' (see airlock --help)\n", cmd);
+    return EXIT_AIRLOCK_ERROR;
+}

@@ -1,0 +1,61 @@
+/* What `airlock run` and `airlock snapshot` carry from option parsing
+ * (cmd_run.c) to the threads that drive the VM (run_thread.c). */
+#ifndef AIRLOCK_CLI_RUN_CTX_H
+#define AIRLOCK_CLI_RUN_CTX_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "guest/agent/proto.h"
+#include "agent_client/agent_client.h"
+#include "egress/audit.h"
+#include "cli/commands.h"
+#include "egress/egress.h"
+#include "cli/run_copy.h"
+#include "snapshot/session_snapshot.h"
+
+#define RUN_MAX_ENV 256
+#define RUN_DEFAULT_ENVS 8 /* PATH, HOME and the proxy variables below */
+#define RUN_MAX_COPIES 32
+#define RUN_COPY_OUT_MAX (1ULL << 30) /* a guest cannot make us write more */
+#define RUN_AGENT_WAIT_MS 120000 /* boot + agent start, generous for the lab */
+
+enum run_mode {
+    RUN_EXEC,     /* airlock run: boot (or restore), run CMD, exit with its status */
+    RUN_SNAPSHOT, /* airlock snapshot: boot until the agent is ready, save, stop */
+};
+
+struct run_ctx {
+    struct agent_exec_req req;
+    struct run_copy copy_in[RUN_MAX_COPIES], copy_out[RUN_MAX_COPIES];
+    unsigned ncopy_in, ncopy_out;
+    const char *env[RUN_MAX_ENV + RUN_DEFAULT_ENVS + 1];
+    unsigned nenv;
+    bool with_stdin;
+    uint64_t max_output; /* bytes of stdout + stderr together */
+    struct audit audit;
+    struct egress_config egress_cfg;
+    struct egress egress;
+    int broker;
+    int ready_efd;   /* readable once the agent said it listens (boot timer) */
+    bool ready_seen; /* ... and agent_connect has seen it */
+    uint8_t seed[AGENT_RESEED_SEED]; /* for the guest's CRNG (drawn before the filter) */
+    struct boot_session *session;
+    struct vm *vm;
+    struct virtio_vsock *vsock;
+    struct vdev *vdev;
+    pthread_t thread;
+    enum run_mode mode;
+    const char *snap_dir; /* snapshot: --out DIR */
+    bool snap_zlib;       /* snapshot: --compress */
+    struct snap_out snap_out;
+    char kernel[PATH_MAX], image_spec[PATH_MAX + 32], cmdline[2048];
+    char restore_specs[SNAP_MAX_DISKS][PATH_MAX + 32]; /* --from-snapshot's disks */
+};
+
+/* The session hook both modes give vm_session. */
+extern const struct session_hook run_hook_template;
+
+#endif

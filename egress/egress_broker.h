@@ -1,0 +1,58 @@
+/* The egress broker: the one part of airlock that resolves names and opens
+ * sockets to the outside.  It is a small process forked before the VM
+ * exists (so it holds no KVM fds, no guest memory, no threads of the
+ * monitor), with the policy copied in at fork time.  The VM-facing process
+ * only asks "host:port?" and gets back a verdict and, when allowed, a
+ * connected TCP socket (SCM_RIGHTS): so the jail can later forbid that
+ * process from creating network sockets at all, and a monitor compromised
+ * through a device bug still cannot ask the broker for more than the
+ * policy allows -- the broker re-decides every request itself.
+ *
+ * Each request travels on its own SOCK_SEQPACKET pair (one end passed over
+ * the control socket), so concurrent requests need no matching and a slow
+ * lookup blocks only its own connection.
+ *
+ * The decision (egress/egress_policy.h), made here:
+ *   - an IP-literal target is checked against the --allow-ip rules only;
+ *   - a name not matching any --allow rule is denied WITHOUT a DNS lookup
+ *     (a lookup of a guest-chosen name is itself a way to leak data);
+ *   - an allowed name is resolved once, each address checked in order
+ *     (public, or named by an --allow-ip rule), and the socket connected to
+ *     exactly the first address that passed: no second lookup, so a DNS
+ *     answer that changes (rebinding) cannot switch the target. */
+#ifndef AIRLOCK_EGRESS_EGRESS_BROKER_H
+#define AIRLOCK_EGRESS_EGRESS_BROKER_H
+
+#include <stdint.h>
+
+#include "egress/egress_policy.h"
+
+#define EGRESS_CONNECT_TIMEOUT_MS 10000
+#define EGRESS_BROKER_MAX_BUSY 64 /* requests in flight in the broker */
+
+struct egress_verdict {
+    int status;                      /* 200 allowed (fd valid), 403 denied, 502 failed */
+    char reason[160];                /* why not (403/502), for the guest and the log */
+    char rule[EGRESS_RULE_TEXT_MAX]; /* the deciding rule as written (200) */
+    char addr[64];                   /* the address checked: connected (200) or refused */
+};
+
+/* Forks the broker; *ctl is the VM side's end of the control socket.
+ * Call before any thread exists.  Returns once the broker has its seccomp
+ * filter (jail/seccomp.h, the "broker" list; -errno when it could not
+ * install it: then there is no broker).  The broker exits when every copy
+ * of *ctl is closed, or with its parent.  0 or -errno. */
+int egress_broker_start(const struct egress_policy *policy, int *ctl);
+
+/* One request: fills *v, and *fd (a connected, blocking TCP socket) when
+ * v->status is 200, else *fd = -1.  0, or -errno when the broker could
+ * not be asked (then v says 502). */
+int egress_broker_connect(int ctl, const char *host, uint16_t port, struct egress_verdict *v,
+                          int *fd);
+
+/* The decision and the connection, in the calling process: what the broker
+ * runs for each request (exposed for the unit tests). */
+void egress_decide_and_connect(const struct egress_policy *policy, const char *host,
+                               uint16_t port, struct egress_verdict *v, int *fd);
+
+#endif

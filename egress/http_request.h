@@ -1,0 +1,93 @@
+/* The head of an HTTP proxy request, as a guest's proxy client sends it
+ * (http_proxy / https_proxy inside the VM; the agent forwards the raw bytes
+ * of each proxy connection over vsock).  Every byte is hostile: the parser
+ * is pure (no I/O), never reads past `len`, never needs a NUL terminator,
+ * and accepts one strict form so that what airlock decides on is exactly
+ * what the origin server will see.
+ *
+ * Two forms (RFC 9112 3.2):
+ *   CONNECT host:port HTTP/1.x          authority-form; after a 2xx answer
+ *                                       the bytes that follow are tunnelled
+ *   METHOD http://host[:port]/p?q HTTP/1.x   absolute-form; rewritten to
+ *                                       origin-form for the origin server
+ *
+ * Decisions (each stricter than RFC 9112 allows, never looser):
+ *   - Lines end in CRLF only.  A bare LF or bare CR anywhere in the head is
+ *     malformed: parsers that disagree on line ends are how requests get
+ *     smuggled, and every real client sends CRLF.
+ *   - One SP between the request line's three parts; no leading empty line.
+ *   - Host names are letters, digits, '-', '_' and '.' with no empty label
+ *     (no percent-encoding, no trailing dot), lower-cased, so the policy
+ *     compares one spelling of each name; IPv6 literals are stored
+ *     canonical (inet_ntop) and without brackets.
+ *   - Forwarded requests are one per connection: the rewritten head carries
+ *     "Connection: close" and drops the client's Connection,
+ *     Proxy-Connection and Proxy-Authorization, so the origin closes after
+ *     one response and airlock's per-request policy decision covers
+ *     everything that connection carries.  The client's Host header is
+ *     replaced by the URI's authority (RFC 9112 3.2.2: a proxy MUST), so a
+ *     guest cannot ask an allowed origin's address for another virtual host.
+ *     Every other header line, and any body bytes after the head, pass
+ *     through unchanged and in order.
+ *
+ * Results of http_request_parse:
+ *    1    a complete head was parsed into *req
+ *    0    more bytes are needed (no CRLFCRLF yet and len < HTTP_HEAD_MAX)
+ *   -400  malformed: bad line ends, NUL, control characters, bad token,
+ *         obs-fold, header without ':' or with whitespace before it, bad or
+ *         duplicate Host, userinfo, empty/overlong host, bad port,
+ *         Content-Length with Transfer-Encoding, differing Content-Lengths,
+ *         CONNECT target not authority-form
+ *   -405  not a request a forward proxy serves: origin-form ("/path"),
+ *         asterisk-form, https:// or any scheme other than http
+ *   -414  request-target longer than HTTP_TARGET_MAX
+ *   -431  no end of head within HTTP_HEAD_MAX bytes
+ *   -505  a well-formed HTTP version other than 1.0 or 1.1
+ *   -500  out of memory (the guest did nothing wrong)
+ * The result depends only on the head: feeding more bytes of the same
+ * stream never changes a non-zero result. */
+#ifndef AIRLOCK_EGRESS_HTTP_REQUEST_H
+#define AIRLOCK_EGRESS_HTTP_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HTTP_HEAD_MAX   8192 /* request line + headers + final CRLFCRLF */
+#define HTTP_TARGET_MAX 4096 /* request-target, in bytes */
+#define HTTP_HOST_MAX   253  /* a DNS name's longest text form */
+
+enum http_req_kind { HTTP_REQ_CONNECT, HTTP_REQ_FORWARD };
+
+struct http_request {
+    enum http_req_kind kind;
+    char method[16];                  /* an RFC 9110 token, NUL-terminated */
+    char host[HTTP_HOST_MAX + 1];     /* lower-cased; IPv6 WITHOUT brackets */
+    uint16_t port;                    /* never 0 */
+    int http_minor;                   /* 0 or 1: HTTP/1.0 or HTTP/1.1 */
+    size_t head_len;  /* bytes of the head in the input, incl. CRLFCRLF */
+    /* HTTP_REQ_FORWARD only: the head rewritten for the origin server
+     * (malloc'd, also NUL-terminated; NULL for CONNECT). */
+    char *origin_head;
+    size_t origin_head_len;
+};
+
+/* Parses the first `len` bytes received so far on a proxy connection; see
+ * the results above.  *req is zeroed first, so http_request_free is safe
+ * after any result. */
+int http_request_parse(const char *buf, size_t len, struct http_request *req);
+
+/* Releases origin_head; safe on a zeroed request and twice. */
+void http_request_free(struct http_request *req);
+
+/* Formats the proxy's own short answer into out (NUL-terminated) and
+ * returns its length, or 0 when cap cannot hold even an empty body:
+ *   2xx:  "HTTP/1.1 200 Connection established\r\n\r\n" (the CONNECT
+ *         answer; RFC 9110 9.3.6 forbids Content-Length on it)
+ *   else: "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n
+ *          Content-Length: N\r\nConnection: close\r\n\r\n<reason>\n"
+ * `reason` (NULL = the status phrase) may name guest-chosen hosts: its
+ * control and non-ASCII bytes become '?' and it is cut to fit cap.
+ * Statuses outside 100..599 become 500; callers may pass -parse_result. */
+size_t http_response_format(char *out, size_t cap, int status, const char *reason);
+
+#endif
