@@ -6,7 +6,7 @@
 
 #include <asm/bootparam.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "boot/loader.h"
 #include "boot/memmap.h"
 

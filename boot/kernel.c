@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 
 int kernel_fail(struct kernel_image *img, const char *fmt, ...)
 {

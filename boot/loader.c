@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "boot/cpu_entry.h"
-#include "boot/layout.h"
+#include "memory/layout.h"
 
 #define PAGE_SIZE 4096ULL
 

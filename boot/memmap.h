@@ -1,5 +1,5 @@
 /* The guest's physical memory map (e820 types), derived from guest RAM and
- * boot/layout.h.  Both boot protocols hand it to the kernel: Linux's zero
+ * memory/layout.h.  Both boot protocols hand it to the kernel: Linux's zero
  * page as e820_table, PVH as its memmap table. */
 #ifndef AIRLOCK_BOOT_MEMMAP_H
 #define AIRLOCK_BOOT_MEMMAP_H

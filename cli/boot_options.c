@@ -1,14 +1,14 @@
 #include "jail/seccomp.h"
 #include "cli/boot_options.h"
 #include "kvm/console.h"
-#include "report/timings.h"
+#include "util/timings.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "boot/loader.h"
 
 int parse_uint(const char *s, uint64_t max, uint64_t *out)

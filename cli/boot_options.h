@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "boot/kernel.h"
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "jail/jail.h"
 
 #define BOOT_DEFAULT_CMDLINE "console=ttyS0 reboot=k panic=-1"

@@ -13,7 +13,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "boot/loader.h"
 #include "devices/disk.h"
 #include "devices/boot_timer.h"
@@ -23,7 +23,7 @@
 #include "devices/virtio/vsock.h"
 #include "cli/boot_options.h"
 #include "cli/session.h"
-#include "snapshot/session_snapshot.h"
+#include "cli/session_snapshot.h"
 #include "snapshot/snapshot_memory.h"
 #include "cli/commands.h"
 #include "jail/seccomp.h"
@@ -31,16 +31,16 @@
 #include "jail/detach.h"
 #include "egress/egress.h"
 #include "kvm/evloop.h"
-#include "egress/limits.h"
+#include "audit/limits.h"
 #include "util/exit_codes.h"
 #include "jail/jail.h"
 #include "kvm/machine.h"
-#include "report/timings.h"
+#include "util/timings.h"
 #include "memory/mapped_file.h"
 #include "report/memstat.h"
 #include "kvm/virtio_devices.h"
 #include "kvm/vm.h"
-#include "agent_client/vsock_host.h"
+#include "kvm/vsock_host.h"
 
 #define ERRLEN SESSION_ERRLEN
 /* Tasks of the VM process (its RLIMIT_NPROC and pids.max): the event loop,

@@ -22,7 +22,7 @@
 #include "devices/virtio/vsock.h"
 #include "guest/agent/proto.h"
 #include "agent_client/agent_client.h"
-#include "egress/audit.h"
+#include "audit/audit.h"
 #include "egress/egress.h"
 #include "egress/egress_broker.h"
 #include "cli/run_copy.h"
@@ -33,9 +33,9 @@
 #include "cli/commands.h"
 #include "util/exit_codes.h"
 #include "kvm/console.h"
-#include "egress/limits.h"
+#include "audit/limits.h"
 #include "jail/seccomp.h"
-#include "report/timings.h"
+#include "util/timings.h"
 
 #define RUN_CMDLINE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 root=/dev/vda rw " \
                     "init=/sbin/airlock-agent"

@@ -9,7 +9,7 @@
 #include "util/exit_codes.h"
 #include "jail/jail.h"
 #include "report/surface.h"
-#include "report/timings.h"
+#include "util/timings.h"
 
 #ifndef AIRLOCK_VERSION
 #define AIRLOCK_VERSION "dev"

@@ -10,11 +10,11 @@
 
 #include "guest/agent/proto.h"
 #include "agent_client/agent_client.h"
-#include "egress/audit.h"
+#include "audit/audit.h"
 #include "cli/commands.h"
 #include "egress/egress.h"
 #include "cli/run_copy.h"
-#include "snapshot/session_snapshot.h"
+#include "cli/session_snapshot.h"
 
 #define RUN_MAX_ENV 256
 #define RUN_DEFAULT_ENVS 8 /* PATH, HOME and the proxy variables below */

@@ -5,7 +5,7 @@
 
 #include "guest/agent/proto.h"
 #include "util/exit_codes.h"
-#include "egress/limits.h"
+#include "audit/limits.h"
 
 void run_report_exec(const struct audit *au, const struct agent_exec_req *req)
 {

@@ -1,6 +1,6 @@
 /* What `airlock run` says about the command it ran: the audit log's exec
  * record before it starts, and once it ended, the limits that fired
- * (egress/limits.h: one stderr line and one record each) and the exit record.
+ * (audit/limits.h: one stderr line and one record each) and the exit record.
  * The audit log may be closed (no --audit): then only stderr. */
 #ifndef AIRLOCK_CLI_RUN_REPORT_H
 #define AIRLOCK_CLI_RUN_REPORT_H
@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "agent_client/agent_client.h"
-#include "egress/audit.h"
+#include "audit/audit.h"
 
 /* The exec record: argv, cwd, uid, gid and the timeout that applies. */
 void run_report_exec(const struct audit *a, const struct agent_exec_req *req);

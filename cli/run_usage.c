@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "jail/jail.h"
-#include "report/timings.h"
+#include "util/timings.h"
 
 void run_usage(void)
 {

@@ -5,7 +5,7 @@
 #define AIRLOCK_CLI_SESSION_H
 
 #include "boot/kernel.h"
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "boot/loader.h"
 #include "devices/boot_timer.h"
 #include "devices/disk.h"
@@ -22,7 +22,7 @@
 #include "report/memstat.h"
 #include "kvm/virtio_devices.h"
 #include "kvm/vm.h"
-#include "agent_client/vsock_host.h"
+#include "kvm/vsock_host.h"
 
 #define SESSION_ERRLEN 384
 

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "egress/audit.h"
+#include "audit/audit.h"
 #include "egress/egress_policy.h"
 
 #define EGRESS_DEFAULT_MAX_CONNS 16     /* open at once */

@@ -19,7 +19,7 @@
 
 #include "cli/boot_options.h"
 #include "jail/fdpass.h"
-#include "agent_client/vsock_host.h"
+#include "kvm/vsock_host.h"
 
 #define INHERITED_MAX 1024 /* fds above this that we were started with stay */
 /* Room for the fds the VM process makes once jailed: the event loop's

@@ -14,7 +14,7 @@
 
 #include "devices/serial.h"
 #include "kvm/evloop.h"
-#include "egress/limits.h"
+#include "audit/limits.h"
 
 #define CONSOLE_LINE_MAX 160
 #define CONSOLE_OUT_BUF  4096

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "devices/boot_timer.h"
 #include "devices/bus.h"
 #include "devices/i8042.h"

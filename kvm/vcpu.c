@@ -7,9 +7,9 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "jail/seccomp.h"
-#include "report/timings.h"
+#include "util/timings.h"
 #include "kvm/vcpu_exits.h"
 #include "kvm/vm.h"
 

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "devices/virtio/mmio.h"
 #include "kvm/evloop.h"
 #include "kvm/vm.h"

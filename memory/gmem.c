@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 
 int gmem_add_region(struct gmem *mem, uint64_t gpa, void *host, uint64_t size)
 {

@@ -22,7 +22,7 @@ struct gmem {
 };
 
 /* Maps `mib` MiB of anonymous memory as guest RAM, split around the MMIO gap
- * (boot/layout.h).  Returns 0 or -errno. */
+ * (memory/layout.h).  Returns 0 or -errno. */
 int gmem_init(struct gmem *mem, uint64_t mib);
 
 /* Adds an existing host buffer as a region (unit tests use this to build a

@@ -14,7 +14,7 @@
 #include "util/exit_codes.h"
 #include "kvm/machine.h"
 #include "report/symtab.h"
-#include "agent_client/vsock_host.h"
+#include "kvm/vsock_host.h"
 
 /* virtio 1.2 §4.2.2: the register pair a guest reads features through. */
 #define REG_DEVICE_FEATURES     0x010

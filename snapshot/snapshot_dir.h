@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "snapshot/session_snapshot.h"
+#include "cli/session_snapshot.h"
 #include "snapshot/snapshot_state.h"
 
 /* Creates DIR (mode 0700) or takes it if it exists and is empty: a

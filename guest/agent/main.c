@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "devices/boot_timer.h"
 #include "guest/agent/agent.h"
 

@@ -2,7 +2,7 @@
  * are marks; everything else a guest does there is ignored. */
 #include <string.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "devices/boot_timer.h"
 #include "devices/bus.h"
 #include "tests/unit/helpers.h"

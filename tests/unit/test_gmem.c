@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "tests/unit/helpers.h"
 #include "memory/gmem.h"
 

@@ -1,4 +1,4 @@
-/* egress/limits.c (the token bucket, the limit record), the console's output
+/* audit/limits.c (the token bucket, the limit record), the console's output
  * limits (kvm/console.c) and agent_exec's output cap arithmetic. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,10 +9,10 @@
 
 #include "tests/unit/helpers.h"
 #include "agent_client/agent_client.h"
-#include "egress/audit.h"
+#include "audit/audit.h"
 #include "kvm/console.h"
-#include "egress/limits.h"
-#include "agent_client/vsock_host.h"
+#include "audit/limits.h"
+#include "kvm/vsock_host.h"
 
 #define S 1000000000ULL /* one second in ns */
 
@@ -113,7 +113,7 @@ START_TEST(console_max_caps_the_file)
 END_TEST
 
 /* The vsock connection cap (VSOCK_MAX_CONNS) through the device's host
- * ops (agent_client/vsock_host.c): however often a guest hits it, one stderr line
+ * ops (kvm/vsock_host.c): however often a guest hits it, one stderr line
  * and one limit record. */
 START_TEST(vsock_conn_cap_reported_once)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "boot/loader.h"
 #include "tests/unit/helpers.h"
 #include "cli/boot_options.h"

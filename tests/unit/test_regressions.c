@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "boot/layout.h"
+#include "memory/layout.h"
 #include "boot/loader.h"
 #include "devices/serial.h"
 #include "tests/unit/helpers.h"

@@ -14,7 +14,7 @@
 #include "report/surface.h"
 #include "report/symtab.h"
 #include "kvm/vcpu_exits.h"
-#include "agent_client/vsock_host.h"
+#include "kvm/vsock_host.h"
 
 static struct surface_report rep;
 

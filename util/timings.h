@@ -3,8 +3,8 @@
  * thread (the vCPU thread records the guest's boot-timer marks); the
  * first mark of each kind wins, so a guest writing the boot timer again
  * cannot move one. */
-#ifndef AIRLOCK_REPORT_TIMINGS_H
-#define AIRLOCK_REPORT_TIMINGS_H
+#ifndef AIRLOCK_UTIL_TIMINGS_H
+#define AIRLOCK_UTIL_TIMINGS_H
 
 #include <stdbool.h>
 #include <stdint.h>

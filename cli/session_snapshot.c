@@ -1,4 +1,4 @@
-#include "snapshot/session_snapshot.h"
+#include "cli/session_snapshot.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "agent_client/vsock_host.h"
+#include "kvm/vsock_host.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "jail/fdpass.h"
-#include "egress/limits.h"
+#include "audit/limits.h"
 
 void vsock_host_init(struct vsock_host *h)
 {

@@ -5,12 +5,12 @@
  *
  * Each limit drops or refuses what is beyond it; none ends the VM, so the
  * command's own status is still what airlock exits with. */
-#ifndef AIRLOCK_EGRESS_LIMITS_H
-#define AIRLOCK_EGRESS_LIMITS_H
+#ifndef AIRLOCK_AUDIT_LIMITS_H
+#define AIRLOCK_AUDIT_LIMITS_H
 
 #include <stdint.h>
 
-#include "egress/audit.h"
+#include "audit/audit.h"
 
 struct disk;
 

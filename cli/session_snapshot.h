@@ -1,8 +1,8 @@
 /* Snapshots of a running session and restores into a new one: the order
  * of the pieces (KVM state, devices, disks' overlays, guest RAM, the state
  * file) and what must hold while they are taken. */
-#ifndef AIRLOCK_SNAPSHOT_SESSION_SNAPSHOT_H
-#define AIRLOCK_SNAPSHOT_SESSION_SNAPSHOT_H
+#ifndef AIRLOCK_CLI_SESSION_SNAPSHOT_H
+#define AIRLOCK_CLI_SESSION_SNAPSHOT_H
 
 #include <stdbool.h>
 #include <stddef.h>

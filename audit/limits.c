@@ -1,5 +1,5 @@
 /* Token bucket and limit reports; see limits.h. */
-#include "egress/limits.h"
+#include "audit/limits.h"
 
 #include <stdarg.h>
 #include <stdio.h>

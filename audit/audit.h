@@ -6,8 +6,8 @@
  * A record is built in memory and written with one write(2) on an O_APPEND
  * file, so records from concurrent threads (or several airlock runs
  * sharing one file) never interleave. */
-#ifndef AIRLOCK_EGRESS_AUDIT_H
-#define AIRLOCK_EGRESS_AUDIT_H
+#ifndef AIRLOCK_AUDIT_AUDIT_H
+#define AIRLOCK_AUDIT_AUDIT_H
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -14,12 +14,12 @@
 
 #include "devices/virtio/vsock.h"
 #include "util/exit_codes.h"
-#include "egress/limits.h"
+#include "audit/limits.h"
 #include "cli/run_ctx.h"
 #include "cli/run_report.h"
 #include "jail/seccomp.h"
 #include "snapshot/snapshot_dir.h"
-#include "report/timings.h"
+#include "util/timings.h"
 
 /* One attempt: a socketpair whose far end the device connects to the
  * agent's port.  Returns our end once the device said "OK", or -errno

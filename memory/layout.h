@@ -5,8 +5,8 @@
  * the top of low RAM.  Addresses follow Firecracker's x86_64 layout where
  * there is no reason to differ, so figures are comparable.
  */
-#ifndef AIRLOCK_BOOT_LAYOUT_H
-#define AIRLOCK_BOOT_LAYOUT_H
+#ifndef AIRLOCK_MEMORY_LAYOUT_H
+#define AIRLOCK_MEMORY_LAYOUT_H
 
 #include <stdint.h>
 

@@ -3,8 +3,8 @@
  * "CONNECT <port>\n" to reach guest port <port> (the device answers
  * "OK <hostport>\n"), and, for connections the guest opens to CID 2 port P,
  * the Unix socket PATH_P if someone listens there (else the guest gets RST). */
-#ifndef AIRLOCK_AGENT_CLIENT_VSOCK_HOST_H
-#define AIRLOCK_AGENT_CLIENT_VSOCK_HOST_H
+#ifndef AIRLOCK_KVM_VSOCK_HOST_H
+#define AIRLOCK_KVM_VSOCK_HOST_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -36,7 +36,7 @@ struct vsock_host {
     /* Jailed (jail/jail.c): PATH_<port> is out of reach, the parent
      * process dials it for us over this socket; -1: dial ourselves. */
     int dial_sock;
-    /* The connection cap was reported (egress/limits.h: once per limit);
+    /* The connection cap was reported (audit/limits.h: once per limit);
      * set from the vCPU thread or the loop. */
     atomic_bool cap_reported;
 };

@@ -1,5 +1,5 @@
 /* JSON-lines audit records; see audit.h. */
-#include "egress/audit.h"
+#include "audit/audit.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "report/timings.h"
+#include "util/timings.h"
 
 #include <stdatomic.h>
 #include <string.h>
