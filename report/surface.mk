@@ -35,3 +35,9 @@ $(BUILD)/gen/surface_reach.o: $(BUILD)/gen/surface_reach.c report/surface.h
 $(BUILD)/airlock: $(BUILD)/gen/surface_reach.o
 
 -include $(SURFACE_CI:.ci=.d)
+
+# Layers point one way (each folder's README.md says what it may use), and
+# no two files call each other: checked on the same call graphs.
+.PHONY: check-layers
+check-layers: $(SURFACE_CI)
+	scripts/check-layers $(SURFACE_CI)
