@@ -10,23 +10,7 @@
 
 #include "memory/layout.h"
 #include "boot/loader.h"
-
-int parse_uint(const char *s, uint64_t max, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!s || !*s)
-        return -EINVAL;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return -EINVAL;
-        unsigned d = (unsigned)(*p - '0');
-        if (d > max || v > (max - d) / 10)
-            return -ERANGE;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
+#include "util/parse.h"
 
 void boot_options_usage(void)
 {
@@ -111,7 +95,7 @@ int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err,
     *o = (struct boot_options){
         .cmdline = BOOT_DEFAULT_CMDLINE, .mem_mib = BOOT_DEFAULT_MEM_MIB, .cpus = 1,
         .console = "stdio", .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO,
-        .cid = BOOT_DEFAULT_CID,
+        .cid = VSOCK_GUEST_CID_DEFAULT,
         .console_rate_kib = CONSOLE_DEFAULT_RATE_KIB, .console_max_mib = CONSOLE_DEFAULT_MAX_MIB,
     };
     optind = 0; /* glibc: 0 also resets getopt's position inside an argument */

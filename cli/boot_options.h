@@ -9,6 +9,7 @@
 
 #include "boot/kernel.h"
 #include "memory/layout.h"
+#include "devices/virtio/vsock.h"
 #include "jail/jail.h"
 
 #define BOOT_DEFAULT_CMDLINE "console=ttyS0 reboot=k panic=-1"
@@ -44,15 +45,11 @@ struct boot_options {
     int restore_overlay_fd[LAYOUT_VIRTIO_SLOTS];
 };
 
-#define BOOT_DEFAULT_CID 3
 
 /* Parses argv (after "boot").  Returns 0, 1 when --help was printed, or
  * -EINVAL with `err` naming the bad option. */
 int boot_options_parse(struct boot_options *o, int argc, char **argv, char *err, size_t errlen);
 
 void boot_options_usage(void);
-
-/* Strict decimal parse: digits only, no sign, no overflow, <= max. */
-int parse_uint(const char *s, uint64_t max, uint64_t *out);
 
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "devices/virtio/vsock.h"
+#include "util/parse.h"
 #include "guest/agent/proto.h"
 #include "agent_client/agent_client.h"
 #include "audit/audit.h"
@@ -242,7 +243,7 @@ static int run_main(int argc, char **argv, enum run_mode mode)
     };
     struct boot_options o = {
         .mem_mib = BOOT_DEFAULT_MEM_MIB, .cpus = 1, .console = "none",
-        .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO, .cid = BOOT_DEFAULT_CID,
+        .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO, .cid = VSOCK_GUEST_CID_DEFAULT,
         .vsock_internal = true,
         .console_rate_kib = CONSOLE_DEFAULT_RATE_KIB, .console_max_mib = CONSOLE_DEFAULT_MAX_MIB,
     };

@@ -17,9 +17,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cli/boot_options.h"
+#include "util/parse.h"
 #include "jail/fdpass.h"
-#include "kvm/vsock_host.h"
+#include "util/vsock_uds.h"
 
 #define INHERITED_MAX 1024 /* fds above this that we were started with stay */
 /* Room for the fds the VM process makes once jailed: the event loop's
@@ -87,7 +87,7 @@ static int parent_serve(void *opaque, int sock)
         close(stray);
     if (n <= 0 && n != -EMSGSIZE)
         return -1; /* the child is gone */
-    int fd = n == (ssize_t)sizeof(port) ? vsock_host_dial(j->vsock_path, port) : -EINVAL;
+    int fd = n == (ssize_t)sizeof(port) ? vsock_uds_dial(j->vsock_path, port) : -EINVAL;
     int32_t rc = fd < 0 ? fd : 0;
     fdpass_send(sock, &rc, sizeof(rc), fd);
     if (fd >= 0)

@@ -2,7 +2,6 @@
  * libseccomp, which resolves syscall numbers for the running arch and adds
  * the architecture check every filter needs. */
 #include "jail/seccomp.h"
-#include "report/surface.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -440,22 +439,19 @@ static void describe(const struct allow *a, char *buf, size_t cap)
         add(buf, cap, &len, " [only %s]", a->arg_is);
 }
 
-/* The allowlists for `airlock surface` (report/surface.h): each reason with
- * its argument filter spelled out. */
-const struct surface_seccomp_list *surface_seccomp(unsigned *n)
+const struct seccomp_list *seccomp_lists(void)
 {
-    static struct surface_syscall calls[SECCOMP_KINDS][64];
+    static struct seccomp_syscall calls[SECCOMP_KINDS][64];
     static char text[SECCOMP_KINDS][64][640];
-    static struct surface_seccomp_list lists[SECCOMP_KINDS];
+    static struct seccomp_list lists[SECCOMP_KINDS];
     for (unsigned k = 0; k < SECCOMP_KINDS; k++) {
         unsigned m = kinds[k].n < 64 ? kinds[k].n : 64;
         for (unsigned i = 0; i < m; i++) {
             describe(&kinds[k].list[i], text[k][i], sizeof(text[k][i]));
-            calls[k][i] = (struct surface_syscall){.name = kinds[k].list[i].name, .reason = text[k][i]};
+            calls[k][i] = (struct seccomp_syscall){.name = kinds[k].list[i].name, .reason = text[k][i]};
         }
-        lists[k] = (struct surface_seccomp_list){.thread = kinds[k].name, .calls = calls[k],
+        lists[k] = (struct seccomp_list){.thread = kinds[k].name, .calls = calls[k],
                                                  .ncalls = m};
     }
-    *n = SECCOMP_KINDS;
     return lists;
 }

@@ -1,5 +1,5 @@
 /* The monitor's seccomp-bpf allowlists, one per thread kind, installed once
- * the VM is built and before the first guest instruction runs (DESIGN.md
+ * the VM is built and before the first guest instruction runs (docs/design.md
  * rule 5).  Everything a thread needs is opened before its filter goes on;
  * a syscall not on its list kills the whole process (SECCOMP_RET_KILL_PROCESS),
  * so a guest that subverts device code gets a dead monitor, not a shell.
@@ -48,9 +48,24 @@ int seccomp_parse_mode(const char *s, enum seccomp_mode *mode);
 /* Installs the filter for `kind` on the calling thread.  0 or -errno. */
 int seccomp_apply(enum seccomp_kind kind);
 
-/* How many syscalls the kind allows (the lists themselves reach
- * `airlock surface` through surface_seccomp(), report/surface.h). */
+/* How many syscalls the kind allows. */
 unsigned seccomp_count(enum seccomp_kind kind);
 const char *seccomp_kind_name(enum seccomp_kind kind);
+
+/* The allowlists as `airlock surface` prints them: per thread kind, each
+ * allowed call with its reason and its argument filter spelled out. */
+struct seccomp_syscall {
+    const char *name;   /* "read" */
+    const char *reason; /* one line: why this thread kind needs it */
+};
+
+struct seccomp_list {
+    const char *thread; /* "vcpu", "loop", ... */
+    const struct seccomp_syscall *calls;
+    unsigned ncalls;
+};
+
+/* All SECCOMP_KINDS lists, in enum order (static storage). */
+const struct seccomp_list *seccomp_lists(void);
 
 #endif

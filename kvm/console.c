@@ -1,5 +1,5 @@
 #include "kvm/console.h"
-#include "cli/boot_options.h"
+#include "util/parse.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "jail/fdpass.h"
+#include "util/vsock_uds.h"
 #include "audit/limits.h"
 
 void vsock_host_init(struct vsock_host *h)
@@ -51,25 +52,6 @@ int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t er
     return 0;
 }
 
-int vsock_host_dial(const char *path, uint32_t port)
-{
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    int w = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s_%u", path, port);
-    if (w < 0 || (size_t)w >= sizeof(addr.sun_path))
-        return -ENAMETOOLONG;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    /* A local listener accepts at once or not at all: EINPROGRESS cannot
-     * happen for AF_UNIX, EAGAIN (backlog full) is a refusal. */
-    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-        int e = errno;
-        close(fd);
-        return -e;
-    }
-    return fd;
-}
-
 /* Jailed: the parent process dials PATH_<port> for us (jail/jail.c) and
  * answers an int32 (0 or -errno) with the socket attached. */
 static int dial_via_parent(int sock, uint32_t port)
@@ -96,7 +78,7 @@ static int host_connect_port(void *opaque, uint32_t port)
     }
     if (!h->path[0])
         return -ECONNREFUSED; /* no --vsock-uds: nothing on the host listens */
-    return h->dial_sock >= 0 ? dial_via_parent(h->dial_sock, port) : vsock_host_dial(h->path, port);
+    return h->dial_sock >= 0 ? dial_via_parent(h->dial_sock, port) : vsock_uds_dial(h->path, port);
 }
 
 static void host_on_conn_event(void *opaque, int fd, uint32_t events)

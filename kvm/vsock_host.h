@@ -48,9 +48,6 @@ void vsock_host_init(struct vsock_host *h);
  * -errno with err naming the path. */
 int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t errlen);
 
-/* Connects to the Unix socket PATH_<port> (non-blocking).  fd or -errno. */
-int vsock_host_dial(const char *path, uint32_t port);
-
 /* What the device calls back into (opaque = the struct vsock_host). */
 extern const struct vsock_host_ops vsock_host_ops;
 

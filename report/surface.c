@@ -10,7 +10,6 @@
 #include "devices/disk.h"
 #include "devices/virtio/blk.h"
 #include "devices/virtio/vsock.h"
-#include "cli/boot_options.h"
 #include "util/exit_codes.h"
 #include "kvm/machine.h"
 #include "report/symtab.h"
@@ -175,7 +174,7 @@ int surface_collect(struct surface_report *r, char *err, size_t errlen)
     /* `airlock boot` with its defaults (no --disk, no --vsock-uds); `airlock
      * run`: the root image (cow) in slot 0, then vsock (cmd_run.c). */
     int e = open_disks(c, err, errlen);
-    if (!e && virtio_vsock_create(BOOT_DEFAULT_CID, &vsock_host_ops, NULL, &c->vsock))
+    if (!e && virtio_vsock_create(VSOCK_GUEST_CID_DEFAULT, &vsock_host_ops, NULL, &c->vsock))
         e = -ENOMEM, snprintf(err, errlen, "cannot create a vsock device");
     if (!e)
         e = build(c, &c->kits[0], 0, NULL, false, err, errlen);

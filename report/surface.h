@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "devices/bus.h"
+#include "jail/seccomp.h"
 
 /* --- generated at build time ($(BUILD)/gen/surface_reach.c) --- */
 
@@ -39,25 +40,6 @@ struct surface_reach {
 /* Weak: a binary linked without the generated file (the unit tests) sees
  * &surface_reach_data == NULL and reports "unknown". */
 extern const struct surface_reach surface_reach_data __attribute__((weak));
-
-/* --- seccomp: the hook the jail fills in --- */
-
-struct surface_syscall {
-    const char *name;   /* "read" */
-    const char *reason; /* one line: why this thread kind needs it */
-};
-
-struct surface_seccomp_list {
-    const char *thread; /* "vcpu", "loop", ... */
-    const struct surface_syscall *calls;
-    unsigned ncalls;
-};
-
-/* The allowlists the monitor installs, for the report: the jail defines
- * this function (a strong definition replaces this weak declaration),
- * returning its lists and their count in *n.  Until then the report says
- * "seccomp: not yet installed". */
-const struct surface_seccomp_list *surface_seccomp(unsigned *n) __attribute__((weak));
 
 /* --- the report --- */
 

@@ -54,12 +54,6 @@ static const struct surface_reach *reach(void)
     return &surface_reach_data; /* NULL when the generated file is not linked */
 }
 
-static const struct surface_seccomp_list *seccomp_lists(unsigned *n)
-{
-    *n = 0;
-    return surface_seccomp ? surface_seccomp(n) : NULL;
-}
-
 static unsigned exits(const struct vcpu_exit **out, unsigned max)
 {
     unsigned n = vcpu_exit_list(out, max);
@@ -117,17 +111,13 @@ void surface_print_text(FILE *f, const struct surface_report *r)
             vcpu_exit_find(KVM_EXIT_HYPERCALL) ? "KVM_EXIT_HYPERCALL handled (see above)"
                                                : "none (KVM_EXIT_HYPERCALL stops the VM)");
 
-    unsigned nl;
-    const struct surface_seccomp_list *sl = seccomp_lists(&nl);
-    if (!sl || !nl)
-        fprintf(f, "seccomp: not yet installed\n\n");
-    for (unsigned i = 0; sl && i < nl; i++) {
+    const struct seccomp_list *sl = seccomp_lists();
+    for (unsigned i = 0; i < SECCOMP_KINDS; i++) {
         fprintf(f, "seccomp allowlist %s: %u syscalls\n", sl[i].thread, sl[i].ncalls);
         for (unsigned j = 0; j < sl[i].ncalls; j++)
             fprintf(f, "  %-20s %s\n", sl[i].calls[j].name, sl[i].calls[j].reason);
     }
-    if (sl && nl)
-        fprintf(f, "\n");
+    fprintf(f, "\n");
 
     const struct surface_reach *g = reach();
     if (!g) {
@@ -234,10 +224,9 @@ static void json_rest(FILE *f)
         fputc('}', f);
     }
     fprintf(f, "],\n \"hypercalls\": [%s]", vcpu_exit_find(KVM_EXIT_HYPERCALL) ? "\"KVM_EXIT_HYPERCALL\"" : "");
-    unsigned nl;
-    const struct surface_seccomp_list *sl = seccomp_lists(&nl);
-    fprintf(f, ",\n \"seccomp\": {\"installed\": %s, \"allowlists\": [", sl && nl ? "true" : "false");
-    for (unsigned i = 0; sl && i < nl; i++) {
+    const struct seccomp_list *sl = seccomp_lists();
+    fprintf(f, ",\n \"seccomp\": {\"allowlists\": [");
+    for (unsigned i = 0; i < SECCOMP_KINDS; i++) {
         fprintf(f, "%s\n  {\"thread\": ", i ? "," : "");
         jstr(f, sl[i].thread);
         fputs(", \"syscalls\": [", f);

@@ -5,7 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "memory/layout.h"
+include "memory/layout.h"
+#include "util/parse.h"
 #include "boot/loader.h"
 #include "tests/unit/helpers.h"
 #include "cli/boot_options.h"

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory/layout.h"
+include "memory/layout.h"
+#include "util/parse.h"
 #include "boot/loader.h"
 #include "devices/serial.h"
 #include "tests/unit/helpers.h"
