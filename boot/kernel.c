@@ -7,15 +7,6 @@
 
 #include "memory/layout.h"
 
-int kernel_fail(struct kernel_image *img, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(img->error, sizeof(img->error), fmt, ap);
-    va_end(ap);
-    return -EINVAL;
-}
-
 int kernel_parse(const uint8_t *data, size_t size, struct kernel_image *img)
 {
     memset(img, 0, sizeof(*img));

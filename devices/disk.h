@@ -127,8 +127,5 @@ uint64_t disk_cow_refused(const struct disk_cow *c);
 int disk_cow_save(struct disk_cow *c, int fd);
 int disk_cow_load(struct disk_cow *c, int fd, char *err, size_t errlen);
 
-/* preadv / pwritev until everything moved: retries short transfers and
- * EINTR.  A read that meets end of file is -EIO. */
-int disk_rw_all(int fd, const struct iovec *iov, int iovcnt, uint64_t off, bool write);
 
 #endif

@@ -12,6 +12,7 @@
  * whole request before anything is written, so a write that would exceed
  * it fails whole (-ENOSPC) and the overlay never grows past it. */
 #include "devices/disk.h"
+#include "devices/disk_io.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -46,8 +46,8 @@ FUZZ_SRCS_fuzz_kernel := $(wildcard boot/*.c) memory/gmem.c
 FUZZ_SRCS_fuzz_serial := devices/serial.c
 FUZZ_SRCS_fuzz_virtio := devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
 FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virtio/queue.c \
-                         devices/disk.c devices/disk_cow.c memory/gmem.c
-FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
+                         devices/disk.c devices/disk_cow.c devices/disk_io.c memory/gmem.c
+FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_hdr.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
                          devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
 FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c
 FUZZ_SRCS_fuzz_http_request := egress/http_request.c
