@@ -237,7 +237,7 @@ static int run_before_jail(void *opaque, struct boot_session *s, char *err, size
     struct run_ctx *r = opaque;
     if (r->mode != RUN_SNAPSHOT)
         return 0;
-    return snap_dir_create(r->snap_dir, s, r->snap_zlib, &r->snap_out, err, errlen);
+    return snap_dir_create(r->snap_dir, s->disks, s->opt.ndisks, r->snap_zlib, &r->snap_out, err, errlen);
 }
 
 const struct session_hook run_hook_template = {

@@ -13,11 +13,6 @@
 #include "snapshot/snapshot_memory.h"
 #include "snapshot/vm_snapshot.h"
 
-void snap_overlay_name(unsigned i, char out[SNAP_NAME_MAX])
-{
-    snprintf(out, SNAP_NAME_MAX, "disk%u.cow", i);
-}
-
 static void describe_disk(struct disk *d, unsigned i, struct snap_disk *sd)
 {
     snprintf(sd->path, sizeof(sd->path), "%s", disk_path(d));

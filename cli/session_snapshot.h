@@ -8,21 +8,8 @@
 #include <stddef.h>
 
 #include "cli/session.h"
+#include "snapshot/snapshot_dir.h"
 #include "snapshot/snapshot_state.h"
-
-#define SNAP_STATE_FILE  "state.dtb"
-#define SNAP_MEMORY_FILE "memory"
-
-/* Where a snapshot goes: files opened (created empty) before the jail and
- * the seccomp filter, which allow neither open() nor paths. */
-struct snap_out {
-    int state_fd, memory_fd;
-    bool zlib;
-    int overlay_fd[LAYOUT_VIRTIO_SLOTS]; /* per disk: -1 unless cow */
-};
-
-/* The name of disk i's overlay file in the snapshot directory. */
-void snap_overlay_name(unsigned i, char out[SNAP_NAME_MAX]);
 
 /* Pauses the VM and writes it out; the VM stays paused (the caller stops
  * it).  -errno with err saying what failed. */

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "snapshot/snapshot_state.h"
 
 /* Register offsets and bits, as in Linux's include/uapi/linux/serial_reg.h. */
 enum { REG_RBR_THR_DLL = 0, REG_IER_DLM = 1, REG_IIR_FCR = 2, REG_LCR = 3,

@@ -46,7 +46,11 @@ size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len);
 /* Snapshots: the registers a guest can set (every byte value is one a
  * guest could write, so a load needs no checks beyond the flag's), and the
  * interrupt line recomputed from them.  Queued input is not kept. */
-struct snap_serial;
+struct snap_serial {
+    uint8_t ier, lcr, mcr, scr, dll, dlm, fcr;
+    uint8_t thri_pending;          /* 0 or 1 */
+};
+
 void serial_save(struct serial *s, struct snap_serial *st);
 int serial_load(struct serial *s, const struct snap_serial *st);
 

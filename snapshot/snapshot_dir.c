@@ -13,6 +13,11 @@
 
 #define STATE_MAX (64u << 20) /* as snap_decode: far above any real state */
 
+void snap_overlay_name(unsigned i, char out[SNAP_NAME_MAX])
+{
+    snprintf(out, SNAP_NAME_MAX, "disk%u.cow", i);
+}
+
 static int dir_is_empty(int dirfd)
 {
     int fd = dup(dirfd);
@@ -42,17 +47,17 @@ static int create_file(int dirfd, const char *dir, const char *name, int *fd, ch
     return -e;
 }
 
-int snap_dir_create(const char *dir, struct boot_session *s, bool zlib, struct snap_out *o,
-                    char *err, size_t errlen)
+int snap_dir_create(const char *dir, struct disk *const *disks, unsigned ndisks, bool zlib,
+                    struct snap_out *o, char *err, size_t errlen)
 {
     *o = (struct snap_out){.state_fd = -1, .memory_fd = -1, .zlib = zlib};
     for (unsigned i = 0; i < LAYOUT_VIRTIO_SLOTS; i++)
         o->overlay_fd[i] = -1;
-    for (unsigned i = 0; i < s->opt.ndisks; i++) {
-        if (!disk_read_only(s->disks[i]) && !disk_is_cow(s->disks[i])) {
+    for (unsigned i = 0; i < ndisks; i++) {
+        if (!disk_read_only(disks[i]) && !disk_is_cow(disks[i])) {
             snprintf(err, errlen,
                      "--disk %s: a snapshot needs ro or cow disks (every VM restored from it "
-                     "would write to this file)", disk_path(s->disks[i]));
+                     "would write to this file)", disk_path(disks[i]));
             return -EINVAL;
         }
     }
@@ -73,8 +78,8 @@ int snap_dir_create(const char *dir, struct boot_session *s, bool zlib, struct s
         return empty == 0 ? -EEXIST : empty;
     }
     int e = create_file(dirfd, dir, SNAP_MEMORY_FILE, &o->memory_fd, err, errlen);
-    for (unsigned i = 0; !e && i < s->opt.ndisks; i++) {
-        if (!disk_is_cow(s->disks[i]))
+    for (unsigned i = 0; !e && i < ndisks; i++) {
+        if (!disk_is_cow(disks[i]))
             continue;
         char name[SNAP_NAME_MAX];
         snap_overlay_name(i, name);

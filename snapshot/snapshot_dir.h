@@ -10,16 +10,31 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cli/session_snapshot.h"
+#include "devices/disk.h"
+#include "memory/layout.h"
 #include "snapshot/snapshot_state.h"
+
+#define SNAP_STATE_FILE  "state.dtb"
+#define SNAP_MEMORY_FILE "memory"
+
+/* Where a snapshot goes: files opened (created empty) before the jail and
+ * the seccomp filter, which allow neither open() nor paths. */
+struct snap_out {
+    int state_fd, memory_fd;
+    bool zlib;
+    int overlay_fd[LAYOUT_VIRTIO_SLOTS]; /* per disk: -1 unless cow */
+};
+
+/* The name of disk i's overlay file in the snapshot directory. */
+void snap_overlay_name(unsigned i, char out[SNAP_NAME_MAX]);
 
 /* Creates DIR (mode 0700) or takes it if it exists and is empty: a
  * snapshot never replaces files, since a restored VM may be mapping its
- * memory file.  Then creates the files for session s (its disks must be
- * ro or cow: a raw writable disk would be shared by every restored VM).
- * -errno with err naming the path. */
-int snap_dir_create(const char *dir, struct boot_session *s, bool zlib, struct snap_out *o,
-                    char *err, size_t errlen);
+ * memory file.  Then creates the files for a VM with these disks (each
+ * must be ro or cow: a raw writable disk would be shared by every
+ * restored VM).  -errno with err naming the path. */
+int snap_dir_create(const char *dir, struct disk *const *disks, unsigned ndisks, bool zlib,
+                    struct snap_out *o, char *err, size_t errlen);
 
 /* Opens DIR for a restore: reads and decodes state.dtb into *st (the
  * caller frees it), opens the memory file and each disk's overlay

@@ -13,6 +13,8 @@
 #include <linux/kvm.h>
 #include <stdint.h>
 
+#include "devices/serial.h"
+#include "devices/virtio/mmio_snapshot.h"
 #include "kvm/cpuid.h"
 
 #define SNAP_VERSION     2 /* 2: vcpu@N/cpuid */
@@ -20,7 +22,6 @@
 #define SNAP_MAX_MSRS    128
 #define SNAP_MAX_CPUID   CPUID_MAX_ENTRIES
 #define SNAP_MAX_VIRTIO  8   /* LAYOUT_VIRTIO_SLOTS */
-#define SNAP_MAX_QUEUES  4   /* VIRTIO_MMIO_MAX_QUEUES */
 #define SNAP_MAX_DISKS   8
 #define SNAP_NAME_MAX    64  /* file names inside the snapshot directory */
 
@@ -40,29 +41,6 @@ struct snap_vcpu {
      * it (a missing feature would be a #UD or worse inside the guest). */
     uint32_t ncpuid;               /* <= SNAP_MAX_CPUID */
     struct kvm_cpuid_entry2 cpuid[SNAP_MAX_CPUID];
-};
-
-struct snap_queue {
-    uint16_t size;                 /* QueueNum the driver chose */
-    uint8_t ready;                 /* 0 or 1 */
-    uint64_t desc_gpa, avail_gpa, used_gpa;
-    uint16_t last_avail, used_idx, signalled_used;
-};
-
-/* One virtio-mmio transport (its registers as the driver left them). */
-struct snap_virtio {
-    uint32_t device_id;            /* 2 blk, 19 vsock */
-    uint32_t status;
-    uint32_t device_features_sel, driver_features_sel, queue_sel;
-    uint32_t interrupt_status, config_generation;
-    uint64_t driver_features;
-    uint32_t nqueues;              /* <= SNAP_MAX_QUEUES */
-    struct snap_queue queues[SNAP_MAX_QUEUES];
-};
-
-struct snap_serial {
-    uint8_t ier, lcr, mcr, scr, dll, dlm, fcr;
-    uint8_t thri_pending;          /* 0 or 1 */
 };
 
 /* A disk the VM was booted with: restore refuses a file that changed

@@ -9,7 +9,26 @@
 #include <stddef.h>
 
 #include "devices/virtio/mmio.h"
-#include "snapshot/snapshot_state.h"
+
+#define SNAP_MAX_QUEUES VIRTIO_MMIO_MAX_QUEUES
+
+struct snap_queue {
+    uint16_t size;                 /* QueueNum the driver chose */
+    uint8_t ready;                 /* 0 or 1 */
+    uint64_t desc_gpa, avail_gpa, used_gpa;
+    uint16_t last_avail, used_idx, signalled_used;
+};
+
+/* One virtio-mmio transport (its registers as the driver left them). */
+struct snap_virtio {
+    uint32_t device_id;            /* 2 blk, 19 vsock */
+    uint32_t status;
+    uint32_t device_features_sel, driver_features_sel, queue_sel;
+    uint32_t interrupt_status, config_generation;
+    uint64_t driver_features;
+    uint32_t nqueues;              /* <= SNAP_MAX_QUEUES */
+    struct snap_queue queues[SNAP_MAX_QUEUES];
+};
 
 /* The caller holds t->lock (a snapshot holds every transport's lock while
  * it saves guest RAM, so no device writes into it meanwhile). */
