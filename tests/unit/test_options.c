@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-include "memory/layout.h"
+#include "memory/layout.h"
 #include "util/parse.h"
 #include "boot/loader.h"
 #include "tests/unit/helpers.h"

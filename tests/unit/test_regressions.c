@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-include "memory/layout.h"
+#include "memory/layout.h"
 #include "util/parse.h"
 #include "boot/loader.h"
 #include "devices/serial.h"
