@@ -1,0 +1,438 @@
+#include "cli/run_options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "boot/loader.h"
+#include "cli/run_usage.h"
+#include "egress/egress.h"
+#include "kvm/console.h"
+#include "snapshot/snapshot_dir.h"
+#include "util/parse.h"
+
+#define RUN_CMDLINE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 root=/dev/vda rw " \
+                    "init=/sbin/airlock-agent"
+/* Per-command limits unless the flags say otherwise: enough for builds and
+ * test runners, low enough that a fork or fd bomb fails inside the guest
+ * (they bind the unprivileged default user; root ignores RLIMIT_NPROC). */
+#define RUN_DEFAULT_NPROC  1024
+#define RUN_DEFAULT_NOFILE 4096
+/* Output and disk a command may produce unless the flags say otherwise:
+ * roomy for builds and test logs, small next to a host's disk. */
+#define RUN_DEFAULT_MAX_OUTPUT_MIB 1024
+#define RUN_DEFAULT_DISK_CAP_MIB   1024
+/* Wall clock unless --timeout says otherwise (0: none): a command left
+ * running for an hour is far more often stuck or spinning than working,
+ * and an unattended agent's VM must not hold a host's CPU and memory
+ * forever; a longer build asks for more. */
+#define RUN_DEFAULT_TIMEOUT_S 3600
+#define RUN_MAX_TIMEOUT_S     4000000 /* x 1000 still fits the request's 32-bit ms */
+/* What every command gets unless -e sets the same name: the guest's
+ * proxy (the agent's relay to airlock's egress filter) under both the
+ * lower- and upper-case names that curl, pip, requests and wget read. */
+static const char *const run_default_env[RUN_DEFAULT_ENVS] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME=/tmp",
+    "http_proxy=http://127.0.0.1:3128",  "https_proxy=http://127.0.0.1:3128",
+    "HTTP_PROXY=http://127.0.0.1:3128",  "HTTPS_PROXY=http://127.0.0.1:3128",
+    "no_proxy=localhost,127.0.0.1,::1",  "NO_PROXY=localhost,127.0.0.1,::1",
+};
+
+/* run's own options; the shared VM flags are cli/vm_options.h's (0x100..). */
+enum {
+    RO_TIMEOUT = 0x200, RO_USER, RO_IMAGE, RO_APPEND, RO_COPY_IN, RO_COPY_OUT, RO_NPROC,
+    RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
+    RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
+    RO_END
+};
+
+static const struct option run_own[] = {
+    {"timeout", required_argument, NULL, RO_TIMEOUT}, {"user", required_argument, NULL, RO_USER},
+    {"image", required_argument, NULL, RO_IMAGE},     {"append", required_argument, NULL, RO_APPEND},
+    {"help", no_argument, NULL, RO_HELP},
+    {"copy-in", required_argument, NULL, RO_COPY_IN}, {"copy-out", required_argument, NULL, RO_COPY_OUT},
+    {"nproc", required_argument, NULL, RO_NPROC},     {"nofile", required_argument, NULL, RO_NOFILE},
+    {"fsize", required_argument, NULL, RO_FSIZE},
+    {"allow", required_argument, NULL, RO_ALLOW},     {"allow-ip", required_argument, NULL, RO_ALLOW_IP},
+    {"audit", required_argument, NULL, RO_AUDIT},     {"quiet", no_argument, NULL, RO_QUIET},
+    {"egress-max-conns", required_argument, NULL, RO_EG_CONNS},
+    {"egress-max-mib", required_argument, NULL, RO_EG_MIB},
+    {"egress-rate", required_argument, NULL, RO_EG_RATE},
+    {"max-output", required_argument, NULL, RO_MAX_OUTPUT},
+    {"disk-cap", required_argument, NULL, RO_DISK_CAP},
+    {"from-snapshot", required_argument, NULL, RO_FROM_SNAPSHOT},
+    {"out", required_argument, NULL, RO_OUT},
+    {"compress", no_argument, NULL, RO_COMPRESS},
+    {0},
+};
+
+/* Options about the command, which `airlock snapshot` has none of. */
+static const int command_only[] = {
+    RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW,
+    RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_MAX_OUTPUT,
+    RO_FROM_SNAPSHOT, 'e', 'w', 'i',
+};
+/* Options that shape the VM, which a snapshot has already fixed. */
+static const int vm_shaping[] = {
+    VMO_MEM, VMO_CPUS, VMO_DISK, RO_IMAGE, VMO_KERNEL, RO_APPEND, RO_DISK_CAP,
+};
+
+/* "--allow-ip '10.1.2.3/8': address has bits set below its prefix". */
+static int bad_arg(char *err, size_t errlen, const char *opt, const char *val, const char *why)
+{
+    snprintf(err, errlen, "%s '%.64s': %s", opt, val, why);
+    return -EINVAL;
+}
+
+/* "--nproc '0': want 1 to 4194304 processes". */
+static int bad_value(char *err, size_t errlen, const char *opt, const char *val, const char *want)
+{
+    char why[256];
+    snprintf(why, sizeof(why), "want %s", want);
+    return bad_arg(err, errlen, opt, val, why);
+}
+
+static int parse_user(const char *s, struct agent_exec_req *req)
+{
+    char *colon = strchr(s, ':');
+    uint64_t uid, gid;
+    if (colon) {
+        *colon = 0;
+        if (parse_uint(colon + 1, 0xfffffffe, &gid))
+            return -EINVAL;
+    }
+    if (parse_uint(s, 0xfffffffe, &uid))
+        return -EINVAL;
+    req->uid = (uint32_t)uid;
+    req->gid = colon ? (uint32_t)gid : (uint32_t)uid;
+    return 0;
+}
+
+static int parse_copy(struct run_ctx *r, bool in, char *arg, char *err, size_t errlen)
+{
+    unsigned *n = in ? &r->ncopy_in : &r->ncopy_out;
+    struct run_copy *cp = in ? &r->copy_in[*n] : &r->copy_out[*n];
+    int e = *n < RUN_MAX_COPIES ? run_copy_parse(arg, in, cp) : -E2BIG;
+    if (e) {
+        snprintf(err, errlen, "%s %s: %s", in ? "--copy-in" : "--copy-out",
+                 cp->arg ? cp->arg : arg,
+                 e == -EINVAL ? (in ? "want HOST:GUEST, a regular host file and an absolute guest path"
+                                    : "want GUEST:HOST, an absolute guest path and a regular host file")
+                              : strerror(-e));
+        return -EINVAL;
+    }
+    (*n)++;
+    return 0;
+}
+
+/* One of run's own options.  0 or -EINVAL with err. */
+static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *val, char *err,
+                          size_t errlen)
+{
+    struct egress_config *eg = &r->egress_cfg;
+    uint64_t v;
+    switch (c) {
+    case 'e':
+        if (!strchr(val, '=') || val[0] == '=' || r->nenv >= RUN_MAX_ENV)
+            return bad_value(err, errlen, "-e", val, "NAME=VALUE (at most 256 of them)");
+        r->env[r->nenv++] = val;
+        return 0;
+    case 'w': r->req.cwd = val; return 0;
+    case 'i': r->with_stdin = true; return 0;
+    case RO_TIMEOUT:
+        if (parse_uint(val, RUN_MAX_TIMEOUT_S, &v))
+            return bad_value(err, errlen, "--timeout", val, "whole seconds, 0 (none) to 4000000");
+        r->req.timeout_ms = (uint32_t)(v * 1000);
+        return 0;
+    case RO_USER:
+        if (parse_user(strdupa(val), &r->req))
+            return bad_value(err, errlen, "--user", val, "UID or UID:GID, numbers below 4294967295");
+        return 0;
+    case RO_NPROC:
+        if (parse_uint(val, 1 << 22, &v) || v == 0)
+            return bad_value(err, errlen, "--nproc", val, "1 to 4194304 processes");
+        r->req.rlim_nproc = v;
+        return 0;
+    case RO_NOFILE:
+        /* The guest's fs.nr_open is 1048576: setrlimit refuses more. */
+        if (parse_uint(val, 1 << 20, &v) || v < 4)
+            return bad_value(err, errlen, "--nofile", val, "4 to 1048576 files");
+        r->req.rlim_nofile = v;
+        return 0;
+    case RO_FSIZE:
+        if (parse_uint(val, 1ULL << 24, &v))
+            return bad_value(err, errlen, "--fsize", val, "whole MiB, 0 to 16777216");
+        r->req.rlim_fsize = v << 20;
+        return 0;
+    case RO_ALLOW:
+    case RO_ALLOW_IP: {
+        char why[200];
+        int e = c == RO_ALLOW ? egress_policy_add_host(&eg->policy, val, why, sizeof(why))
+                              : egress_policy_add_cidr(&eg->policy, val, why, sizeof(why));
+        return e ? bad_arg(err, errlen, c == RO_ALLOW ? "--allow" : "--allow-ip", val, why) : 0;
+    }
+    case RO_AUDIT: a->audit_path = val; return 0;
+    case RO_QUIET: eg->quiet = true; return 0;
+    case RO_EG_CONNS:
+        if (parse_uint(val, EGRESS_MAX_THREADS, &v) || v == 0)
+            return bad_value(err, errlen, "--egress-max-conns", val, "1 to 256");
+        eg->max_conns = (unsigned)v;
+        return 0;
+    case RO_EG_MIB:
+        if (parse_uint(val, 1 << 24, &v) || v == 0)
+            return bad_value(err, errlen, "--egress-max-mib", val, "whole MiB, 1 to 16777216");
+        eg->max_bytes = v << 20;
+        return 0;
+    case RO_EG_RATE:
+        if (parse_uint(val, EGRESS_RATE_MAX, &v) || v == 0)
+            return bad_value(err, errlen, "--egress-rate", val, "1 to 10000 connections per minute");
+        eg->rate_per_min = (unsigned)v;
+        return 0;
+    case RO_MAX_OUTPUT:
+    case RO_DISK_CAP:
+        if (parse_uint(val, 1 << 24, &v) || v == 0)
+            return bad_value(err, errlen, c == RO_DISK_CAP ? "--disk-cap" : "--max-output", val,
+                             "whole MiB, 1 to 16777216");
+        if (c == RO_DISK_CAP)
+            a->disk_cap_mib = v;
+        else
+            r->max_output = v << 20;
+        return 0;
+    case RO_IMAGE: a->image = val; return 0;
+    case RO_APPEND: a->append = val; return 0;
+    case RO_FROM_SNAPSHOT: a->from_snapshot = val; return 0;
+    case RO_OUT: r->snap_dir = val; return 0;
+    case RO_COMPRESS: r->snap_zlib = true; return 0;
+    case RO_COPY_IN:
+    case RO_COPY_OUT: return parse_copy(r, c == RO_COPY_IN, val, err, errlen);
+    }
+    snprintf(err, errlen, "internal error: option code %d", c);
+    return -EINVAL;
+}
+
+static void set_defaults(struct run_ctx *r, struct run_args *a, enum run_mode mode)
+{
+    *a = (struct run_args){.append = "", .disk_cap_mib = RUN_DEFAULT_DISK_CAP_MIB};
+    a->vm = (struct boot_options){
+        .mem_mib = BOOT_DEFAULT_MEM_MIB, .cpus = 1, .console = "none",
+        .kvm_path = BOOT_DEFAULT_KVM, .entry = ENTRY_AUTO, .cid = VSOCK_GUEST_CID_DEFAULT,
+        .vsock_internal = true,
+        .console_rate_kib = CONSOLE_DEFAULT_RATE_KIB, .console_max_mib = CONSOLE_DEFAULT_MAX_MIB,
+    };
+    r->mode = mode;
+    r->max_output = (uint64_t)RUN_DEFAULT_MAX_OUTPUT_MIB << 20;
+    r->egress_cfg.max_conns = EGRESS_DEFAULT_MAX_CONNS;
+    r->egress_cfg.max_bytes = (uint64_t)EGRESS_DEFAULT_MAX_MIB << 20;
+    r->egress_cfg.rate_per_min = EGRESS_DEFAULT_RATE;
+    agent_exec_req_init(&r->req);
+    r->req.rlim_nproc = RUN_DEFAULT_NPROC;
+    r->req.timeout_ms = RUN_DEFAULT_TIMEOUT_S * 1000;
+    r->req.rlim_nofile = RUN_DEFAULT_NOFILE;
+}
+
+/* The first option of `list` that was given, or 0. */
+static int first_given(const bool *given, const int *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (given[list[i]])
+            return list[i];
+    return 0;
+}
+
+/* Options that do not belong together or to this mode. */
+static int check_mode(const struct run_ctx *r, const struct run_args *a, const bool *given,
+                      const struct option *opts, int argc, char *err, size_t errlen)
+{
+    char name[64];
+    int bad;
+    if (r->mode == RUN_SNAPSHOT) {
+        if ((bad = first_given(given, command_only, sizeof(command_only) / sizeof(int)))) {
+            vm_option_name(opts, bad, name, sizeof(name));
+            snprintf(err, errlen, "%s is about the command: give it to airlock run "
+                     "--from-snapshot, not to airlock snapshot", name);
+            return -EINVAL;
+        }
+        if (a->cmd_index < argc) {
+            snprintf(err, errlen, "airlock snapshot takes no command (it saves a VM whose agent "
+                     "is ready; airlock run --from-snapshot DIR -- CMD runs one)");
+            return -EINVAL;
+        }
+        if (!r->snap_dir) {
+            snprintf(err, errlen, "airlock snapshot needs --out DIR");
+            return -EINVAL;
+        }
+        return 0;
+    }
+    if (given[RO_OUT] || given[RO_COMPRESS]) {
+        snprintf(err, errlen, "%s is for airlock snapshot", given[RO_OUT] ? "--out" : "--compress");
+        return -EINVAL;
+    }
+    if (a->from_snapshot &&
+        (bad = first_given(given, vm_shaping, sizeof(vm_shaping) / sizeof(int)))) {
+        vm_option_name(opts, bad, name, sizeof(name));
+        snprintf(err, errlen, "%s cannot change a snapshot's VM (--from-snapshot %.200s "
+                 "fixes its memory, vCPUs, kernel and disks)", name, a->from_snapshot);
+        return -EINVAL;
+    }
+    if (a->cmd_index >= argc) {
+        snprintf(err, errlen, "no command: airlock run [options] -- CMD [ARGS...]");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int run_options_parse(struct run_ctx *r, struct run_args *a, int argc, char **argv,
+                      char *err, size_t errlen)
+{
+    static bool given[RO_END];
+    memset(given, 0, sizeof(given));
+    struct option opts[80];
+    set_defaults(r, a, r->mode);
+    if (vm_longopts(VMO_FOR_RUN, run_own, opts, sizeof(opts) / sizeof(opts[0])) < 0) {
+        snprintf(err, errlen, "internal error: too many options");
+        return -EINVAL;
+    }
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+:e:w:i", opts, NULL)) != -1) {
+        if (c > 0 && c < RO_END)
+            given[c] = true;
+        int e;
+        if (c >= VMO_KERNEL && c < VMO_END)
+            e = vm_option_set(&a->vm, c, optarg, err, errlen);
+        else if (c == RO_HELP)
+            return run_usage(), 1;
+        else if (c == ':')
+            e = (snprintf(err, errlen, "%s needs a value", argv[optind - 1]), -EINVAL);
+        else if (c == '?')
+            e = (snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]), -EINVAL);
+        else
+            e = run_option_set(r, a, c, optarg, err, errlen);
+        if (e)
+            return e;
+    }
+    a->cmd_index = optind;
+    /* Slot 0 is the root image (unless a snapshot brings its own disks). */
+    return check_mode(r, a, given, opts, argc, err, errlen) ||
+           vm_options_check_slots(&a->vm, a->from_snapshot ? 0 : 1, err, errlen) ? -EINVAL : 0;
+}
+
+/* Appends the defaults whose names -e did not set (a command sees the
+ * first of two same-named variables, so the user's must be the only one). */
+static void env_add_defaults(struct run_ctx *r)
+{
+    for (unsigned i = 0; i < RUN_DEFAULT_ENVS; i++) {
+        size_t klen = strcspn(run_default_env[i], "=") + 1;
+        bool set = false;
+        for (unsigned j = 0; j < r->nenv && !set; j++)
+            set = !strncmp(r->env[j], run_default_env[i], klen);
+        if (!set)
+            r->env[r->nenv++] = run_default_env[i];
+    }
+}
+
+void run_options_request(struct run_ctx *r, const struct run_args *a, int argc, char **argv)
+{
+    r->req.argv = (const char *const *)argv + a->cmd_index;
+    r->req.argc = (uint32_t)(argc - a->cmd_index);
+    env_add_defaults(r);
+    r->req.envp = r->env;
+    r->req.envc = r->nenv;
+    if (r->with_stdin)
+        r->req.flags |= AGENT_EXEC_F_STDIN;
+}
+
+/* guest/ beside the airlock binary: build/airlock -> build/guest/NAME. */
+static void default_path(char *out, size_t cap, const char *name)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = 0;
+    if (snprintf(out, cap, "%s/guest/%s", slash ? self : ".", name) >= (int)cap)
+        snprintf(out, cap, "guest/%s", name); /* absurdly deep: relative is all we can do */
+}
+
+/* --from-snapshot DIR: the VM's shape and disks come from the snapshot. */
+static int restore_options(struct run_ctx *r, struct boot_options *o, const char *dir,
+                           char *err, size_t errlen)
+{
+    struct snap_state *st;
+    if (snap_dir_open(dir, &st, &o->restore_memory_fd, o->restore_overlay_fd, err, errlen))
+        return -EINVAL;
+    if (!st->cid) {
+        snprintf(err, errlen, "--from-snapshot %s: the snapshot's VM has no vsock "
+                 "device, so no agent to run the command", dir);
+        return -EINVAL;
+    }
+    o->restore = st;
+    o->mem_mib = st->mem_mib;
+    o->cpus = st->ncpus;
+    o->cid = st->cid;
+    o->cmdline = st->cmdline;
+    o->ndisks = st->ndisks;
+    for (unsigned i = 0; i < st->ndisks; i++) {
+        const struct snap_disk *d = &st->disks[i];
+        char how[40] = "";
+        if (d->read_only)
+            snprintf(how, sizeof(how), ",ro");
+        else if (d->cow)
+            snprintf(how, sizeof(how), ",cow=%lluK", (unsigned long long)(d->cow_cap >> 10));
+        if (snprintf(r->restore_specs[i], sizeof(r->restore_specs[i]), "%s%s", d->path, how) >=
+            (int)sizeof(r->restore_specs[i])) {
+            snprintf(err, errlen, "--from-snapshot: a disk path in the snapshot is too long");
+            return -EINVAL;
+        }
+        o->disks[i] = r->restore_specs[i];
+    }
+    return 0;
+}
+
+/* The root image as disk 0, the --disk ones after it. */
+static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
+{
+    struct boot_options *o = &a->vm;
+    char image_path[PATH_MAX];
+    const char *image = a->image;
+    if (!image || !strcmp(image, "small")) {
+        /* default: python3; small: the busybox image, for tests and benchmarks */
+        default_path(image_path, sizeof(image_path), image ? "rootfs.ext4" : "python.ext4");
+        image = image_path;
+    }
+    if (snprintf(r->image_spec, sizeof(r->image_spec), "%s,cow=%lluM", image,
+                 (unsigned long long)a->disk_cap_mib) >= (int)sizeof(r->image_spec)) {
+        snprintf(err, errlen, "--image: path too long");
+        return -EINVAL;
+    }
+    memmove(&o->disks[1], &o->disks[0], o->ndisks * sizeof(o->disks[0]));
+    memmove(&o->disk_flags[1], &o->disk_flags[0], o->ndisks * sizeof(o->disk_flags[0]));
+    o->disks[0] = r->image_spec;
+    o->disk_flags[0] = "--image";
+    o->ndisks++;
+    if (snprintf(r->cmdline, sizeof(r->cmdline), "%s %s", RUN_CMDLINE, a->append) >=
+        (int)sizeof(r->cmdline)) {
+        snprintf(err, errlen, "--append: too long");
+        return -EINVAL;
+    }
+    o->cmdline = r->cmdline;
+    return 0;
+}
+
+int run_options_vm(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
+{
+    if (!a->vm.kernel) {
+        default_path(r->kernel, sizeof(r->kernel), "vmlinux");
+        a->vm.kernel = r->kernel;
+    }
+    if (a->from_snapshot)
+        return restore_options(r, &a->vm, a->from_snapshot, err, errlen);
+    return add_root_image(r, a, err, errlen);
+}
