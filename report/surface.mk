@@ -40,4 +40,4 @@ $(BUILD)/airlock: $(BUILD)/gen/surface_reach.o
 # no two files call each other: checked on the same call graphs.
 .PHONY: check-layers
 check-layers: $(SURFACE_CI)
-	scripts/check-layers $(SURFACE_CI)
+	@scripts/check-layers $(SURFACE_CI)
