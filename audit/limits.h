@@ -1,4 +1,4 @@
-/* Limits a task cannot escape (README "### Limits"): the token bucket the
+/* Limits a task cannot escape (docs/security.md "Limits"): the token bucket the
  * serial console is metered with, and the one place a limit that fired is
  * reported: one stderr line, and with `airlock run --audit` one record
  * {"event":"limit","limit":NAME,"max":M,"dropped_bytes":N}.

@@ -1,4 +1,4 @@
-/* The jail; see jail.h for what it is, README "The jail" for why. */
+/* The jail; see jail.h for what it is, docs/security.md "The jail" for why. */
 #include "jail/jail.h"
 
 #include <dirent.h>

@@ -1,5 +1,5 @@
 /* The jail the VM process enters once everything it needs is open and
- * before its first thread starts (DESIGN.md rule 5; README "The jail").
+ * before its first thread starts (docs/design.md rule 5; docs/security.md "The jail").
  *
  * When airlock runs as root (or with --jail, which fails if it cannot):
  *   - the VM process is PID 1 of a new PID namespace: the parent unshares

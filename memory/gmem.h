@@ -1,6 +1,6 @@
 /* Guest memory: the regions that back guest RAM, and the one checked
  * accessor through which every other module turns a guest-physical address
- * into a host pointer (DESIGN.md rule 1). */
+ * into a host pointer (docs/design.md rule 1). */
 #ifndef AIRLOCK_MEMORY_GMEM_H
 #define AIRLOCK_MEMORY_GMEM_H
 

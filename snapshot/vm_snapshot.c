@@ -234,7 +234,7 @@ int vm_snapshot_restore(struct vm *vm, const struct snap_state *s, char *err, si
     if (e)
         return e;
     /* kvm-clock continues from the snapshot's instant: guest monotonic
-     * time does not jump; wall time is the agent's to set (README). */
+     * time does not jump; wall time is the agent's to set (docs/snapshots.md). */
     struct kvm_clock_data clock = {.clock = s->clock.clock};
     if (ioctl(vm->fd, KVM_SET_CLOCK, &clock) < 0)
         return fail(err, errlen, -1, "KVM_SET_CLOCK", errno);

@@ -1,6 +1,6 @@
 /* virtio-blk (virtio 1.2 §5.2) over a struct disk: one request queue,
  * requests served synchronously on the event loop.  Every request is
- * parsed into a checked struct before any I/O (DESIGN.md rules 1-4); a bad
+ * parsed into a checked struct before any I/O (docs/design.md rules 1-4); a bad
  * request fails with a status byte, never with a crash or a broken queue.
  *
  * Offered: SEG_MAX, SIZE_MAX, BLK_SIZE (512), FLUSH; RO for a ro disk;

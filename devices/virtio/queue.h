@@ -1,5 +1,5 @@
 /* The split virtqueue (virtio 1.2 §2.7), device side, with every check in
- * DESIGN.md.  The rings live in guest memory and are hostile: each ring
+ * docs/design.md.  The rings live in guest memory and are hostile: each ring
  * field is read once into a local, each descriptor is copied once, every
  * index is checked against the queue size, a chain is at most `size` long,
  * and every address goes through gmem_ptr.  A malformed chain makes

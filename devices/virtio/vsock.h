@@ -37,7 +37,7 @@
 
 #define VSOCK_HOST_CID  2
 #define VSOCK_GUEST_CID_DEFAULT 3    /* the guest's address unless --cid says otherwise */
-#define VSOCK_MAX_CONNS 256          /* concurrent connections (a limit: README "### Limits") */
+#define VSOCK_MAX_CONNS 256          /* concurrent connections (a limit: docs/security.md "Limits") */
 #define VSOCK_BUF_ALLOC (256u << 10) /* our buf_alloc = per-connection host buffer cap */
 #define VSOCK_MAX_PKT   (64u << 10)  /* payload bytes we put in one rx packet */
 #define VSOCK_RST_QUEUE 64           /* RSTs waiting for rx buffers */

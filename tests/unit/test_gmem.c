@@ -30,7 +30,7 @@ START_TEST(ptr_end_boundary)
     struct test_mem t;
     test_mem_init(&t, RSZ);
     uint8_t *base = t.bufs[0];
-    /* end == size is inside (DESIGN.md: `end > size` is the right test) */
+    /* end == size is inside (docs/design.md: `end > size` is the right test) */
     ck_assert_ptr_eq(gmem_ptr(&t.mem, RSZ - 1, 1), base + RSZ - 1);
     ck_assert_ptr_eq(gmem_ptr(&t.mem, RSZ - 8, 8), base + RSZ - 8);
     /* one byte past the end is not */

@@ -158,7 +158,7 @@ END_TEST
 START_TEST(counts_and_modes)
 {
     /* Below Firecracker's own (vmm 50, api 31, vcpu 27): the figures the
-     * README quotes come from here. */
+     * docs/security.md quotes come from here. */
     ck_assert_uint_gt(seccomp_count(SECCOMP_VCPU), 0);
     ck_assert_uint_lt(seccomp_count(SECCOMP_VCPU), 27);
     ck_assert_uint_lt(seccomp_count(SECCOMP_LOOP), 50);

@@ -154,7 +154,7 @@ END_TEST
 
 START_TEST(s2_7_5_desc_buffer_ending_at_top_of_ram)
 {
-    /* end == size is inside RAM (DESIGN.md: `end > size` is the test). */
+    /* end == size is inside RAM (docs/design.md: `end > size` is the test). */
     ring_set_desc(&r, 0, RAM - 16, 16, VIRTQ_DESC_F_WRITE, 0);
     ring_publish(&r, 0);
     ck_assert_int_eq(virtq_pop(&q, &tm.mem, ch), 1);
