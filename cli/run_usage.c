@@ -40,7 +40,7 @@ void run_usage(void)
            "  --audit FILE      append JSON-lines records: exec, exit, every egress attempt\n"
            "  --quiet           do not report denied egress on stderr\n"
            "  --mem MiB, --cpus N, --disk SPEC (extra disks, /dev/vdb on)\n"
-           "  --image PATH      root image (default: python.ext4 beside the kernel;\n"
+           "  --image PATH      root image (default: guest/python.ext4 beside airlock;\n"
            "                    small: the busybox rootfs.ext4)\n"
            "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"
            "  --console FILE    keep the guest's console in FILE (debugging)\n"

@@ -16,10 +16,12 @@
  *   - an IP-literal target is checked against the --allow-ip rules only;
  *   - a name not matching any --allow rule is denied WITHOUT a DNS lookup
  *     (a lookup of a guest-chosen name is itself a way to leak data);
- *   - an allowed name is resolved once, each address checked in order
- *     (public, or named by an --allow-ip rule), and the socket connected to
- *     exactly the first address that passed: no second lookup, so a DNS
- *     answer that changes (rebinding) cannot switch the target. */
+ *   - an allowed name is resolved once and its addresses tried in the
+ *     resolver's order: each is checked (public, or named by an --allow-ip
+ *     rule) and, if it passed, connected to (bounded); the first connect
+ *     that succeeds wins, a refused or failing address moves on to the
+ *     next.  No second lookup, so a DNS answer that changes (rebinding)
+ *     cannot switch the target to an address that was not checked. */
 #ifndef AIRLOCK_EGRESS_EGRESS_BROKER_H
 #define AIRLOCK_EGRESS_EGRESS_BROKER_H
 

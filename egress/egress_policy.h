@@ -1,7 +1,7 @@
 /* Egress policy: which host:port a guest may ask the host to connect to.
  * Pure functions over a rule list, no I/O: the proxy parses the guest's
  * CONNECT target, matches the NAME here, resolves it itself, asks here about
- * each resolved address, and connects to exactly the address that passed.
+ * each resolved address, and connects only to addresses that passed.
  *
  * Rules.
  *   --allow HOST[:PORT]    a name rule.  HOST is a DNS name ("api.example.com",

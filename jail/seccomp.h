@@ -13,16 +13,16 @@
  *   vcpu    KVM_RUN and the device handlers reached from PIO/MMIO exits
  *   loop    the event loop: virtio queues (blk I/O, vsock), console,
  *           signals, host vsock clients
- *   worker  the command's agent client and egress relays (their filter
- *           stacks on the loop's, which they inherit when created by it)
+ *   worker  the command's agent client and egress relays (started before
+ *           the loop installs its filter, so the worker list is theirs alone)
  *   broker  the egress broker process (egress/egress_broker.h), every thread
  *           of it: resolves allowed names, connects, passes sockets back
  *   detach  the parent jail/detach.h leaves waiting for the VM's status
  *   snapshot  `airlock snapshot`'s thread: reads KVM state (GET ioctls
  *           only) and writes the snapshot files opened before the jail
  * Filters stack (a thread created after its creator's filter inherits it
- * and may add its own), so a worker created by the event loop is bound by
- * both lists. */
+ * and may add its own): the egress connection threads, created by a
+ * worker, are bound by the worker list twice over. */
 #ifndef AIRLOCK_JAIL_SECCOMP_H
 #define AIRLOCK_JAIL_SECCOMP_H
 

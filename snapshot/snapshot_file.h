@@ -14,7 +14,7 @@
  *
  *   / {
  *       compatible = "airlock,snapshot";
- *       version = <1>;                     u32, must equal SNAP_VERSION
+ *       version = <2>;                     u32, must equal SNAP_VERSION
  *       machine {
  *           mem-mib = <u64>;               8..1048576
  *           ncpus = <u32>;                 1..SNAP_MAX_VCPUS, = number of vcpu@N
