@@ -1,34 +1,53 @@
 # Shared helpers for airlock's shell tests.  Source it, call the check
-# functions, end with `finish NAME`, which prints "NAME: N passed, N failed"
-# and returns non-zero if anything failed.
+# functions, end with `finish NAME`, which prints one line per skipped check,
+# "SKIP: NAME: CHECK: WHY", then "NAME: N passed, N failed, N skipped", and
+# returns non-zero if anything failed (tests/run-all counts these lines).
 #
 # Each check runs a command, captures its stdout, stderr and status, and
-# asserts on them.  A failing check prints what it saw.
+# asserts on them.  A failing check prints what it saw.  A check that cannot
+# run here is `skip`ped, with the reason: never counted as passed.
 
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 AIRLOCK=${AIRLOCK:-$TOP/build/airlock}
 PASSED=0
 FAILED=0
+SKIPPED=0
+SKIPS=()
 T_OUT=""
 T_ERR=""
 T_RC=0
 T_TMP=$(mktemp -d /tmp/airlock-test.XXXXXX)
 trap 'rm -rf "$T_TMP"' EXIT
 
-# run CMD...: runs it (30 s limit unless T_TIMEOUT says otherwise), keeps output and status.
-run() {
-    timeout --kill-after=5 "${T_TIMEOUT:-30}" "$@" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null
+# bounded CMD...: runs CMD under the harness's own bound (T_TIMEOUT, 30 s
+# unless set: TERM, then KILL 5 s later) and sets T_RC.  When the bound
+# ends CMD, timeout(1) says 124 (or 137 after the KILL), which are also
+# statuses CMD itself may have to return (airlock run --timeout gives 124):
+# so then T_RC is not a number but says what happened, and no expected
+# status can match it.  The bound fired iff CMD ran for the whole bound.
+bounded() {
+    local secs=${T_TIMEOUT:-30} t0 t1
+    t0=$(date +%s%N)
+    timeout --kill-after=5 "$secs" "$@"
     T_RC=$?
+    t1=$(date +%s%N)
+    if { [ "$T_RC" = 124 ] || [ "$T_RC" = 137 ]; } && [ $(((t1 - t0) / 1000000)) -ge $((secs * 1000)) ]; then
+        T_RC="none: the test's own ${secs} s bound (T_TIMEOUT) ended it (timeout(1) said $T_RC)"
+    fi
+}
+
+# run CMD...: runs it (bounded), keeps output and status.
+run() {
+    bounded "$@" >"$T_TMP/out" 2>"$T_TMP/err" </dev/null
     T_OUT=$(cat "$T_TMP/out")
     T_ERR=$(cat "$T_TMP/err")
 }
 
-# run_stdin INPUT CMD...: like run, with INPUT on stdin.
+# run_stdin INPUT CMD...: like run, with INPUT on stdin (a pipe).
 run_stdin() {
     local input=$1
     shift
-    printf '%s' "$input" | timeout --kill-after=5 "${T_TIMEOUT:-30}" "$@" >"$T_TMP/out" 2>"$T_TMP/err"
-    T_RC=$?
+    bounded "$@" < <(printf '%s' "$input") >"$T_TMP/out" 2>"$T_TMP/err"
     T_OUT=$(cat "$T_TMP/out")
     T_ERR=$(cat "$T_TMP/err")
 }
@@ -40,8 +59,8 @@ run_stdin() {
 run_interactive() {
     local wait=$1 input=$2 fd i=0
     shift 2
-    rm -f "$T_TMP/in.fifo" && mkfifo "$T_TMP/in.fifo"
-    timeout --kill-after=5 "${T_TIMEOUT:-30}" "$@" <"$T_TMP/in.fifo" >"$T_TMP/out" 2>"$T_TMP/err" &
+    rm -f "$T_TMP/in.fifo" "$T_TMP/rc" && mkfifo "$T_TMP/in.fifo"
+    { bounded "$@" <"$T_TMP/in.fifo" >"$T_TMP/out" 2>"$T_TMP/err"; printf '%s' "$T_RC" >"$T_TMP/rc"; } &
     local pid=$!
     exec {fd}>"$T_TMP/in.fifo"
     while ! grep -Eq -- "$wait" "$T_TMP/out" && kill -0 "$pid" 2>/dev/null; do
@@ -52,7 +71,7 @@ run_interactive() {
     printf '%s' "$input" >&"$fd"
     exec {fd}>&-
     wait "$pid"
-    T_RC=$?
+    T_RC=$(cat "$T_TMP/rc")
     T_OUT=$(cat "$T_TMP/out")
     T_ERR=$(cat "$T_TMP/err")
 }
@@ -98,7 +117,19 @@ expect() {
     _pass "$name"
 }
 
+# skip NAME WHY: the check NAME cannot run here (WHY says what is missing).
+# It is reported as skipped, by finish too, and never counted as passed.
+skip() {
+    SKIPPED=$((SKIPPED + 1))
+    SKIPS+=("$1: $2")
+    echo "skip - $1: $2"
+}
+
 finish() {
-    echo "$1: $PASSED passed, $FAILED failed"
+    local s
+    for s in "${SKIPS[@]}"; do
+        echo "SKIP: $1: $s"
+    done
+    echo "$1: $PASSED passed, $FAILED failed, $SKIPPED skipped"
     [ "$FAILED" = 0 ]
 }

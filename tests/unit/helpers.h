@@ -11,6 +11,14 @@
 #include "boot/kernel.h"
 #include "memory/gmem.h"
 
+/* ---- skips --------------------------------------------------------------- */
+
+/* The running test (or a part of it) cannot run on this host: WHY says what
+ * is missing.  The test goes on (or returns), and unless it fails it is
+ * counted as skipped, not passed, with a "SKIP: unit: TCASE/TEST: WHY" line
+ * (tests/unit/unit_main.c). */
+void unit_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- fake guest memory ------------------------------------------------ */
 
 /* A struct gmem whose regions are zeroed heap buffers (so ASan guards

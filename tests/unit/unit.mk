@@ -2,6 +2,10 @@
 # ($(SAN_OBJS) from the top-level Makefile).
 #
 #   make unit-test         builds $(BUILD)/tests/unit-tests and runs it
+#
+# CK_FORK=no: one process, so ASan and LSan see the whole run; each test is
+# still held to its tcase's timeout by unit_main.c's watchdog (check's own
+# timeouts need fork).  It prints "unit: N passed, N failed, N skipped".
 
 UNIT_CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 UNIT_CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
@@ -22,9 +26,14 @@ UNIT_ENV := ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:halt_on_error=1 \
 unit-test: $(BUILD)/tests/unit-tests
 	$(UNIT_ENV) CK_FORK=no $(BUILD)/tests/unit-tests
 
+# unit_main.c wraps these check entry points to time each test and to
+# count skips (check is a static library here, so its own calls wrap too).
+UNIT_WRAP := -Wl,--wrap=tcase_fn_start,--wrap=tcase_create,--wrap=_tcase_add_test \
+             -Wl,--wrap=tcase_set_timeout,--wrap=_ck_assert_failed
+
 $(BUILD)/tests/unit-tests: $(UNIT_OBJS) $(SAN_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(OPT) $(SANITIZE) -o $@ $^ $(UNIT_LIBS)
+	$(CC) $(OPT) $(SANITIZE) $(UNIT_WRAP) -o $@ $^ $(UNIT_LIBS)
 
 
 # Test sources: the library's sanitizer flags plus check's.
