@@ -34,6 +34,7 @@
 #include "vmm/exit_codes.h"
 #include "vmm/console.h"
 #include "vmm/limits.h"
+#include "vmm/nbfd.h"
 #include "vmm/seccomp.h"
 #include "vmm/timings.h"
 
@@ -497,6 +498,11 @@ static int run_main(int argc, char **argv, enum run_mode mode)
         fprintf(stderr, "airlock: eventfd: %s\n", strerror(errno));
         return EXIT_AIRLOCK_ERROR;
     }
+    /* Opened before the jail, which allows no open() later. */
+    if ((r.out_fd = nbfd_twin(STDOUT_FILENO)) < 0)
+        r.out_fd = STDOUT_FILENO;
+    if ((r.err_fd = nbfd_twin(STDERR_FILENO)) < 0)
+        r.err_fd = STDERR_FILENO;
     struct session_hook hook = run_hook_template;
     hook.opaque = &r;
     return vm_session(&o, &hook);

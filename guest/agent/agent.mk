@@ -14,7 +14,8 @@ AGENT_CC ?= gcc
 AGENT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -O2
 AGENT_SRCS := $(wildcard $(AGENT_DIR)/*.c) vmm/agent_client.c
 AGENT_HDRS := $(wildcard $(AGENT_DIR)/*.h) vmm/agent_client.h
-AGENT_CLIENT_SRCS := tests/agent/client.c vmm/agent_client.c vmm/agent_conn.c vmm/agent_exec.c vmm/agent_client_io.c
+AGENT_CLIENT_SRCS := tests/agent/client.c vmm/agent_client.c vmm/agent_conn.c vmm/agent_exec.c vmm/agent_client_io.c \
+                     vmm/nbfd.c
 
 .PHONY: agent agent-client agent-test
 agent: $(BUILD)/guest/agent
