@@ -406,6 +406,7 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     if (s.err_fd < 0)
         s.err_fd = STDERR_FILENO;
     s.console.msg_fd = s.err_fd;
+    limits_set_err_fd(s.err_fd);
     console_set_limits(&s.console, s.opt.console_rate_kib, s.opt.console_max_mib);
     /* The vsock socket file is the one thing airlock creates that outlives
      * it if left behind: made last, removed on every path from here. */
