@@ -189,6 +189,8 @@ struct agent_exec_result {
     int value;
     int timed_out;        /* the agent killed it on timeout */
     int host_timeout;     /* the agent did not end it in time: the host gave up (also timed_out) */
+    int output_stalled;   /* with host_timeout: the timeout passed while out_fd or err_fd
+                           * took nothing (its reader stopped reading) */
     int output_closed;    /* out_fd or err_fd lost its reader (EPIPE): the host stopped
                            * there, the command may still run (the caller stops the VM) */
     int error;            /* errno from an ERROR reply (never started), or 0 */
@@ -215,6 +217,11 @@ size_t agent_output_take(struct agent_output_cap *cap, size_t len);
  * ERROR.  A READY at the start of the stream is accepted.  With a
  * timeout, it waits at most timeout_ms + host_grace_ms: then the outcome
  * is res->timed_out and res->host_timeout (the caller stops the VM).
+ * out_fd and err_fd may be non-blocking (util/nbfd.h): output they do not
+ * take waits in the poll loop, never in a write, so the timeout still
+ * holds when their reader stops reading; then the agent's EXIT is stuck
+ * behind that output, so the wait ends at timeout_ms already, with
+ * res->output_stalled too.
  * When out_fd or err_fd says EPIPE (e.g. `airlock run ... | head`), the
  * outcome is res->output_closed, at once, as a writer's SIGPIPE would be.
  * 0 with *res filled once the outcome is known; -errno on transport

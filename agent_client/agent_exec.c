@@ -182,13 +182,22 @@ static int64_t mono_ms(void)
 
 /* A STDOUT/STDERR payload still in the socket, moved without the copy
  * through the decoder (agent_decode_data_frame): `copy` bytes to fd, then
- * `drop` bytes past the output cap read and thrown away. */
+ * `drop` bytes past the output cap read and thrown away.  fd may be
+ * non-blocking: what it did not take waits in rbuf (`held`), or in the
+ * socket (splice), and `blocked` says to wait for fd's POLLOUT. */
 struct pass {
     int fd;
     uint32_t copy, drop;
+    size_t held, held_off; /* bytes of c->rbuf received, not yet written */
+    int blocked;           /* fd said EAGAIN */
     int stream;       /* 0 stdout, 1 stderr */
     int no_splice[2]; /* that stream's fd is no pipe (splice said EINVAL): copy through rbuf */
 };
+
+static bool pass_busy(const struct pass *ps)
+{
+    return ps->copy || ps->drop || ps->held;
+}
 
 /* Starts passing the data frame whose header the decoder just took. */
 static int pass_start(struct pass *ps, uint16_t type, uint32_t len, int out_fd, int err_fd,
@@ -207,23 +216,54 @@ static int pass_start(struct pass *ps, uint16_t type, uint32_t len, int out_fd, 
     return 0;
 }
 
-/* Moves what the socket holds of a passed payload (it said readable).
- * Into a pipe, splice: the kernel moves the socket's pages into it, so
- * the output crosses this process without a copy; anything else (a file,
- * a terminal) goes through rbuf.  0 or -errno (-ECONNRESET: the agent
- * went away mid-frame). */
+/* Writes what fd takes of the held bytes.  0 (maybe blocked) or -errno. */
+static int pass_flush(struct agent_conn *c, struct pass *ps)
+{
+    while (ps->held_off < ps->held) {
+        ssize_t w = write(ps->fd, c->rbuf + ps->held_off, ps->held - ps->held_off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EAGAIN) {
+            ps->blocked = 1;
+            return 0;
+        }
+        if (w <= 0)
+            return w ? -errno : -EIO;
+        ps->held_off += (size_t)w;
+    }
+    ps->held = ps->held_off = 0;
+    return 0;
+}
+
+/* Moves what the socket holds of a passed payload (it said readable, or
+ * fd said writable after `blocked`).  Into a pipe, splice: the kernel
+ * moves the socket's pages into it, so the output crosses this process
+ * without a copy; anything else (a file, a terminal) goes through rbuf.
+ * 0 or -errno (-ECONNRESET: the agent went away mid-frame). */
 static int pass_some(struct agent_conn *c, struct pass *ps)
 {
     ssize_t n;
+    ps->blocked = 0;
+    if (ps->held)
+        return pass_flush(c, ps);
     bool copying = ps->copy > 0;
     uint32_t want = copying ? ps->copy : ps->drop;
     if (copying && !ps->no_splice[ps->stream]) {
+        /* SPLICE_F_NONBLOCK: a full pipe says EAGAIN instead of waiting
+         * (the socket is non-blocking already, and it said readable). */
         do
-            n = splice(c->rd.fd, NULL, ps->fd, NULL, want, SPLICE_F_MOVE);
+            n = splice(c->rd.fd, NULL, ps->fd, NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         while (n < 0 && errno == EINTR);
         if (n < 0 && errno == EINVAL) {
             ps->no_splice[ps->stream] = 1;
             return 0; /* again, through rbuf */
+        }
+        if (n < 0 && errno == EAGAIN) {
+            /* The pipe is full, or the socket had nothing after all: which
+             * one, fd's POLLOUT tells (a spurious wake-up costs one try). */
+            struct pollfd p = {.fd = ps->fd, .events = POLLOUT};
+            ps->blocked = poll(&p, 1, 0) == 0;
+            return 0;
         }
         if (n <= 0)
             return n ? -errno : -ECONNRESET;
@@ -231,25 +271,28 @@ static int pass_some(struct agent_conn *c, struct pass *ps)
         n = agent_recv_some(c->rd.fd, c->rbuf, want < sizeof(c->rbuf) ? want : sizeof(c->rbuf));
         if (n < 0)
             return (int)n;
-        int rc = copying ? agent_write_all(ps->fd, c->rbuf, (size_t)n) : 0;
-        if (rc)
-            return rc;
+        if (copying) {
+            ps->held = (size_t)n;
+            ps->held_off = 0;
+        }
     }
     *(copying ? &ps->copy : &ps->drop) -= (uint32_t)n;
-    return agent_decode_skip(&c->rd.dec, (uint32_t)n);
+    int rc = agent_decode_skip(&c->rd.dec, (uint32_t)n);
+    return rc ? rc : ps->held ? pass_flush(c, ps) : 0;
 }
 
 /* deadline: CLOCK_MONOTONIC ms after which we stop waiting (-ETIMEDOUT);
- * -1: none. */
+ * stall_deadline: the same while our output takes nothing; -1: none. */
 static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *in, int64_t deadline,
-                     struct agent_output_cap *cap, struct agent_exec_result *res)
+                     int64_t stall_deadline, struct agent_output_cap *cap,
+                     struct agent_exec_result *res)
 {
     int peer_gone = 0;
     struct pass ps = {.fd = -1};
     for (;;) {
         struct agent_msg m;
         int rc = 0;
-        while (!ps.copy && !ps.drop && (rc = agent_reader_next(&c->rd, &m)) == 1) {
+        while (!pass_busy(&ps) && (rc = agent_reader_next(&c->rd, &m)) == 1) {
             rc = exec_on_msg(&m, res);
             if (rc)
                 return rc < 0 ? rc : 0;
@@ -258,31 +301,43 @@ static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *
             return rc;
         uint16_t type;
         uint32_t len;
-        if (!ps.copy && !ps.drop && c->rd.pos == c->rd.len &&
+        if (!pass_busy(&ps) && c->rd.pos == c->rd.len &&
             (len = agent_decode_data_frame(&c->rd.dec, &type)) &&
             (rc = pass_start(&ps, type, len, out_fd, err_fd, cap, res)) < 0)
             return rc;
         /* Never block on a send: the agent may be blocked sending us
-         * output, so we keep reading while our stdin waits for room. */
-        struct pollfd p[2] = {{.fd = c->rd.fd, .events = POLLIN}, {.fd = -1}};
+         * output, so we keep reading while our stdin waits for room.  Nor
+         * on our output: while it takes nothing we wait for its POLLOUT
+         * (and the socket only for room for stdin). */
+        struct pollfd p[3] = {{.fd = c->rd.fd, .events = POLLIN}, {.fd = -1}, {.fd = -1}};
+        bool out_wait = ps.blocked;
+        if (out_wait) {
+            p[0].events = 0;
+            p[2] = (struct pollfd){.fd = ps.fd, .events = POLLOUT};
+        }
         if (feed_busy(in) && !peer_gone)
             p[0].events |= POLLOUT;
         else if (in->fd >= 0 && res->started && !peer_gone)
             p[1] = (struct pollfd){.fd = in->fd, .events = POLLIN};
+        if (!p[0].events)
+            p[0].fd = -1; /* a hang-up must not wake us while our output waits */
         int wait_ms = -1;
-        if (deadline >= 0) {
-            int64_t left = deadline - mono_ms();
-            if (left <= 0)
+        int64_t until = out_wait && stall_deadline >= 0 ? stall_deadline : deadline;
+        if (until >= 0) {
+            int64_t left = until - mono_ms();
+            if (left <= 0) {
+                res->output_stalled = out_wait;
                 return -ETIMEDOUT;
+            }
             wait_ms = left > INT_MAX ? INT_MAX : (int)left;
         }
-        if (poll(p, 2, wait_ms) < 0) {
+        if (poll(p, 3, wait_ms) < 0) {
             if (errno == EINTR)
                 continue;
             return -errno;
         }
-        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            if (ps.copy || ps.drop) {
+        if (out_wait ? p[2].revents != 0 : (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+            if (pass_busy(&ps)) {
                 /* pass_some's -EPIPE is out_fd's or err_fd's (the socket
                  * says ECONNRESET). */
                 if ((rc = output_done(res, pass_some(c, &ps))) == 1)
@@ -307,8 +362,8 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
     memset(res, 0, sizeof(*res));
     /* +1: mono_ms() truncates to the millisecond, so without it the wait
      * could end up to 1 ms short of timeout + grace (CI saw 499 of 500). */
-    int64_t deadline =
-        req->timeout_ms ? mono_ms() + 1 + req->timeout_ms + req->host_grace_ms : -1;
+    int64_t stall_deadline = req->timeout_ms ? mono_ms() + 1 + req->timeout_ms : -1;
+    int64_t deadline = req->timeout_ms ? stall_deadline + req->host_grace_ms : -1;
     struct agent_exec_req r = *req;
     r.flags = (r.flags & ~AGENT_EXEC_F_STDIN) | (in_fd >= 0 ? AGENT_EXEC_F_STDIN : 0);
     uint8_t *frame = malloc(AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD);
@@ -330,7 +385,7 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
         rc = -errno;
     struct feed in = {.fd = in_fd, .pend = c->pend, .priv = {-1, -1}};
     if (!rc)
-        rc = exec_loop(c, out_fd, err_fd, &in, deadline, &cap, res);
+        rc = exec_loop(c, out_fd, err_fd, &in, deadline, stall_deadline, &cap, res);
     feed_close(&in);
     if (fl >= 0)
         fcntl(fd, F_SETFL, fl);

@@ -4,8 +4,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "devices/disk.h"
+#include "util/nbfd.h"
 
 #define NS_PER_S 1000000000ULL
 #define BURST_MAX (16ULL << 30) /* x 1e9 stays below 2^64 */
@@ -43,10 +45,16 @@ uint64_t limits_now_ns(void)
 }
 
 static const struct audit *limits_audit;
+static int limits_err_fd = STDERR_FILENO;
 
 void limits_set_audit(const struct audit *a)
 {
     limits_audit = a;
+}
+
+void limits_set_err_fd(int fd)
+{
+    limits_err_fd = fd;
 }
 
 void limit_report(const char *limit, uint64_t max, uint64_t dropped, const char *fmt, ...)
@@ -56,7 +64,10 @@ void limit_report(const char *limit, uint64_t max, uint64_t dropped, const char 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "airlock: %s\n", msg);
+    char line[sizeof(msg) + 16];
+    int n = snprintf(line, sizeof(line), "airlock: %s\n", msg);
+    fflush(stderr); /* what stdio still holds goes first */
+    nbfd_say(limits_err_fd, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
     if (!limits_audit)
         return;
     struct audit_rec r;

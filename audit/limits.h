@@ -41,6 +41,12 @@ uint64_t limits_now_ns(void);
  * before any thread starts: the pointer is read without a lock. */
 void limits_set_audit(const struct audit *a);
 
+/* Where the stderr lines go: stderr's non-blocking twin (util/nbfd.h), so a
+ * reader who stopped reading cannot hold up the thread that reports (a
+ * vCPU, the command's thread on --timeout); default stderr.  Set before
+ * any thread starts. */
+void limits_set_err_fd(int fd);
+
 /* Reports a limit that fired: "airlock: <fmt...>" on stderr and the audit
  * record above.  Callers report each limit once. */
 void limit_report(const char *limit, uint64_t max, uint64_t dropped, const char *fmt, ...)

@@ -38,6 +38,7 @@
 #include "util/timings.h"
 #include "memory/mapped_file.h"
 #include "report/memstat.h"
+#include "util/nbfd.h"
 #include "kvm/virtio_devices.h"
 #include "kvm/vm.h"
 #include "kvm/vsock_host.h"
@@ -274,6 +275,7 @@ static void on_vm_stopped(void *opaque, int fd, uint32_t events)
     struct boot_session *s = opaque;
     (void)fd;
     (void)events;
+    console_stop(&s->console); /* a vCPU waiting for a slow stdout gives up */
     s->loop.quit = true;
 }
 
@@ -328,12 +330,17 @@ static int run_vm(struct boot_session *s)
         e = evloop_run(&s->loop);
     if (e)
         vm_stop(&s->vm, EXIT_AIRLOCK_ERROR, "event loop failed: %s", strerror(-e));
+    console_stop(&s->console);
     vm_join(&s->vm); /* no more console output after this */
     console_close(&s->console);
     vsock_host_close(&s->vsock_host); /* its socket file is gone before we report */
     /* A command's own status comes with no reason: nothing to say. */
-    if (s->vm.exit_status != 0 && s->vm.exit_reason[0])
-        fprintf(stderr, "airlock: %s\n", s->vm.exit_reason);
+    if (s->vm.exit_status != 0 && s->vm.exit_reason[0]) {
+        char line[sizeof(s->vm.exit_reason) + 16];
+        int n = snprintf(line, sizeof(line), "airlock: %s\n", s->vm.exit_reason);
+        fflush(stderr); /* what stdio still holds goes first */
+        nbfd_say(s->err_fd, line, (size_t)n);
+    }
     timings_mark(TM_STATUS);
     if (timings_enabled()) {
         struct memstat_figures mf;
@@ -395,6 +402,11 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     timings_mark(TM_KVM);
     if (console_open(&s.console, s.opt.console, s.err, ERRLEN))
         return report(s.err);
+    s.err_fd = nbfd_twin(STDERR_FILENO);
+    if (s.err_fd < 0)
+        s.err_fd = STDERR_FILENO;
+    s.console.msg_fd = s.err_fd;
+    limits_set_err_fd(s.err_fd);
     console_set_limits(&s.console, s.opt.console_rate_kib, s.opt.console_max_mib);
     /* The vsock socket file is the one thing airlock creates that outlives
      * it if left behind: made last, removed on every path from here. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "audit/audit.h"
 #include "audit/limits.h"
@@ -18,6 +19,7 @@
 #include "egress/egress.h"
 #include "egress/egress_broker.h"
 #include "util/exit_codes.h"
+#include "util/nbfd.h"
 
 static int usage_error(const char *msg)
 {
@@ -59,7 +61,8 @@ static int start_egress(struct run_ctx *r)
 }
 
 /* What the run thread needs that the jail would forbid later: the guest's
- * fresh entropy, and the eventfd the agent's readiness arrives on. */
+ * fresh entropy, the eventfd the agent's readiness arrives on, and our
+ * output's non-blocking twins. */
 static int prepare_agent(struct run_ctx *r)
 {
     if (getrandom(r->seed, sizeof(r->seed), 0) != (ssize_t)sizeof(r->seed))
@@ -67,6 +70,13 @@ static int prepare_agent(struct run_ctx *r)
     r->ready_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (r->ready_efd < 0)
         return fail("eventfd", errno);
+    /* Our stdout/stderr, written without blocking (a stalled reader must
+     * not keep a signal or --timeout from ending us); opened before the
+     * jail, which allows no open() later. */
+    if ((r->out_fd = nbfd_twin(STDOUT_FILENO)) < 0)
+        r->out_fd = STDOUT_FILENO;
+    if ((r->err_fd = nbfd_twin(STDERR_FILENO)) < 0)
+        r->err_fd = STDERR_FILENO;
     return 0;
 }
 

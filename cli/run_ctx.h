@@ -34,6 +34,10 @@ struct run_ctx {
     const char *env[RUN_MAX_ENV + RUN_DEFAULT_ENVS + 1];
     unsigned nenv;
     bool with_stdin;
+    /* Where the command's stdout and stderr go: our own, or their
+     * non-blocking twins (util/nbfd.h) when they are pipes or terminals,
+     * so a stalled reader cannot hold up --timeout. */
+    int out_fd, err_fd;
     uint64_t max_output; /* bytes of stdout + stderr together */
     struct audit audit;
     struct egress_config egress_cfg;

@@ -31,7 +31,11 @@ static void report_limits(const struct agent_exec_req *req, uint64_t max_output,
                      (unsigned long long)res->dropped, (unsigned long long)(max_output >> 20));
     if (rc)
         return;
-    if (res->host_timeout)
+    if (res->host_timeout && res->output_stalled)
+        limit_report("timeout", secs, 0,
+                     "CMD ran past --timeout %u s while our stdout or stderr took nothing (its "
+                     "reader stopped reading): the VM is stopped (exit 124)", secs);
+    else if (res->host_timeout)
         limit_report("timeout", secs, 0,
                      "CMD ran past --timeout %u s and the guest did not end it within %u s "
                      "more: the VM is stopped (exit 124)",

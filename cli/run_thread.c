@@ -137,7 +137,7 @@ static void *run_thread(void *arg)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     run_report_exec(&r->audit, &r->req);
-    int rc = agent_exec(fd, &r->req, STDOUT_FILENO, STDERR_FILENO,
+    int rc = agent_exec(fd, &r->req, r->out_fd, r->err_fd,
                         r->with_stdin ? STDIN_FILENO : -1, r->max_output, &res);
     close(fd);
     timings_mark(TM_COMMAND_DONE);

@@ -43,6 +43,10 @@ struct boot_session {
     struct console console;
     struct evloop loop;
     int signal_fd;
+    /* The last words (why the VM stopped) go here: stderr's non-blocking
+     * twin when stderr is a pipe or tty (util/nbfd.h), so a reader who
+     * stopped reading cannot hold up the exit; else stderr. */
+    int err_fd;
     struct disk *disks[LAYOUT_VIRTIO_SLOTS];
     struct virtio_blk *blks[LAYOUT_VIRTIO_SLOTS];
     struct vdevs vdevs;

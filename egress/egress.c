@@ -142,9 +142,16 @@ static const char *relay(struct egress_conn *c, uint64_t *out_bytes, uint64_t *i
         end = "out of memory";
         goto out;
     }
-    /* What followed the head in the first reads goes first. */
+    /* What followed the head in the first reads goes first.  A forwarded
+     * request sends its body and nothing more (http_request.h): `left`
+     * counts what the guest may still send; CONNECT tunnels everything. */
+    bool forward = c->req.kind == HTTP_REQ_FORWARD;
+    uint64_t left = forward ? c->req.body_len : UINT64_MAX;
     size_t extra = c->have - c->req.head_len;
-    if (c->req.kind == HTTP_REQ_FORWARD) {
+    if (extra > left)
+        extra = (size_t)left;
+    left -= extra;
+    if (forward) {
         if (agent_send_all(c->remote, c->req.origin_head, c->req.origin_head_len)) {
             end = "the server closed";
             goto out;
@@ -156,6 +163,12 @@ static const char *relay(struct egress_conn *c, uint64_t *out_bytes, uint64_t *i
     for (;;) {
         struct pollfd p[4];
         int np = 0, idx[4];
+        if (left == 0 && len[0] == 0 && !shut[0]) {
+            /* The request is all sent: the guest's further bytes stay
+             * unread, and the server keeps its side open for the answer
+             * (no half-close: some servers take it as an abort). */
+            eof[0] = shut[0] = true;
+        }
         for (int d = 0; d < 2; d++) {
             if (!eof[d] && len[d] == 0) { /* room to read */
                 p[np] = (struct pollfd){.fd = from[d], .events = POLLIN};
@@ -180,7 +193,8 @@ static const char *relay(struct egress_conn *c, uint64_t *out_bytes, uint64_t *i
                 continue;
             int d = idx[i] & 1;
             if (idx[i] < 2) {
-                ssize_t r = recv(from[d], buf[d], RELAY_BUF, 0);
+                size_t room = d == 0 && left < RELAY_BUF ? (size_t)left : RELAY_BUF;
+                ssize_t r = recv(from[d], buf[d], room, 0);
                 if (r < 0 && (errno == EINTR || errno == EAGAIN))
                     continue;
                 if (r <= 0) {
@@ -189,6 +203,8 @@ static const char *relay(struct egress_conn *c, uint64_t *out_bytes, uint64_t *i
                     len[d] = (size_t)r;
                     off[d] = 0;
                     *count[d] += (uint64_t)r;
+                    if (d == 0 && left != UINT64_MAX)
+                        left -= (uint64_t)r;
                 }
             } else {
                 ssize_t w = send(to[d], buf[d] + off[d], len[d] - off[d], MSG_NOSIGNAL);
@@ -249,6 +265,7 @@ static void serve(struct egress_conn *c)
     if (rc < 0) {
         const char *why = rc == -431 ? "request head too large" : rc == -405
                               ? "only CONNECT host:port and http:// requests go through this proxy"
+                              : rc == -411 ? "a request body needs Content-Length (no chunked uploads)"
                               : "malformed proxy request";
         snprintf(c->req.host, sizeof(c->req.host), "%s", "");
         record_attempt(c, "deny", -rc, why);

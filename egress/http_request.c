@@ -14,6 +14,7 @@
 
 #define E_BAD       (-400)
 #define E_NOT_PROXY (-405)
+#define E_LENGTH    (-411)
 #define E_URI_LONG  (-414)
 #define E_TOO_LARGE (-431)
 #define E_NO_MEM    (-500)
@@ -439,8 +440,12 @@ int http_request_parse(const char *buf, size_t len, struct http_request *req)
     rc = parse_headers(buf, line.n + 2, head_len - 2, &f, o.p ? &o : NULL);
     if (!rc)
         rc = framing_check(&f, req->http_minor);
+    if (!rc && o.p && f.te)
+        rc = E_LENGTH; /* see http_request.h: no chunked bodies through the proxy */
     if (rc)
         goto fail;
+    for (size_t i = 0; o.p && i < f.content_length.n; i++) /* <= 18 digits: fits */
+        req->body_len = req->body_len * 10 + (uint64_t)(f.content_length.p[i] - '0');
     if (o.p) {
         puts_(&o, "Connection: close\r\n\r\n");
         put(&o, "", 1);
@@ -476,6 +481,7 @@ static const char *status_phrase(int status)
     } phrases[] = {
         {200, "Connection established"}, {400, "Bad Request"},
         {403, "Forbidden"},              {405, "Method Not Allowed"},
+        {411, "Length Required"},
         {408, "Request Timeout"},        {414, "URI Too Long"},
         {431, "Request Header Fields Too Large"},
         {500, "Internal Server Error"},  {502, "Bad Gateway"},

@@ -27,8 +27,14 @@
  *     everything that connection carries.  The client's Host header is
  *     replaced by the URI's authority (RFC 9112 3.2.2: a proxy MUST), so a
  *     guest cannot ask an allowed origin's address for another virtual host.
- *     Every other header line, and any body bytes after the head, pass
- *     through unchanged and in order.
+ *     Every other header line, and the body, pass through unchanged and
+ *     in order.  The body is what Content-Length says (none: no body,
+ *     RFC 9112 6.3); bytes after it (a pipelined second request, maybe
+ *     for another host) are never relayed, since no policy decision
+ *     covers them: the client sees the connection close after the first
+ *     response and asks again on a new one.  A forwarded request with
+ *     Transfer-Encoding gets 411: a chunked body's end cannot be found
+ *     without decoding it, and clients send Content-Length when asked.
  *
  * Results of http_request_parse:
  *    1    a complete head was parsed into *req
@@ -40,6 +46,7 @@
  *         CONNECT target not authority-form
  *   -405  not a request a forward proxy serves: origin-form ("/path"),
  *         asterisk-form, https:// or any scheme other than http
+ *   -411  a forwarded (not CONNECT) request with Transfer-Encoding
  *   -414  request-target longer than HTTP_TARGET_MAX
  *   -431  no end of head within HTTP_HEAD_MAX bytes
  *   -505  a well-formed HTTP version other than 1.0 or 1.1
@@ -69,6 +76,7 @@ struct http_request {
      * (malloc'd, also NUL-terminated; NULL for CONNECT). */
     char *origin_head;
     size_t origin_head_len;
+    uint64_t body_len; /* HTTP_REQ_FORWARD: body bytes after the head (Content-Length) */
 };
 
 /* Parses the first `len` bytes received so far on a proxy connection; see

@@ -1,5 +1,6 @@
 #include "kvm/console.h"
 #include "util/parse.h"
+#include "util/nbfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,20 +8,42 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PANIC_MARK "Kernel panic - not syncing"
+
+/* A pipe or terminal is written through a non-blocking twin, so that a
+ * stalled reader never blocks a thread (util/nbfd.h); anything else (a
+ * file, a socket) as it is. */
+static void console_use_twin(struct console *c)
+{
+    int t = nbfd_twin(c->out_fd);
+    if (t < 0)
+        return;
+    if (c->out_owned)
+        close(c->out_fd);
+    c->out_fd = t;
+    c->out_owned = c->out_nonblock = true;
+}
 
 int console_open(struct console *c, const char *spec, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
     c->out_fd = c->in_fd = c->ready_efd = c->flush_efd = -1;
+    c->msg_fd = STDERR_FILENO;
     pthread_mutex_init(&c->out_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->room, &ca);
+    pthread_condattr_destroy(&ca);
     if (strcmp(spec, "none") == 0)
         return 0;
     if (strcmp(spec, "stdio") == 0) {
         c->out_fd = STDOUT_FILENO;
         c->in_fd = STDIN_FILENO;
+        console_use_twin(c);
         return 0;
     }
     c->out_fd = open(spec, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -30,6 +53,7 @@ int console_open(struct console *c, const char *spec, char *err, size_t errlen)
         return -e;
     }
     c->out_owned = true;
+    console_use_twin(c); /* a FIFO given as FILE */
     return 0;
 }
 
@@ -51,39 +75,139 @@ void console_set_limits(struct console *c, uint64_t rate_kib, uint64_t max_mib)
     rate_limit_init(&c->rate, rate_kib << 10, (rate_kib << 10) * CONSOLE_BURST_SECONDS);
 }
 
-static void console_write_all(struct console *c, const void *buf, size_t len)
+/* Writes what the sink takes now and keeps the rest at the start of the
+ * buffer; out_lock held.  Only a file or a socket (no twin) can block. */
+static void console_push_locked(struct console *c)
 {
-    const char *p = buf;
-    while (len && !c->out_failed) {
-        ssize_t n = write(c->out_fd, p, len);
-        if (n < 0 && errno == EINTR)
+    size_t off = 0;
+    while (off < c->out_len && !c->out_failed) {
+        ssize_t n = write(c->out_fd, c->out_buf + off, c->out_len - off);
+        if (n < 0 && errno == EINTR && !atomic_load(&c->stopping))
             continue;
+        if (n < 0 && errno == EAGAIN)
+            break;
         if (n <= 0) {
             /* A closed or broken sink must not stall the guest: stop writing. */
             c->out_failed = true;
-            return;
+            break;
         }
-        p += n;
-        len -= (size_t)n;
+        off += (size_t)n;
+    }
+    if (c->out_failed)
+        off = c->out_len;
+    memmove(c->out_buf, c->out_buf + off, c->out_len - off);
+    c->out_len -= off;
+    if (off) {
+        c->stalled = false;
+        pthread_cond_broadcast(&c->room);
     }
 }
 
-/* Writes the buffered bytes out; out_lock held. */
-static void console_flush_locked(struct console *c)
+static struct timespec mono_after_ms(unsigned ms)
 {
-    console_write_all(c, c->out_buf, c->out_len);
-    c->out_len = 0;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    return t;
+}
+
+static bool mono_passed(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+/* Writes until at most `keep` bytes are left, waiting for the sink (10 ms
+ * at a time: the loop's EPOLLOUT flush may wake us sooner).  A vCPU
+ * (in_vcpu) waits until the sink takes bytes or the VM stops: the guest is
+ * held back, as a UART with flow control would hold it, and loses nothing.
+ * After the vCPUs are gone (console_close) the wait is bounded by
+ * CONSOLE_STALL_MS without progress; then the sink counts as stalled.
+ * out_lock held (the waits let go of it). */
+static void console_push_waiting(struct console *c, size_t keep, bool in_vcpu)
+{
+    struct timespec give_up = mono_after_ms(CONSOLE_STALL_MS);
+    for (;;) {
+        size_t before = c->out_len;
+        console_push_locked(c);
+        if (c->out_len <= keep || c->out_failed || c->stalled || !c->out_nonblock ||
+            (in_vcpu && atomic_load(&c->stopping)))
+            return;
+        if (c->out_len < before || in_vcpu)
+            give_up = mono_after_ms(CONSOLE_STALL_MS);
+        else if (mono_passed(&give_up)) {
+            c->stalled = true;
+            return;
+        }
+        struct timespec slice = mono_after_ms(10);
+        pthread_cond_timedwait(&c->room, &c->out_lock, &slice);
+    }
+}
+
+/* Asks the loop to flush soon (a partial line, or bytes the sink did not
+ * take); out_lock held. */
+static bool console_ask_loop(struct console *c)
+{
+    if (c->loop_asked || c->flush_efd < 0 || !c->out_len)
+        return false;
+    c->loop_asked = true;
+    return true;
+}
+
+static void poke(int efd)
+{
+    uint64_t one = 1;
+    if (write(efd, &one, sizeof(one)) < 0) {
+        /* eventfd counter overflow is impossible here */
+    }
+}
+
+static void console_on_writable(void *opaque, int fd, uint32_t events);
+
+/* The loop's flush: never waits; bytes the sink did not take are written
+ * when it says it has room. */
+static void console_loop_flush(struct console *c)
+{
+    pthread_mutex_lock(&c->out_lock);
+    c->loop_asked = false;
+    console_push_locked(c);
+    bool want = c->out_len && c->out_nonblock && !c->out_failed;
+    if (want && !c->out_watched)
+        c->out_watched = evloop_add(c->loop, c->out_fd, EPOLLOUT, console_on_writable, c) == 0;
+    else if (!want && c->out_watched) {
+        evloop_remove(c->loop, c->out_fd);
+        c->out_watched = false;
+    }
+    pthread_mutex_unlock(&c->out_lock);
+}
+
+static void console_on_writable(void *opaque, int fd, uint32_t events)
+{
+    (void)fd;
+    (void)events;
+    console_loop_flush(opaque);
 }
 
 static void console_on_flush(void *opaque, int fd, uint32_t events)
 {
-    struct console *c = opaque;
     uint64_t v;
     (void)events;
     if (read(fd, &v, sizeof(v)) < 0)
         return;
+    console_loop_flush(opaque);
+}
+
+void console_stop(struct console *c)
+{
+    atomic_store(&c->stopping, true);
     pthread_mutex_lock(&c->out_lock);
-    console_flush_locked(c);
+    pthread_cond_broadcast(&c->room);
     pthread_mutex_unlock(&c->out_lock);
 }
 
@@ -113,8 +237,10 @@ static bool console_admit(struct console *c)
 
 /* Batches one byte: a line or a full buffer goes out at once; the start of
  * a partial line asks the event loop to write it soon (a prompt has no
- * newline to wait for).  The event loop never blocks on us: it takes only
- * out_lock. */
+ * newline to wait for).  A full buffer waits for the sink to take bytes or
+ * for the VM to stop (then the byte is dropped and counted).  The event
+ * loop never blocks on us: it takes only out_lock, which nobody holds
+ * while waiting. */
 static void console_out(struct console *c, uint8_t byte)
 {
     if (c->out_fd < 0 || c->out_failed)
@@ -124,16 +250,24 @@ static void console_out(struct console *c, uint8_t byte)
         return;
     }
     pthread_mutex_lock(&c->out_lock);
-    bool was_empty = c->out_len == 0;
-    c->out_buf[c->out_len++] = (char)byte;
-    bool now = byte == '\n' || c->out_len == sizeof(c->out_buf);
-    if (now)
-        console_flush_locked(c);
-    pthread_mutex_unlock(&c->out_lock);
-    uint64_t one = 1;
-    if (!now && was_empty && c->flush_efd >= 0 && write(c->flush_efd, &one, sizeof(one)) < 0) {
-        /* eventfd counter overflow is impossible here */
+    if (c->out_len == sizeof(c->out_buf))
+        console_push_waiting(c, sizeof(c->out_buf) - 1, true);
+    bool ask = false;
+    if (c->out_len == sizeof(c->out_buf)) {
+        c->stall_dropped++;
+        ask = console_ask_loop(c); /* the loop writes it when the sink has room */
+    } else {
+        bool was_empty = c->out_len == 0;
+        c->out_buf[c->out_len++] = (char)byte;
+        bool now = byte == '\n' || c->out_len == sizeof(c->out_buf);
+        if (now)
+            console_push_locked(c);
+        if (!now ? was_empty : c->out_len > 0)
+            ask = console_ask_loop(c);
     }
+    pthread_mutex_unlock(&c->out_lock);
+    if (ask)
+        poke(c->flush_efd);
 }
 
 void console_tx(void *opaque, uint8_t byte)
@@ -275,12 +409,23 @@ void console_close(struct console *c)
 {
     pthread_mutex_lock(&c->out_lock);
     if (c->out_fd >= 0)
-        console_flush_locked(c);
+        console_push_waiting(c, 0, false); /* the vCPUs are gone: the last bytes may wait */
+    uint64_t lost = c->stall_dropped + c->out_len;
+    c->out_len = 0;
     pthread_mutex_unlock(&c->out_lock);
-    if (c->dropped)
-        fprintf(stderr, "airlock: console limits dropped %llu bytes of guest output\n",
-                (unsigned long long)c->dropped);
-    c->dropped = 0;
+    char msg[256];
+    int n;
+    if (c->dropped) {
+        n = snprintf(msg, sizeof(msg), "airlock: console limits dropped %llu bytes of guest output\n",
+                     (unsigned long long)c->dropped);
+        nbfd_say(c->msg_fd, msg, (size_t)n);
+    }
+    if (lost && !c->out_failed) {
+        n = snprintf(msg, sizeof(msg), "airlock: the console's reader was not reading when the VM "
+                     "stopped: %llu bytes of guest output dropped\n", (unsigned long long)lost);
+        nbfd_say(c->msg_fd, msg, (size_t)n);
+    }
+    c->dropped = c->stall_dropped = 0;
     if (c->tty_saved)
         tcsetattr(c->in_fd, TCSANOW, &c->saved_tty);
     c->tty_saved = false;

@@ -28,11 +28,16 @@
 #define CONSOLE_RATE_KIB_MAX     (1u << 20) /* 1 GiB/s */
 #define CONSOLE_MAX_MIB_MAX      (1u << 24)
 #define CONSOLE_BURST_SECONDS    4
+/* How long the last output may wait, once the VM has stopped, for a sink
+ * that takes nothing (a stopped reader, a terminal in XOFF). */
+#define CONSOLE_STALL_MS         1000
 
 struct console {
     int out_fd;      /* -1: discard */
-    bool out_owned;  /* opened by us (a FILE console) */
+    bool out_owned;  /* opened by us (a FILE console, or stdout's non-blocking twin) */
     bool out_failed; /* a write failed: output is dropped from then on */
+    bool out_nonblock; /* out_fd never waits (util/nbfd.h); else a file, or a socket */
+    int msg_fd;      /* where console_close reports (stderr, or its non-blocking twin) */
     int in_fd;       /* -1: no input */
     bool in_watched; /* stdin is in the event loop */
     bool in_eof;     /* stdin ended (or cannot be watched) */
@@ -50,13 +55,27 @@ struct console {
     atomic_bool panicked;
     char panic_line[CONSOLE_LINE_MAX];
     /* Output is batched: written a line (or a full buffer) at a time by
-     * the vCPU thread, and a partial line (a prompt) by the event loop,
-     * woken through flush_efd.  out_lock covers the buffer and the write,
-     * so bytes leave in the order the guest sent them. */
+     * the vCPU thread, and a partial line (a prompt) or what a slow sink
+     * did not take by the event loop, woken through flush_efd (and then
+     * by EPOLLOUT on out_fd while bytes wait).  out_lock covers the buffer
+     * and the writes, so bytes leave in the order the guest sent them; no
+     * thread waits for the sink while holding it (the writes do not
+     * block, and a vCPU waiting for room sleeps on `room`, which lets go
+     * of it).  While the VM runs, a sink that takes nothing holds the
+     * guest back (no output is lost); console_stop ends every wait, so
+     * airlock's end (a signal, a timeout) never waits on a reader who
+     * stopped reading.  Once the VM has stopped, the last bytes wait at
+     * most CONSOLE_STALL_MS. */
     pthread_mutex_t out_lock;
+    pthread_cond_t room; /* the buffer has room, or the console stops */
     char out_buf[CONSOLE_OUT_BUF];
     size_t out_len;
     int flush_efd;
+    bool loop_asked;  /* flush_efd was written and the loop has not flushed yet */
+    bool out_watched; /* out_fd is in the event loop for EPOLLOUT */
+    bool stalled;
+    atomic_bool stopping; /* the VM stops: no more waiting for the sink */
+    uint64_t stall_dropped;
     /* Limits (guarded by the serial lock, like line). */
     struct rate_limit rate;
     uint64_t rate_kib, max_mib; /* as given, for messages; 0 = off */
@@ -82,7 +101,12 @@ int console_attach(struct console *c, struct evloop *loop, struct serial *serial
 void console_tx(void *opaque, uint8_t byte);
 void console_rx_ready(void *opaque);
 
-/* Writes what is still buffered, says how much output the limits dropped,
+/* The VM stops: a vCPU waiting for the sink to take bytes stops waiting.
+ * Any thread; before vm_join. */
+void console_stop(struct console *c);
+
+/* Writes what is still buffered (waiting at most CONSOLE_STALL_MS for a
+ * sink that takes nothing), says how much output the limits dropped,
  * restores the terminal and closes what console_open opened.  Only once no
  * vCPU runs. */
 void console_close(struct console *c);

@@ -4,9 +4,11 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@ void vsock_host_init(struct vsock_host *h)
     memset(h, 0, sizeof(*h));
     h->listen_fd = -1;
     h->dial_sock = -1;
+    h->tick_fd = -1;
     for (unsigned i = 0; i < VSOCK_HOST_PENDING; i++)
         h->pending[i].fd = -1;
 }
@@ -120,12 +123,38 @@ const struct vsock_host_ops vsock_host_ops = {
     .conn_cap = host_conn_cap,
 };
 
+static void host_on_accept(void *opaque, int lfd, uint32_t events);
+
+static uint64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
 static void pending_drop(struct vsock_host *h, struct vsock_host_pending *p, bool close_fd)
 {
     evloop_remove(h->loop, p->fd);
     if (close_fd)
         close(p->fd);
     p->fd = -1;
+    /* A slot is free: clients waiting in the backlog may come in. */
+    if (h->accept_paused && evloop_add(h->loop, h->listen_fd, EPOLLIN, host_on_accept, h) == 0)
+        h->accept_paused = false;
+}
+
+/* Closes the clients that did not send their line in time. */
+static void host_on_tick(void *opaque, int fd, uint32_t events)
+{
+    struct vsock_host *h = opaque;
+    uint64_t n;
+    (void)events;
+    if (read(fd, &n, sizeof(n)) < 0)
+        return;
+    uint64_t now = mono_ms();
+    for (unsigned i = 0; i < VSOCK_HOST_PENDING; i++)
+        if (h->pending[i].fd >= 0 && now - h->pending[i].since_ms >= VSOCK_HANDSHAKE_MS)
+            pending_drop(h, &h->pending[i], true);
 }
 
 /* "CONNECT <port>\n", nothing else: decimal port, no sign, no spaces. */
@@ -188,20 +217,27 @@ static void host_on_handshake(void *opaque, int fd, uint32_t events)
 static void host_on_accept(void *opaque, int lfd, uint32_t events)
 {
     struct vsock_host *h = opaque;
+    struct vsock_host_pending *p = NULL;
     (void)events;
+    for (unsigned i = 0; i < VSOCK_HOST_PENDING && !p; i++)
+        if (h->pending[i].fd < 0)
+            p = &h->pending[i];
+    if (!p) {
+        /* Every slot is mid-handshake: leave new clients in the backlog
+         * until one frees (a line, a close, or VSOCK_HANDSHAKE_MS). */
+        evloop_remove(h->loop, lfd);
+        h->accept_paused = true;
+        return;
+    }
     int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0)
         return;
-    for (unsigned i = 0; i < VSOCK_HOST_PENDING; i++) {
-        if (h->pending[i].fd < 0) {
-            if (evloop_add(h->loop, fd, EPOLLIN, host_on_handshake, h) == 0) {
-                h->pending[i].fd = fd;
-                return;
-            }
-            break;
-        }
+    if (evloop_add(h->loop, fd, EPOLLIN, host_on_handshake, h) == 0) {
+        p->fd = fd;
+        p->since_ms = mono_ms();
+        return;
     }
-    close(fd); /* too many clients mid-handshake: refuse this one */
+    close(fd); /* the loop is full: refuse this one */
 }
 
 int vsock_host_attach(struct vsock_host *h, struct evloop *loop, struct vdev *vdev,
@@ -212,17 +248,28 @@ int vsock_host_attach(struct vsock_host *h, struct evloop *loop, struct vdev *vd
     h->dev = dev;
     if (h->listen_fd < 0)
         return 0; /* a device without a host socket (airlock run) */
-    return evloop_add(loop, h->listen_fd, EPOLLIN, host_on_accept, h);
+    /* Armed here, before the seccomp filter: the loop then only reads it. */
+    h->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    struct itimerspec every = {.it_interval = {0, VSOCK_HANDSHAKE_TICK_MS * 1000000L},
+                               .it_value = {0, VSOCK_HANDSHAKE_TICK_MS * 1000000L}};
+    if (h->tick_fd < 0 || timerfd_settime(h->tick_fd, 0, &every, NULL) < 0)
+        return -errno;
+    int e = evloop_add(loop, h->tick_fd, EPOLLIN, host_on_tick, h);
+    return e ? e : evloop_add(loop, h->listen_fd, EPOLLIN, host_on_accept, h);
 }
 
 void vsock_host_close(struct vsock_host *h)
 {
-    for (unsigned i = 0; i < VSOCK_HOST_PENDING; i++)
+    for (unsigned i = 0; i < VSOCK_HOST_PENDING; i++) {
         if (h->pending[i].fd >= 0)
             close(h->pending[i].fd);
+        h->pending[i].fd = -1;
+    }
     if (h->listen_fd >= 0) {
         close(h->listen_fd);
         unlink(h->path);
     }
-    h->listen_fd = -1;
+    if (h->tick_fd >= 0)
+        close(h->tick_fd);
+    h->listen_fd = h->tick_fd = -1;
 }

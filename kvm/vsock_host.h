@@ -17,9 +17,17 @@
 
 #define VSOCK_HOST_PENDING 16 /* clients still sending their CONNECT line */
 #define VSOCK_CONNECT_LINE_MAX 32
+/* A client gets this long to send its CONNECT line, or it is closed: an
+ * idle one must not hold a slot forever.  While all slots are taken, new
+ * clients wait in the listen backlog (they are not refused), so a client
+ * gets through at the latest once the idle ones time out; the check runs
+ * every VSOCK_HANDSHAKE_TICK_MS. */
+#define VSOCK_HANDSHAKE_MS      3000
+#define VSOCK_HANDSHAKE_TICK_MS 500
 
 struct vsock_host_pending {
     int fd;
+    uint64_t since_ms; /* CLOCK_MONOTONIC, when accepted */
 };
 
 struct vsock_host {
@@ -29,6 +37,8 @@ struct vsock_host {
     struct vdev *vdev;       /* the device's slot: its transport lock */
     struct virtio_vsock *dev;
     struct vsock_host_pending pending[VSOCK_HOST_PENDING];
+    int tick_fd;          /* timerfd: times out idle handshakes; -1: none */
+    bool accept_paused;   /* every slot taken: listen_fd is out of the loop */
     /* Ports airlock serves itself (egress): consulted before PATH_<port>;
      * returns the fd for the device, or -ENOENT when not its port. */
     int (*serve_port)(void *opaque, uint32_t port);

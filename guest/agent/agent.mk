@@ -14,7 +14,8 @@ AGENT_CC ?= gcc
 AGENT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -O2
 AGENT_SRCS := $(wildcard $(AGENT_DIR)/*.c) agent_client/agent_client.c
 AGENT_HDRS := $(wildcard $(AGENT_DIR)/*.h) agent_client/agent_client.h
-AGENT_CLIENT_SRCS := tests/agent/client.c agent_client/agent_client.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c
+AGENT_CLIENT_SRCS := tests/agent/client.c agent_client/agent_client.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c \
+                     util/nbfd.c
 
 .PHONY: agent agent-client agent-test
 agent: $(BUILD)/guest/agent

@@ -24,6 +24,7 @@
 
 #include "agent_client/agent_client.h"
 #include "util/exit_codes.h"
+#include "util/nbfd.h"
 
 static int connect_unix(const char *path)
 {
@@ -191,7 +192,11 @@ int main(int argc, char **argv)
     req.argv = (const char *const *)argv + i + 1;
     req.argc = (uint32_t)(argc - i - 1);
     struct agent_exec_result res;
-    int rc = agent_exec(fd, &req, 1, 2, use_stdin ? 0 : -1, UINT64_MAX, &res);
+    /* As airlock run does (cli/cmd_run.c): a pipe or terminal is written
+     * through its non-blocking twin. */
+    int out = nbfd_twin(1), err = nbfd_twin(2);
+    int rc = agent_exec(fd, &req, out < 0 ? 1 : out, err < 0 ? 2 : err, use_stdin ? 0 : -1,
+                        UINT64_MAX, &res);
     if (rc)
         return fail("exec", -rc);
     if (res.error)

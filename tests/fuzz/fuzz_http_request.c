@@ -15,7 +15,7 @@
 
 static bool is_known_result(int rc)
 {
-    return rc == 1 || rc == 0 || rc == -400 || rc == -405 || rc == -414 || rc == -431 ||
+    return rc == 1 || rc == 0 || rc == -400 || rc == -405 || rc == -411 || rc == -414 || rc == -431 ||
            rc == -505 || rc == -500;
 }
 
@@ -58,10 +58,13 @@ static void check_success(const uint8_t *data, size_t size, const struct http_re
     assert(r->method[0] != '\0' && strlen(r->method) < sizeof(r->method));
     assert(r->http_minor == 0 || r->http_minor == 1);
     if (r->kind == HTTP_REQ_CONNECT) {
-        assert(strcmp(r->method, "CONNECT") == 0 && r->origin_head == NULL);
+        assert(strcmp(r->method, "CONNECT") == 0 && r->origin_head == NULL && r->body_len == 0);
     } else {
         assert(r->kind == HTTP_REQ_FORWARD);
         check_origin_head(r);
+        /* The body is what Content-Length says; a chunked one is refused. */
+        assert(r->body_len < 1000000000000000000ull);
+        assert(!memmem(r->origin_head, r->origin_head_len, "\r\nTransfer-Encoding:", 20));
     }
 }
 

@@ -547,6 +547,7 @@ Suite *vsock_suite(void)
     tcase_add_test(tc, connect_guest_needs_a_running_driver);
     vsock_flow_tests(tc);
     vsock_hostile_tests(tc);
+    vsock_host_tests(tc);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -300,7 +300,7 @@ int main(void)
         http_request_suite,
         egress_policy_suite,
         surface_suite,
-        audit_suite, egress_broker_suite,
+        audit_suite, egress_broker_suite, egress_relay_suite,
         seccomp_suite,
         limits_suite,
         snapshot_devices_suite,

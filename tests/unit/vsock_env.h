@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "devices/virtio/vsock.h"
+#include "kvm/virtio_devices.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/ring.h"
 
@@ -28,7 +29,12 @@ struct pair {
 struct vs_env {
     struct test_mem tm;
     struct test_ring r[3];
-    struct virtio_mmio t;
+    /* The transport, also as the monitor's slot (kvm/vsock_host.c takes a
+     * struct vdev, whose first member is the transport). */
+    union {
+        struct virtio_mmio t;
+        struct vdev vd;
+    };
     struct virtio_vsock *v;
     unsigned irqs;
     uint16_t rx_seen, evt_seen;
@@ -78,6 +84,8 @@ struct pair *vs_open_conn(struct vs_env *e, uint32_t gp, uint32_t hp);
 
 /* Test groups in test_vsock_flow.c and test_vsock_hostile.c. */
 void vsock_flow_tests(TCase *tc);
+/* --vsock-uds clients' handshakes (test_vsock_host.c). */
+void vsock_host_tests(TCase *tc);
 void vsock_hostile_tests(TCase *tc);
 
 #endif
