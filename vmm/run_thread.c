@@ -127,10 +127,15 @@ static void *run_thread(void *arg)
      * snapshot's CRNG state and clock (proto.h, RESEED). */
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    int rs = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, r->seed);
-    if (rs) {
+    int err;
+    uint32_t op;
+    int rs = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, r->seed,
+                          AGENT_RESEED_WAIT_MS, &err, &op);
+    char why[256];
+    if (agent_reseed_failure(rs, err, op, AGENT_RESEED_WAIT_MS, why, sizeof(why))) {
+        /* No command in a guest whose CRNG may be its snapshot's. */
         close(fd);
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rs));
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "%s", why);
         return NULL;
     }
     struct agent_exec_result res = {0};
