@@ -106,8 +106,8 @@ static int prepare_guest(struct boot_session *s)
     s->cmdline = malloc(cap);
     if (!s->cmdline)
         return report("out of memory");
-    snprintf(s->cmdline, cap, "%s", o->cmdline);
-    if (vdevs_cmdline(s->cmdline, cap, o->ndisks + (o->vsock_uds || o->vsock_internal ? 1 : 0)))
+    if (vdevs_cmdline(s->cmdline, cap, o->cmdline,
+                      o->ndisks + (o->vsock_uds || o->vsock_internal ? 1 : 0)))
         return report("--cmdline: no room for the virtio device announcements");
     if (mapped_file_open(&s->kernel_file, "--kernel", o->kernel, KERNEL_FILE_MAX, s->err, ERRLEN))
         return report(s->err);

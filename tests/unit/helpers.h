@@ -122,6 +122,7 @@ Suite *boot_timer_suite(void);
 Suite *snapshot_devices_suite(void);
 Suite *snapshot_cpuid_suite(void);
 Suite *options_suite(void);
+Suite *kernel_cmdline_suite(void);
 Suite *regressions_suite(void);
 Suite *virtq_suite(void);
 Suite *virtio_mmio_suite(void);

@@ -9,6 +9,7 @@ int main(void)
     Suite *(*const suites[])(void) = {
         gmem_suite,      elf_suite, bzimage_suite, loader_suite, memmap_suite, mptable_suite,
         cpu_entry_suite, bus_suite, serial_suite,  i8042_suite,  boot_timer_suite, options_suite,
+        kernel_cmdline_suite,
         regressions_suite,
         virtq_suite,
         virtio_mmio_suite,
