@@ -24,6 +24,9 @@ static void parent_exit_from_child(pid_t child, const struct detach_helper *h)
     int ws;
     while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
         ;
+    int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : EXIT_AIRLOCK_ERROR;
+    if (h && h->finish)
+        status = h->finish(h->finish_opaque, status);
     if (h && h->done)
         h->done(h->opaque, true);
     if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSYS) {
@@ -31,7 +34,7 @@ static void parent_exit_from_child(pid_t child, const struct detach_helper *h)
                                   "was killed (a bug; --seccomp trap names the syscall)\n";
         (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
     }
-    _exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : EXIT_AIRLOCK_ERROR);
+    _exit(status);
 }
 
 static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
@@ -71,9 +74,10 @@ static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
         if (fds[0].revents) {
             uint8_t status;
             if (read(rfd, &status, 1) == 1) {
+                int st = h && h->finish ? h->finish(h->finish_opaque, status) : status;
                 if (h && h->done)
                     h->done(h->opaque, false);
-                _exit(status); /* the child tears down on its own */
+                _exit(st); /* the child tears down on its own */
             }
             parent_exit_from_child(child, h); /* ended before reporting */
         }

@@ -14,7 +14,7 @@ int main(void)
         virtq_suite,
         virtio_mmio_suite,
         disk_suite, blk_suite,
-        agent_proto_suite, agent_reseed_suite,
+        agent_proto_suite, agent_reseed_suite, run_copy_suite,
         vsock_suite,
         http_request_suite,
         egress_policy_suite,
