@@ -46,8 +46,9 @@ static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
     sigaddset(&set, SIGHUP);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
     /* Outside the jail and as the caller, this process could do much: from
-     * here it may only wait, forward signals, dial --vsock-uds sockets and
-     * clean up (vmm/seccomp.c, the "detach" list). */
+     * here it may only wait, forward signals, dial --vsock-uds sockets,
+     * name complete --copy-out files and clean up (vmm/seccomp.c, the
+     * "detach" list). */
     int e = seccomp_apply(SECCOMP_DETACH);
     if (e) {
         fprintf(stderr, "airlock: cannot install the seccomp filter of the waiting parent: %s\n",

@@ -182,7 +182,8 @@ static const struct allow broker_allow[] = {
 
 /* The parent detach_start() leaves behind (vmm/detach.c): it waits for the
  * VM process's status, forwards signals, dials --vsock-uds sockets for a
- * jailed VM process and cleans up after it (vmm/jail.c parent_done). */
+ * jailed VM process, names its complete --copy-out files (vmm/run_copy.c)
+ * and cleans up after it (vmm/jail.c parent_done). */
 static const struct allow detach_allow[] = {
     {.name = "poll", .why = "waits for the status byte, signals, the jailed child's dial requests"},
     {.name = "read", .why = "the status byte; signalfd"},
