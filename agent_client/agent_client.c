@@ -67,7 +67,7 @@ static int agent_type_known(enum agent_dir dir, uint16_t type)
         return 1;
     if (dir == AGENT_DIR_REQUEST)
         return type == AGENT_STDIN_EOF || type == AGENT_KILL || type == AGENT_FILE_END;
-    return type == AGENT_FILE_END;
+    return type == AGENT_FILE_END || type == AGENT_RESEEDED;
 }
 
 size_t agent_dir_max(enum agent_dir dir)
@@ -313,7 +313,7 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
     switch (type) {
     case AGENT_EXEC:
         return agent_exec_parse(p, len, NULL, NULL, NULL);
-    case AGENT_STDIN_EOF: case AGENT_KILL: case AGENT_FILE_END:
+    case AGENT_STDIN_EOF: case AGENT_KILL: case AGENT_FILE_END: case AGENT_RESEEDED:
         return len == 0 ? 0 : -EPROTO;
     case AGENT_FILE_PUT:
         if (len < AGENT_FILE_PUT_FIXED)

@@ -230,8 +230,24 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
                uint64_t max_output, struct agent_exec_result *res);
 
 /* Sends RESEED (proto.h): the host's wall time and AGENT_RESEED_SEED bytes
- * of randomness, for the guest's clock and CRNG.  0 or -errno. */
-int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed);
+ * of randomness, for the guest's clock and CRNG, and waits at most
+ * wait_ms for the agent's answer (a READY at the start of the stream is
+ * accepted).  0 once the agent answered: *err is 0 for RESEEDED, else the
+ * guest's errno from an ERROR and *op its step (AGENT_OP_RESEED or
+ * AGENT_OP_CLOCK).  -ETIMEDOUT without an answer in time, -EPROTO when
+ * the agent broke the protocol, -errno on transport failure.  The reader
+ * stops at the answer's end, so the same fd carries the next request. */
+int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed, unsigned wait_ms, int *err,
+                 uint32_t *op);
+/* How long airlock waits for RESEEDED: the agent answers after two
+ * ioctls and a clock_settime, so this only bounds a guest that never
+ * answers; generous for the nested lab's emulated CPUs. */
+#define AGENT_RESEED_WAIT_MS 30000
+/* The one line (no prefix) saying why agent_reseed's outcome (rc, err,
+ * op, the wait_ms it had) means the guest was not reseeded, written to
+ * buf; NULL when it was. */
+const char *agent_reseed_failure(int rc, int err, uint32_t op, unsigned wait_ms, char *buf,
+                                size_t cap);
 
 /* Copies in_fd (size bytes exactly) to guest `path` with `mode`.  0, or
  * -errno (the guest's errno for a refused put, e.g. -EACCES). */

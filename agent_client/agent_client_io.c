@@ -4,7 +4,12 @@
  * go through the validating decoder and must come in the order proto.h
  * fixes. */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent_client/agent_conn.h"
@@ -43,11 +48,86 @@ static int put_data(int fd, int in_fd, uint64_t size)
     return rc ? rc : sent == size ? 0 : -EIO;
 }
 
-int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed)
+static int64_t mono_ms(void)
 {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The agent's answer to RESEED, by a deadline: the agent is in the guest,
+ * and a guest that never answers must not hold the run forever.  Reads
+ * never go past the answer (agent_reader_fill_frame): what follows on the
+ * stream belongs to the next request's reader. */
+static int reseed_answer(struct agent_conn *c, unsigned wait_ms, int *err, uint32_t *op)
+{
+    int64_t deadline = mono_ms() + wait_ms;
+    for (;;) {
+        struct agent_msg m;
+        int rc = agent_reader_next(&c->rd, &m);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            if (m.type == AGENT_RESEEDED)
+                return 0;
+            if (m.type != AGENT_ERROR ||
+                (m.u.error.op != AGENT_OP_RESEED && m.u.error.op != AGENT_OP_CLOCK))
+                return -EPROTO;
+            *err = (int)m.u.error.code;
+            *op = m.u.error.op;
+            return 0;
+        }
+        int64_t left = deadline - mono_ms();
+        struct pollfd p = {.fd = c->rd.fd, .events = POLLIN};
+        int n = left > 0 ? poll(&p, 1, left < INT_MAX ? (int)left : INT_MAX) : 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return -ETIMEDOUT;
+        rc = agent_reader_fill_frame(&c->rd);
+        if (rc < 0)
+            return rc;
+    }
+}
+
+int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed, unsigned wait_ms, int *err,
+                 uint32_t *op)
+{
+    *err = 0;
+    *op = 0;
     uint8_t f[AGENT_HDR_SIZE + AGENT_RESEED_SIZE];
     ssize_t n = agent_encode_reseed(f, sizeof(f), realtime_ns, seed);
-    return n < 0 ? (int)n : agent_send_all(fd, f, (size_t)n);
+    int rc = n < 0 ? (int)n : agent_send_all(fd, f, (size_t)n);
+    if (rc)
+        return rc;
+    struct agent_conn *c = ac_new(fd, &rc);
+    if (!c)
+        return rc;
+    rc = reseed_answer(c, wait_ms, err, op);
+    ac_free(c);
+    return rc;
+}
+
+const char *agent_reseed_failure(int rc, int err, uint32_t op, unsigned wait_ms, char *buf,
+                                size_t cap)
+{
+    static const char crng[] = "the guest could not reseed its random number generator";
+    if (rc == -ETIMEDOUT)
+        snprintf(buf, cap, "%s: the guest agent did not answer in %u %s", crng,
+                 wait_ms % 1000 ? wait_ms : wait_ms / 1000, wait_ms % 1000 ? "ms" : "s");
+    else if (rc == -EPROTONOSUPPORT)
+        snprintf(buf, cap, "%s: the guest agent speaks another protocol version (an image or "
+                 "snapshot from another airlock build?)", crng);
+    else if (rc)
+        snprintf(buf, cap, "lost the guest agent while it reseeded: %s", strerror(-rc));
+    else if (err)
+        snprintf(buf, cap, "%s: %s", op == AGENT_OP_CLOCK ? "the guest could not set its clock"
+                 : crng, strerror(err));
+    else
+        return NULL;
+    return buf;
 }
 
 int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size)

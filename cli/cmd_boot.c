@@ -107,8 +107,8 @@ static int prepare_guest(struct boot_session *s)
     s->cmdline = malloc(cap);
     if (!s->cmdline)
         return report("out of memory");
-    snprintf(s->cmdline, cap, "%s", o->cmdline);
-    if (vdevs_cmdline(s->cmdline, cap, o->ndisks + (o->vsock_uds || o->vsock_internal ? 1 : 0)))
+    if (vdevs_cmdline(s->cmdline, cap, o->cmdline,
+                      o->ndisks + (o->vsock_uds || o->vsock_internal ? 1 : 0)))
         return report("--cmdline: no room for the virtio device announcements");
     if (mapped_file_open(&s->kernel_file, "--kernel", o->kernel, KERNEL_FILE_MAX, s->err, ERRLEN))
         return report(s->err);
@@ -388,10 +388,14 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     timings_mark(TM_ARGS);
     if (jail_prepare(&s.jail, &s.opt.jail, s.opt.vsock_uds, s.err, ERRLEN))
         return report(s.err);
-    if (detach_start(&s.jail.helper) < 0 && s.jail.active) {
+    if (hook && hook->parent_finish) {
+        s.jail.helper.finish = hook->parent_finish;
+        s.jail.helper.finish_opaque = hook->opaque;
+    }
+    if (detach_start(&s.jail.helper) < 0 && (s.jail.active || s.jail.helper.finish)) {
         /* Unjailed, we could run here (the caller then waits for the
-         * teardown too); the jail needs the parent outside it. */
-        return report("--jail: cannot fork the VM process");
+         * teardown too); the jail, and a finish step, need the parent. */
+        return report("cannot fork the VM process");
     }
     if ((r = open_disks(&s)))
         return r;

@@ -34,6 +34,11 @@ struct session_hook {
     /* Optional: the guest agent said it listens (boot timer), once.
      * Called from a vCPU thread: it must only signal. */
     void (*agent_ready)(void *opaque);
+    /* Optional: in the parent that waits for the VM process (jail/detach.h),
+     * outside the jail, once its status is known; returns the status to
+     * exit with.  With it the VM process must be detached (no fork: an
+     * error). */
+    int (*parent_finish)(void *opaque, int status);
     void *opaque;
 };
 

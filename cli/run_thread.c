@@ -90,7 +90,7 @@ static int copy_in(struct run_ctx *r, const struct run_copy *c)
     return rc ? -1 : 0;
 }
 
-static int copy_out(struct run_ctx *r, const struct run_copy *c)
+static int copy_out(struct run_ctx *r, struct run_copy *c)
 {
     int out = c->fd;
     if (ftruncate(out, 0) < 0) {
@@ -103,6 +103,8 @@ static int copy_out(struct run_ctx *r, const struct run_copy *c)
     if (fd >= 0)
         close(fd);
     close(out);
+    if (!rc) /* the parent names it (cli/run_copy.h) */
+        run_copy_completed(c);
     if (rc && fd >= 0)
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(-rc));
     return rc ? -1 : 0;
@@ -127,10 +129,15 @@ static void *run_thread(void *arg)
      * snapshot's CRNG state and clock (proto.h, RESEED). */
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    int rs = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, r->seed);
-    if (rs) {
+    int err;
+    uint32_t op;
+    int rs = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, r->seed,
+                          AGENT_RESEED_WAIT_MS, &err, &op);
+    char why[256];
+    if (agent_reseed_failure(rs, err, op, AGENT_RESEED_WAIT_MS, why, sizeof(why))) {
+        /* No command in a guest whose CRNG may be its snapshot's. */
         close(fd);
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "lost the guest agent: %s", strerror(-rs));
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "%s", why);
         return NULL;
     }
     struct agent_exec_result res = {0};
@@ -151,8 +158,10 @@ static void *run_thread(void *arg)
     /* An agent that did not end the command in time would not answer a
      * copy either; with our output gone (EPIPE) the command may still run,
      * so its files are not copied half-written: the VM goes, as a pipeline's
-     * writer goes on SIGPIPE. */
-    for (unsigned i = 0; i < r->ncopy_out && !res.host_timeout && !res.output_closed; i++)
+     * writer goes on SIGPIPE.  A command that never started (127, 126)
+     * made nothing to copy: its status stays, and no host file appears. */
+    bool copy = !res.host_timeout && !res.output_closed && !res.error;
+    for (unsigned i = 0; i < r->ncopy_out && copy; i++)
         if (copy_out(r, &r->copy_out[i]))
             return NULL;
     egress_stop(&r->egress); /* their end records are written before we report */
@@ -240,7 +249,18 @@ static int run_before_jail(void *opaque, struct boot_session *s, char *err, size
     return snap_dir_create(r->snap_dir, s->disks, s->opt.ndisks, r->snap_zlib, &r->snap_out, err, errlen);
 }
 
+/* The waiting parent, outside the jail: each complete --copy-out gets its
+ * name; a copy that could not be named makes the run airlock's error. */
+static int run_parent_finish(void *opaque, int status)
+{
+    struct run_ctx *r = opaque;
+    for (unsigned i = 0; i < r->ncopy_out; i++)
+        if (run_copy_finish(&r->copy_out[i]) < 0)
+            status = EXIT_AIRLOCK_ERROR;
+    return status;
+}
+
 const struct session_hook run_hook_template = {
     .started = run_started, .serve_port = run_serve_port, .before_jail = run_before_jail,
-    .agent_ready = run_agent_ready,
+    .agent_ready = run_agent_ready, .parent_finish = run_parent_finish,
 };

@@ -24,6 +24,9 @@ static void parent_exit_from_child(pid_t child, const struct detach_helper *h)
     int ws;
     while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
         ;
+    int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : EXIT_AIRLOCK_ERROR;
+    if (h && h->finish)
+        status = h->finish(h->finish_opaque, status);
     if (h && h->done)
         h->done(h->opaque, true);
     if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSYS) {
@@ -31,7 +34,7 @@ static void parent_exit_from_child(pid_t child, const struct detach_helper *h)
                                   "was killed (a bug; --seccomp trap names the syscall)\n";
         (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
     }
-    _exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : EXIT_AIRLOCK_ERROR);
+    _exit(status);
 }
 
 static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
@@ -43,8 +46,9 @@ static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
     sigaddset(&set, SIGHUP);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
     /* Outside the jail and as the caller, this process could do much: from
-     * here it may only wait, forward signals, dial --vsock-uds sockets and
-     * clean up (jail/seccomp.c, the "detach" list). */
+     * here it may only wait, forward signals, dial --vsock-uds sockets,
+     * name complete --copy-out files and clean up (jail/seccomp.c, the
+     * "detach" list). */
     int e = seccomp_apply(SECCOMP_DETACH);
     if (e) {
         fprintf(stderr, "airlock: cannot install the seccomp filter of the waiting parent: %s\n",
@@ -71,9 +75,10 @@ static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
         if (fds[0].revents) {
             uint8_t status;
             if (read(rfd, &status, 1) == 1) {
+                int st = h && h->finish ? h->finish(h->finish_opaque, status) : status;
                 if (h && h->done)
                     h->done(h->opaque, false);
-                _exit(status); /* the child tears down on its own */
+                _exit(st); /* the child tears down on its own */
             }
             parent_exit_from_child(child, h); /* ended before reporting */
         }

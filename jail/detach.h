@@ -19,6 +19,11 @@ struct detach_helper {
      * (else it is still tearing down). */
     void (*done)(void *opaque, bool child_gone);
     void *opaque;
+    /* Parent, optional: the child's status is known (reported, or its own
+     * exit): returns the status to exit with (cli/run_copy.h names the
+     * --copy-out files here).  Called before `done`. */
+    int (*finish)(void *opaque, int status);
+    void *finish_opaque;
 };
 
 /* Forks (`h` may be NULL: no helper).  In the child, returns 0 and the caller goes on to run the VM.  The

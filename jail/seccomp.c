@@ -181,7 +181,8 @@ static const struct allow broker_allow[] = {
 
 /* The parent detach_start() leaves behind (jail/detach.c): it waits for the
  * VM process's status, forwards signals, dials --vsock-uds sockets for a
- * jailed VM process and cleans up after it (jail/jail.c parent_done). */
+ * jailed VM process, names its complete --copy-out files (cli/run_copy.c)
+ * and cleans up after it (jail/jail.c parent_done). */
 static const struct allow detach_allow[] = {
     {.name = "poll", .why = "waits for the status byte, signals, the jailed child's dial requests"},
     {.name = "read", .why = "the status byte; signalfd"},
@@ -194,7 +195,9 @@ static const struct allow detach_allow[] = {
     {.name = "socket", .why = "--vsock-uds: dials PATH_P for the jailed child", ONLY_AF_UNIX},
     {.name = "connect", .why = "... to PATH_P"},
     {.name = "close", .why = "our copy of a dialed socket"},
-    {.name = "unlink", .why = "removes the --vsock-uds socket file at the end"},
+    {.name = "unlink", .why = "removes the --vsock-uds socket file at the end; an unfinished --copy-out"},
+    {.name = "linkat", .why = "a complete --copy-out's unnamed file gets a hidden name (cli/run_copy.c)"},
+    {.name = "rename", .why = "... which then replaces HOST whole"},
     {.name = "setns", .why = "back to our PID namespace before forking the cgroup remover",
      .arg_is = "CLONE_NEWPID", .arg_n = 1, .arg = CLONE_NEWPID},
     {.name = "newfstatat", .why = "does the VM's cgroup directory exist"},

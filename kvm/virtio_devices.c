@@ -1,4 +1,5 @@
 #include "kvm/virtio_devices.h"
+#include "boot/kernel_cmdline.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,17 +27,26 @@ _Static_assert(LAYOUT_VIRTIO_MMIO_BASE >= LAYOUT_MMIO_GAP_START &&
                        LAYOUT_IOAPIC_BASE,
                "virtio windows sit in the MMIO gap, below the IOAPIC");
 
-int vdevs_cmdline(char *cmdline, size_t cap, unsigned n)
+int vdevs_cmdline(char *out, size_t cap, const char *line, unsigned n)
 {
-    size_t len = strlen(cmdline);
+    char ann[64 * LAYOUT_VIRTIO_SLOTS];
+    size_t len = 0;
+    if (n > LAYOUT_VIRTIO_SLOTS)
+        return -E2BIG;
+    ann[0] = 0;
     for (unsigned i = 0; i < n; i++) {
-        int w = snprintf(cmdline + len, cap - len, " virtio_mmio.device=%u@%#" PRIx64 ":%u",
-                         VIRTIO_MMIO_WINDOW, slot_base(i), slot_irq(i));
-        if (w < 0 || (size_t)w >= cap - len)
+        int w = snprintf(ann + len, sizeof(ann) - len, "%svirtio_mmio.device=%u@%#" PRIx64 ":%u",
+                         i ? " " : "", VIRTIO_MMIO_WINDOW, slot_base(i), slot_irq(i));
+        if (w < 0 || (size_t)w >= sizeof(ann) - len)
             return -E2BIG;
         len += (size_t)w;
     }
-    return 0;
+    if (n == 0) {
+        int w = snprintf(out, cap, "%s", line);
+        return w >= 0 && (size_t)w < cap ? 0 : -E2BIG;
+    }
+    /* Before a "--": what follows it is init's argv, not the kernel's. */
+    return kcmdline_insert(out, cap, line, ann);
 }
 
 static void vdev_interrupt(void *opaque)

@@ -34,9 +34,12 @@ struct vdevs {
     unsigned n;
 };
 
-/* Appends " virtio_mmio.device=<size>@<addr>:<irq>" for slots [0, n) to
- * cmdline (NUL-terminated, capacity cap).  -E2BIG if it does not fit. */
-int vdevs_cmdline(char *cmdline, size_t cap, unsigned n);
+/* Writes the user's kernel command line `line` with
+ * "virtio_mmio.device=<size>@<addr>:<irq>" for slots [0, n) to out
+ * (capacity cap): appended, or before the first "--" when there is one
+ * (boot/kernel_cmdline.h: after it the kernel hands words to init).
+ * -E2BIG if it does not fit. */
+int vdevs_cmdline(char *out, size_t cap, const char *line, unsigned n);
 
 /* Puts a device in the next slot: its transport and its bus window, and
  * nothing that needs KVM, so `airlock surface` registers the same set on a

@@ -23,13 +23,19 @@
  *   agent: FILE_END (written)                      or  ERROR
  *   host:  FILE_GET
  *   agent: FILE_DATA* FILE_END                     or  ERROR
+ *   host:  RESEED
+ *   agent: RESEEDED                                or  ERROR (op RESEED/CLOCK)
  * Any frame that breaks these rules ends the connection on either side.
  */
 #ifndef AIRLOCK_GUEST_AGENT_PROTO_H
 #define AIRLOCK_GUEST_AGENT_PROTO_H
 
 #define AGENT_MAGIC   0x4b4c5241u /* "ARLK" as bytes on the wire */
-#define AGENT_VERSION 1
+/* 2: RESEED is answered (RESEEDED or ERROR); a version-1 agent answered
+ * nothing, so a host could not tell whether the guest's CRNG was
+ * reseeded.  A READY or frame of another version is refused: an image or
+ * snapshot whose agent came from another build does not run commands. */
+#define AGENT_VERSION 2
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -75,7 +81,7 @@ enum agent_type {
     AGENT_KILL      = 0x04, /* empty: SIGKILL the command's process group */
     AGENT_FILE_PUT  = 0x05,
     AGENT_FILE_GET  = 0x06, /* payload: path, NUL-terminated (the only NUL) */
-    AGENT_RESEED    = 0x09, /* fresh entropy and wall time, no reply (below) */
+    AGENT_RESEED    = 0x09, /* fresh entropy and wall time (below) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -87,6 +93,7 @@ enum agent_type {
     AGENT_STDERR    = 0x84, /* payload: 1..AGENT_MAX_CHUNK bytes */
     AGENT_EXIT      = 0x85,
     AGENT_ERROR     = 0x86,
+    AGENT_RESEEDED  = 0x87, /* empty: the RESEED took effect (since version 2) */
 };
 
 /* EXEC payload (fixed part, AGENT_EXEC_FIXED bytes, then the strings):
@@ -126,8 +133,12 @@ enum agent_type {
  *   8  32 bytes         from the host's getrandom()
  * The agent credits the bytes to the guest's entropy pool, reseeds its
  * CRNG and sets the guest's wall clock: VMs restored from one snapshot
- * must not share random state or think it is still snapshot time.  Best
- * effort (nothing is sent back); the next request follows at once. */
+ * must not share random state or think it is still snapshot time.  The
+ * agent answers RESEEDED once both are done, or ERROR with the errno of
+ * the step that failed (op AGENT_OP_RESEED: the CRNG, the clock is then
+ * left alone; AGENT_OP_CLOCK: the clock).  The host sends its EXEC only
+ * after RESEEDED, and gives up (no command) on an ERROR or on no answer
+ * within its bound. */
 #define AGENT_RESEED_SIZE 40
 #define AGENT_RESEED_SEED 32
 
@@ -161,7 +172,9 @@ enum agent_op {
     AGENT_OP_CHDIR  = 4,
     AGENT_OP_EXEC   = 5, /* execve after the PATH search */
     AGENT_OP_FILE   = 6, /* FILE_PUT / FILE_GET on the guest side */
-    AGENT_OP_MAX    = 6,
+    AGENT_OP_RESEED = 7, /* RNDADDENTROPY / RNDRESEEDCRNG */
+    AGENT_OP_CLOCK  = 8, /* clock_settime */
+    AGENT_OP_MAX    = 8,
 };
 
 #endif

@@ -3,7 +3,11 @@
  * vsock, and exits with the status airlock would.
  *
  *   agent-client SOCK [-e K=V]... [-w DIR] [-u UID] [-g GID] [-t MS] [-i]
- *                     [--nproc N] [--fsize N] [--nofile N] -- CMD [ARG]...
+ *                     [--nproc N] [--fsize N] [--nofile N]
+ *                     [--reseed [--reseed-wait MS]] -- CMD [ARG]...
+ *                                --reseed: RESEED first (a zero seed, this
+ *                                host's time) and no command unless the
+ *                                agent answered RESEEDED, as airlock run
  *   agent-client SOCK --put LOCAL GUEST MODE(octal)
  *   agent-client SOCK --get GUEST LOCAL
  *   agent-client SOCK --kill-after MS -- CMD [ARG]...
@@ -20,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent_client/agent_client.h"
@@ -158,17 +163,24 @@ int main(int argc, char **argv)
     struct agent_exec_req req;
     agent_exec_req_init(&req);
     req.envp = env;
-    int use_stdin = 0, i;
+    int use_stdin = 0, reseed = 0, i;
+    unsigned reseed_wait = AGENT_RESEED_WAIT_MS;
     for (i = 2; i < argc && strcmp(argv[i], "--"); i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "-i")) {
             use_stdin = 1;
             continue;
         }
+        if (!strcmp(o, "--reseed")) {
+            reseed = 1;
+            continue;
+        }
         if (!v)
             return fail(o, EINVAL);
         i++;
-        if (!strcmp(o, "-e") && req.envc < AGENT_MAX_ENVS)
+        if (!strcmp(o, "--reseed-wait"))
+            reseed_wait = (unsigned)num(v);
+        else if (!strcmp(o, "-e") && req.envc < AGENT_MAX_ENVS)
             env[req.envc++] = v;
         else if (!strcmp(o, "-w"))
             req.cwd = v;
@@ -191,6 +203,20 @@ int main(int argc, char **argv)
         return fail("no command after --", EINVAL);
     req.argv = (const char *const *)argv + i + 1;
     req.argc = (uint32_t)(argc - i - 1);
+    if (reseed) {
+        static const uint8_t seed[AGENT_RESEED_SEED];
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int err;
+        uint32_t op;
+        int rs = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+                              seed, reseed_wait, &err, &op);
+        char why[256];
+        if (agent_reseed_failure(rs, err, op, reseed_wait, why, sizeof(why))) {
+            fprintf(stderr, "agent-client: %s\n", why);
+            return EXIT_AIRLOCK_ERROR;
+        }
+    }
     struct agent_exec_result res;
     /* As airlock run does (cli/cmd_run.c): a pipe or terminal is written
      * through its non-blocking twin. */

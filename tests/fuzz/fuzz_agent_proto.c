@@ -10,7 +10,11 @@
  *   3    agent_file_get the same way, against a size cap
  *   4    agent_exec as in 2 with stdout and stderr as pipes, which it
  *        splices the output into (a thread drains them), and a small
- *        output cap, so copied, cut and dropped payloads all occur */
+ *        output cap, so copied, cut and dropped payloads all occur
+ *   5    agent_reseed the same way, with a short bound: it must end
+ *        (answer, error or timeout), and an answer is RESEEDED (err 0) or
+ *        an ERROR of the reseed's own steps with an errno airlock can
+ *        print */
 #include <assert.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -145,6 +149,20 @@ static void fuzz_client(int mode, const uint8_t *data, size_t size)
             int st = agent_result_status(&res);
             assert(st >= 0 && st <= 255 + 128);
         }
+    } else if (mode == 5) {
+        static const uint8_t seed[AGENT_RESEED_SEED];
+        int err = -1;
+        uint32_t op = 0;
+        char line[256];
+        /* The far end is at EOF, so the bound is never the way out here;
+         * it only has to be short if that ever changes. */
+        int rc = agent_reseed(sv[0], 1, seed, 50, &err, &op);
+        if (rc == 0)
+            assert(err == 0 ? !agent_reseed_failure(0, err, op, 50, line, sizeof(line))
+                            : err >= 1 && err <= 4095 &&
+                                  (op == AGENT_OP_RESEED || op == AGENT_OP_CLOCK));
+        else
+            assert(rc < 0 && agent_reseed_failure(rc, err, op, 50, line, sizeof(line)));
     } else {
         agent_file_get(sv[0], "/f", null, 100000);
     }
@@ -159,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int mode = data[0] % 5;
+    int mode = data[0] % 6;
     if (mode < 2)
         fuzz_decoder(mode == 0 ? AGENT_DIR_REPLY : AGENT_DIR_REQUEST, data + 1, size - 1);
     else

@@ -164,6 +164,27 @@ START_TEST(reseed_round_trip)
 }
 END_TEST
 
+/* RESEEDED: empty, agent -> host only; an ERROR may name the reseed's
+ * two steps. */
+START_TEST(reseeded_reply)
+{
+    struct agent_msg m;
+    size_t n = (size_t)agent_encode(buf, BIG, AGENT_RESEEDED, NULL, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_RESEEDED);
+    ck_assert_uint_eq(m.len, 0);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_RESEEDED, 1, "x", 1);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EMSGSIZE);
+    n = (size_t)agent_encode_error(buf, BIG, EPERM, AGENT_OP_RESEED);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+    ck_assert_uint_eq(m.u.error.op, AGENT_OP_RESEED);
+    n = (size_t)agent_encode_error(buf, BIG, EINVAL, AGENT_OP_CLOCK);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+    ck_assert_uint_eq(m.u.error.op, AGENT_OP_CLOCK);
+}
+END_TEST
+
 START_TEST(bad_magic)
 {
     struct agent_msg m;
@@ -785,6 +806,7 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, replies_round_trip);
     tcase_add_test(tc, file_requests_round_trip);
     tcase_add_test(tc, reseed_round_trip);
+    tcase_add_test(tc, reseeded_reply);
     tcase_add_test(tc, bad_magic);
     tcase_add_test(tc, wrong_version);
     tcase_add_test(tc, unknown_type);

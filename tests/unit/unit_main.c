@@ -291,11 +291,12 @@ int main(void)
     Suite *(*const suites[])(void) = {
         gmem_suite,      elf_suite, bzimage_suite, loader_suite, memmap_suite, mptable_suite,
         cpu_entry_suite, bus_suite, serial_suite,  i8042_suite,  boot_timer_suite, options_suite,
+        kernel_cmdline_suite,
         regressions_suite,
         virtq_suite,
         virtio_mmio_suite,
         disk_suite, blk_suite,
-        agent_proto_suite,
+        agent_proto_suite, agent_reseed_suite, run_copy_suite,
         vsock_suite,
         http_request_suite,
         egress_policy_suite,

@@ -1,0 +1,247 @@
+/* cli/run_copy.c: a --copy-out creates no host file while it is parsed,
+ * and its file gets the HOST name only once the copy is complete,
+ * replacing an existing HOST whole; bad host paths are refused at once. */
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/unit/helpers.h"
+#include "cli/run_copy.h"
+#include "jail/seccomp.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/airlock-run-copy.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[sizeof(dir) + 256 + 2];
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
+/* The names in dir, sorted, joined by spaces. */
+static const char *names(void)
+{
+    static char out[512];
+    struct dirent **list;
+    int n = scandir(dir, &list, NULL, alphasort);
+    ck_assert_int_ge(n, 0);
+    out[0] = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(list[i]->d_name, ".") && strcmp(list[i]->d_name, "..")) {
+            strncat(out, list[i]->d_name, sizeof(out) - strlen(out) - 2);
+            strcat(out, " ");
+        }
+        free(list[i]);
+    }
+    free(list);
+    return out;
+}
+
+/* Parses "/guest/f:HOST"; an earlier parse into c is released first. */
+static bool parsed;
+static int parse_out(struct run_copy *c, const char *host)
+{
+    static char arg[512];
+    snprintf(arg, sizeof(arg), "/guest/f:%s", host);
+    if (parsed)
+        run_copy_release(c);
+    memset(c, 0, sizeof(*c));
+    parsed = true;
+    return run_copy_parse(arg, false, c);
+}
+
+static void done_with(struct run_copy *c)
+{
+    run_copy_release(c);
+    parsed = false;
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char *get(const char *path)
+{
+    static char buf[256];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+START_TEST(nothing_created_until_complete)
+{
+    struct run_copy c;
+    char host[128];
+    snprintf(host, sizeof(host), "%s/out", dir);
+    ck_assert_int_eq(parse_out(&c, host), 0);
+    ck_assert_int_ge(c.fd, 0);
+    ck_assert_str_eq(names(), ""); /* parsed: no file yet */
+    ck_assert_int_eq(write(c.fd, "data", 4), 4);
+    ck_assert_str_eq(names(), ""); /* written, not complete: still none */
+    run_copy_completed(&c);
+    ck_assert_int_eq(run_copy_finish(&c), 0);
+    ck_assert_str_eq(names(), "out ");
+    ck_assert_str_eq(get(host), "data");
+    struct stat st;
+    ck_assert_int_eq(stat(host, &st), 0);
+    ck_assert_uint_eq(st.st_mode & 0777, 0644 & ~(unsigned)umask(022)); /* as before */
+    umask(022);
+    ck_assert_int_eq(c.fd, -1);
+    done_with(&c);
+}
+END_TEST
+
+START_TEST(incomplete_leaves_nothing_and_keeps_old)
+{
+    struct run_copy c;
+    char host[128], fresh[128];
+    snprintf(host, sizeof(host), "%s/old", dir);
+    snprintf(fresh, sizeof(fresh), "%s/fresh", dir);
+    put(host, "old contents");
+    ck_assert_int_eq(parse_out(&c, host), 0);
+    ck_assert_int_eq(write(c.fd, "part", 4), 4); /* a partial copy, never completed */
+    ck_assert_int_eq(run_copy_finish(&c), 0);
+    ck_assert_str_eq(get(host), "old contents");
+    ck_assert_int_eq(parse_out(&c, fresh), 0);
+    ck_assert_int_eq(run_copy_finish(&c), 0); /* the run failed before the copy */
+    ck_assert_str_eq(names(), "old ");
+    done_with(&c);
+}
+END_TEST
+
+START_TEST(complete_replaces_whole)
+{
+    struct run_copy c;
+    char host[128];
+    snprintf(host, sizeof(host), "%s/old", dir);
+    put(host, "a much longer old content than the new one");
+    ck_assert_int_eq(parse_out(&c, host), 0);
+    ck_assert_int_eq(write(c.fd, "new", 3), 3);
+    run_copy_completed(&c);
+    ck_assert_int_eq(run_copy_finish(&c), 0);
+    ck_assert_str_eq(get(host), "new");
+    ck_assert_str_eq(names(), "old ");
+    done_with(&c);
+}
+END_TEST
+
+START_TEST(bad_host_paths_refused_at_once)
+{
+    struct run_copy c;
+    char p[160];
+    ck_assert_int_eq(parse_out(&c, "/nonexistent/dir/f"), -ENOENT);
+    ck_assert_int_eq(parse_out(&c, dir), -EISDIR);
+    snprintf(p, sizeof(p), "%s/sub/", dir);
+    ck_assert_int_eq(parse_out(&c, p), -EISDIR);
+    snprintf(p, sizeof(p), "%s/file", dir);
+    put(p, "x");
+    snprintf(p, sizeof(p), "%s/file/f", dir);
+    ck_assert_int_eq(parse_out(&c, p), -ENOTDIR);
+    ck_assert_int_eq(parse_out(&c, "/dev/null"), -EINVAL); /* not a regular file */
+    ck_assert_str_eq(names(), "file ");
+    /* the argument's own shape */
+    done_with(&c);
+    char arg[] = "relative:/tmp/x";
+    memset(&c, 0, sizeof(c));
+    ck_assert_int_eq(run_copy_parse(arg, false, &c), -EINVAL);
+    run_copy_release(&c);
+    char arg2[] = "/g:";
+    ck_assert_int_eq(run_copy_parse(arg2, false, &c), -EINVAL);
+    run_copy_release(&c);
+}
+END_TEST
+
+/* run_copy_finish as the waiting parent runs it: under the "detach"
+ * seccomp filter, where a call off its list kills the process. */
+static int finish_under_filter(struct run_copy *c)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        seccomp_set_mode(SECCOMP_MODE_KILL);
+        if (seccomp_apply(SECCOMP_DETACH))
+            syscall(SYS_exit_group, 99);
+        syscall(SYS_exit_group, run_copy_finish(c) ? 1 : 0);
+    }
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(WIFEXITED(ws), "the finish step was killed (%#x)", ws);
+    return WEXITSTATUS(ws);
+}
+
+START_TEST(finish_under_the_detach_filter)
+{
+    struct run_copy c;
+    char host[128];
+    snprintf(host, sizeof(host), "%s/old", dir);
+    put(host, "old");
+    /* O_TMPFILE: linked under a hidden name, then renamed over HOST */
+    ck_assert_int_eq(parse_out(&c, host), 0);
+    ck_assert(!c.named); /* this /tmp has O_TMPFILE */
+    ck_assert_int_eq(write(c.fd, "new", 3), 3);
+    run_copy_completed(&c);
+    ck_assert_int_eq(finish_under_filter(&c), 0);
+    ck_assert_str_eq(get(host), "new");
+    ck_assert_str_eq(names(), "old ");
+    /* A hidden name made at once (filesystems without O_TMPFILE):
+     * renamed when complete, removed when not. */
+    for (int complete = 0; complete < 2; complete++) {
+        ck_assert_int_eq(parse_out(&c, host), 0);
+        close(c.fd);
+        c.fd = mkostemp(c.tmp, O_CLOEXEC);
+        ck_assert_int_ge(c.fd, 0);
+        c.named = true;
+        ck_assert_int_eq(write(c.fd, complete ? "third" : "part", complete ? 5 : 4), complete ? 5 : 4);
+        if (complete)
+            run_copy_completed(&c);
+        ck_assert_int_eq(finish_under_filter(&c), 0);
+        ck_assert_str_eq(get(host), complete ? "third" : "new");
+        ck_assert_str_eq(names(), "old ");
+    }
+    done_with(&c);
+}
+END_TEST
+
+Suite *run_copy_suite(void)
+{
+    Suite *s = suite_create("run_copy");
+    TCase *tc = tcase_create("copy_out");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, nothing_created_until_complete);
+    tcase_add_test(tc, incomplete_leaves_nothing_and_keeps_old);
+    tcase_add_test(tc, complete_replaces_whole);
+    tcase_add_test(tc, bad_host_paths_refused_at_once);
+    tcase_add_test(tc, finish_under_the_detach_filter);
+    suite_add_tcase(s, tc);
+    return s;
+}
