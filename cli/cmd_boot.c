@@ -270,6 +270,15 @@ static int attach_devices(struct boot_session *s)
     return 0;
 }
 
+/* `airlock boot | head`: once head has what it wanted, the VM ends and
+ * airlock exits 141 (128+SIGPIPE, what a writer killed by SIGPIPE gives),
+ * with no error line, as `airlock run` does. */
+static void on_console_reader_gone(void *opaque)
+{
+    struct boot_session *s = opaque;
+    vm_stop(&s->vm, 128 + SIGPIPE, "%s", "");
+}
+
 static void on_vm_stopped(void *opaque, int fd, uint32_t events)
 {
     struct boot_session *s = opaque;
@@ -310,6 +319,8 @@ static int block_signals(struct boot_session *s)
 static int run_vm(struct boot_session *s)
 {
     int e;
+    s->console.reader_gone = on_console_reader_gone;
+    s->console.reader_gone_opaque = s;
     if ((e = evloop_init(&s->loop)) || (e = block_signals(s)) ||
         (e = evloop_add(&s->loop, s->vm.stop_efd, EPOLLIN, on_vm_stopped, s)) ||
         (e = evloop_add(&s->loop, s->signal_fd, EPOLLIN, on_signal, s)) ||

@@ -42,6 +42,7 @@ int console_open(struct console *c, const char *spec, char *err, size_t errlen)
         return 0;
     if (strcmp(spec, "stdio") == 0) {
         c->out_fd = STDOUT_FILENO;
+        c->out_is_stdout = true;
         c->in_fd = STDIN_FILENO;
         console_use_twin(c);
         return 0;
@@ -87,8 +88,12 @@ static void console_push_locked(struct console *c)
         if (n < 0 && errno == EAGAIN)
             break;
         if (n <= 0) {
-            /* A closed or broken sink must not stall the guest: stop writing. */
+            /* A closed or broken sink must not stall the guest: stop writing.
+             * Our stdout's reader gone (`airlock boot | head`) ends the VM,
+             * as SIGPIPE ends a writer. */
             c->out_failed = true;
+            if (n < 0 && errno == EPIPE && c->out_is_stdout && c->reader_gone)
+                c->reader_gone(c->reader_gone_opaque);
             break;
         }
         off += (size_t)n;

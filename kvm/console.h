@@ -38,6 +38,11 @@ struct console {
     bool out_failed; /* a write failed: output is dropped from then on */
     bool out_nonblock; /* out_fd never waits (util/nbfd.h); else a file, or a socket */
     int msg_fd;      /* where console_close reports (stderr, or its non-blocking twin) */
+    bool out_is_stdout; /* --console stdio */
+    /* Called (any thread, out_lock held) when our stdout lost its reader
+     * (EPIPE); NULL: the output is dropped from then on. */
+    void (*reader_gone)(void *opaque);
+    void *reader_gone_opaque;
     int in_fd;       /* -1: no input */
     bool in_watched; /* stdin is in the event loop */
     bool in_eof;     /* stdin ended (or cannot be watched) */

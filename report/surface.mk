@@ -15,7 +15,7 @@ SURFACE_ROOTS := \
     blk_features blk_config_read blk_queue_notify \
     vsock_features vsock_config_read vsock_queue_notify vsock_reset \
     vdev_on_notify vdev_interrupt vdev_kick \
-    serial_tx serial_set_irq serial_rx_ready kbd_reset \
+    serial_tx serial_set_irq serial_rx_ready kbd_reset on_console_reader_gone \
     host_connect_port host_watch host_conn_cap host_on_conn_event virtio_vsock_fd_event \
     run_serve_port conn_thread run_thread snapshot_thread
 
