@@ -3,8 +3,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <asm/bootparam.h>
+
+#include "jail/seccomp.h"
 
 /* ---- fake guest memory ------------------------------------------------ */
 
@@ -202,4 +207,26 @@ uint8_t *tbz_build(unsigned setup_sects, size_t payload, size_t *size)
         d[setup + i] = (uint8_t)(i * 7 + 3);
     *size = n;
     return d;
+}
+
+int unit_under_filter(int kind, int (*fn)(void *arg), void *arg)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        seccomp_set_mode(SECCOMP_MODE_KILL);
+        if (seccomp_apply((enum seccomp_kind)kind))
+            syscall(SYS_exit_group, 99);
+        /* exit_group straight away: no atexit handler (ASan's leak check
+         * among them) may run under the filter. */
+        syscall(SYS_exit_group, fn(arg));
+    }
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    if (WIFEXITED(ws)) {
+        ck_assert_int_ne(WEXITSTATUS(ws), 99); /* the filter did not load */
+        return -WEXITSTATUS(ws);
+    }
+    ck_assert(WIFSIGNALED(ws));
+    return WTERMSIG(ws);
 }

@@ -19,6 +19,13 @@
  * (tests/unit/unit_main.c). */
 void unit_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Runs fn(arg) in a forked child under the seccomp filter of `kind` (enum
+ * seccomp_kind, kill mode), as the monitor's thread of that kind would:
+ * the signal that ended the child (> 0, SIGSYS for a call off the list),
+ * or -(what fn returned), which must be 0..98 (99 means the filter did
+ * not load: a test failure). */
+int unit_under_filter(int kind, int (*fn)(void *arg), void *arg);
+
 /* ---- fake guest memory ------------------------------------------------ */
 
 /* A struct gmem whose regions are zeroed heap buffers (so ASan guards

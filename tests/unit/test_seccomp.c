@@ -55,25 +55,15 @@ static long probe_call(enum probe p)
 
 /* Runs `p` under `kind`'s filter in a child: the signal that ended it (> 0),
  * or, when the call came back, 0 if it succeeded and -errno if it failed. */
+static int probe_in_child(void *arg)
+{
+    long r = probe_call(*(enum probe *)arg);
+    return r < 0 ? errno : 0;
+}
+
 static int under_filter(enum seccomp_kind kind, enum probe p)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        seccomp_set_mode(SECCOMP_MODE_KILL);
-        if (seccomp_apply(kind))
-            syscall(SYS_exit_group, 99);
-        long r = probe_call(p);
-        syscall(SYS_exit_group, r < 0 ? errno : 0);
-    }
-    int ws;
-    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-    if (WIFEXITED(ws)) {
-        ck_assert_int_ne(WEXITSTATUS(ws), 99); /* the filter did not load */
-        return -WEXITSTATUS(ws);
-    }
-    ck_assert(WIFSIGNALED(ws));
-    return WTERMSIG(ws);
+    return unit_under_filter(kind, probe_in_child, &p);
 }
 
 /* Came back (succeeded or failed on its own), not killed. */
