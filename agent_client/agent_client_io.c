@@ -48,20 +48,13 @@ static int put_data(int fd, int in_fd, uint64_t size)
     return rc ? rc : sent == size ? 0 : -EIO;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* The agent's answer to RESEED, by a deadline: the agent is in the guest,
  * and a guest that never answers must not hold the run forever.  Reads
  * never go past the answer (agent_reader_fill_frame): what follows on the
  * stream belongs to the next request's reader. */
 static int reseed_answer(struct agent_conn *c, unsigned wait_ms, int *err, uint32_t *op)
 {
-    int64_t deadline = mono_ms() + wait_ms;
+    int64_t deadline = agent_mono_ms() + wait_ms;
     for (;;) {
         struct agent_msg m;
         int rc = agent_reader_next(&c->rd, &m);
@@ -77,7 +70,7 @@ static int reseed_answer(struct agent_conn *c, unsigned wait_ms, int *err, uint3
             *op = m.u.error.op;
             return 0;
         }
-        int64_t left = deadline - mono_ms();
+        int64_t left = deadline - agent_mono_ms();
         struct pollfd p = {.fd = c->rd.fd, .events = POLLIN};
         int n = left > 0 ? poll(&p, 1, left < INT_MAX ? (int)left : INT_MAX) : 0;
         if (n < 0 && errno == EINTR)

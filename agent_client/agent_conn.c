@@ -1,8 +1,10 @@
-/* Allocating one agent connection (agent_client/agent_conn.h). */
+/* Allocating one agent connection, and the clock its requests' deadlines
+ * use (agent_client/agent_conn.h). */
 #include "agent_client/agent_conn.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct agent_conn *ac_new(int fd, int *rc)
 {
@@ -23,4 +25,11 @@ void ac_free(struct agent_conn *c)
 {
     agent_reader_free(&c->rd);
     free(c);
+}
+
+int64_t agent_mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }

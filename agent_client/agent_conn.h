@@ -17,4 +17,7 @@ struct agent_conn {
 struct agent_conn *ac_new(int fd, int *rc);
 void ac_free(struct agent_conn *c);
 
+/* CLOCK_MONOTONIC in milliseconds, for the requests' deadlines. */
+int64_t agent_mono_ms(void);
+
 #endif

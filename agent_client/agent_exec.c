@@ -173,13 +173,6 @@ static void feed_close(struct feed *f)
             close(f->priv[i]);
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A STDOUT/STDERR payload still in the socket, moved without the copy
  * through the decoder (agent_decode_data_frame): `copy` bytes to fd, then
  * `drop` bytes past the output cap read and thrown away.  fd may be
@@ -324,7 +317,7 @@ static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *
         int wait_ms = -1;
         int64_t until = out_wait && stall_deadline >= 0 ? stall_deadline : deadline;
         if (until >= 0) {
-            int64_t left = until - mono_ms();
+            int64_t left = until - agent_mono_ms();
             if (left <= 0) {
                 res->output_stalled = out_wait;
                 return -ETIMEDOUT;
@@ -360,9 +353,9 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
 {
     struct agent_output_cap cap = {.max = max_output};
     memset(res, 0, sizeof(*res));
-    /* +1: mono_ms() truncates to the millisecond, so without it the wait
+    /* +1: agent_mono_ms() truncates to the millisecond, so without it the wait
      * could end up to 1 ms short of timeout + grace (CI saw 499 of 500). */
-    int64_t stall_deadline = req->timeout_ms ? mono_ms() + 1 + req->timeout_ms : -1;
+    int64_t stall_deadline = req->timeout_ms ? agent_mono_ms() + 1 + req->timeout_ms : -1;
     int64_t deadline = req->timeout_ms ? stall_deadline + req->host_grace_ms : -1;
     struct agent_exec_req r = *req;
     r.flags = (r.flags & ~AGENT_EXEC_F_STDIN) | (in_fd >= 0 ? AGENT_EXEC_F_STDIN : 0);
