@@ -410,6 +410,9 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     }
     if ((r = open_disks(&s)))
         return r;
+    /* Checked now, created last (below). */
+    if (s.opt.vsock_uds && vsock_host_check(s.opt.vsock_uds, s.err, ERRLEN))
+        return report(s.err);
     /* Before guest RAM is touched, so all of it is charged to the cgroup. */
     jail_limit(&s.jail, s.opt.mem_mib << 20, overlay_bytes(&s), SESSION_THREADS(s.opt.cpus));
     if ((r = s.opt.restore ? restore_guest(&s) : prepare_guest(&s)) || (r = open_kvm(&s)))

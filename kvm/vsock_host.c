@@ -26,20 +26,41 @@ void vsock_host_init(struct vsock_host *h)
         h->pending[i].fd = -1;
 }
 
-int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t errlen)
+int vsock_host_check(const char *path, char *err, size_t errlen)
 {
-    vsock_host_init(h);
     /* PATH_<port> must fit too: leave room for "_4294967295". */
-    if (strlen(path) + 12 > sizeof(h->path)) {
+    if (strlen(path) + 12 > sizeof(((struct vsock_host *)0)->path)) {
         snprintf(err, errlen, "--vsock-uds %s: path too long for a Unix socket", path);
         return -ENAMETOOLONG;
     }
-    snprintf(h->path, sizeof(h->path), "%s", path);
     struct stat st;
     if (lstat(path, &st) == 0) {
         snprintf(err, errlen, "--vsock-uds %s: already exists (remove it first)", path);
         return -EEXIST;
     }
+    /* The folder it goes in: what bind() would find wrong, said before
+     * anything else is opened. */
+    char dir[sizeof(((struct vsock_host *)0)->path)];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        slash[slash == dir] = '\0'; /* "/x" -> "/" */
+        int e = stat(dir, &st) < 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+        if (e) {
+            snprintf(err, errlen, "--vsock-uds %s: %s", path, strerror(e));
+            return -e;
+        }
+    }
+    return 0;
+}
+
+int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t errlen)
+{
+    vsock_host_init(h);
+    int rc = vsock_host_check(path, err, errlen);
+    if (rc)
+        return rc;
+    snprintf(h->path, sizeof(h->path), "%s", path);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
     h->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -54,6 +54,11 @@ struct vsock_host {
 /* An empty host side: no socket, nothing to close yet. */
 void vsock_host_init(struct vsock_host *h);
 
+/* Checks, without creating anything, that `path` can become the
+ * listening socket: short enough, not there yet, in an existing folder.
+ * -errno with err naming the path. */
+int vsock_host_check(const char *path, char *err, size_t errlen);
+
 /* Creates the listening socket at `path` (which must not exist yet).
  * -errno with err naming the path. */
 int vsock_host_open(struct vsock_host *h, const char *path, char *err, size_t errlen);

@@ -115,18 +115,29 @@ int main(int argc, char **argv)
     tid = (pid_t)atoi(argv[1]);
     if (tid <= 0 || ptrace(PTRACE_SEIZE, tid, 0, (void *)PTRACE_O_TRACESYSGOOD) < 0)
         return fail("PTRACE_SEIZE");
-    if (interrupt() < 0)
-        return fail("PTRACE_INTERRUPT");
+    /* The thread must be stopped inside a system call (a vCPU in KVM_RUN,
+     * the loop in epoll_wait): where it spends nearly all its time, but
+     * not all (a vCPU handling an exit runs user code).  Caught outside
+     * one, it is let go for 10 ms and caught again, up to 100 times. */
     struct user_regs_struct saved, r;
-    if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0)
-        return fail("PTRACE_GETREGS");
-    errno = 0;
-    long insn = ptrace(PTRACE_PEEKTEXT, tid, (void *)(saved.rip - 2), 0);
-    if (errno)
-        return fail("PTRACE_PEEKTEXT");
-    if ((long long)saved.orig_rax < 0 || (insn & 0xffff) != 0x050f) {
-        errno = EINVAL;
-        return fail("not stopped in a system call (no `syscall` before rip)");
+    for (int tries = 0;; tries++) {
+        if (interrupt() < 0)
+            return fail("PTRACE_INTERRUPT");
+        if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0)
+            return fail("PTRACE_GETREGS");
+        errno = 0;
+        long insn = ptrace(PTRACE_PEEKTEXT, tid, (void *)(saved.rip - 2), 0);
+        if (errno)
+            return fail("PTRACE_PEEKTEXT");
+        if ((long long)saved.orig_rax >= 0 && (insn & 0xffff) == 0x050f)
+            break;
+        if (tries == 100) {
+            errno = EINVAL;
+            return fail("not stopped in a system call in 100 tries (no `syscall` before rip)");
+        }
+        if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+            return fail("PTRACE_CONT");
+        usleep(10000);
     }
     r = saved;
     r.rip = saved.rip - 2;
