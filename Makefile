@@ -7,7 +7,7 @@ CC       ?= gcc
 OPT      ?= -O2 -g
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
 CFLAGS   += $(OPT) $(CFLAGS_COMMON)
-LDLIBS   += -lpthread -lseccomp -lfdt -lz
+LDLIBS   += -lpthread -lseccomp -lfdt -lz -ljansson -lcrypto
 # The monitor links statically: a dynamic one pulls ~2.2 MiB of shared
 # library pages into every VM process's RSS (fault-around maps whole 64 KiB
 # runs of libc.so's text); static, only the code it uses is there (measured
@@ -20,7 +20,7 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # Everything except main() goes into a library the unit tests link too.
 # Every folder of the monitor, lowest layer first (each folder's README.md
 # says what it may include; scripts/check-layers enforces it).
-MONITOR_DIRS := util memory boot devices devices/virtio audit jail kvm agent_client egress snapshot report cli
+MONITOR_DIRS := util http memory boot devices devices/virtio audit jail kvm agent_client egress snapshot report sandbox cli
 LIB_SRCS := $(sort $(foreach d,$(MONITOR_DIRS),$(wildcard $(d)/*.c)))
 LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)

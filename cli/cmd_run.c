@@ -110,3 +110,8 @@ int cmd_snapshot(int argc, char **argv)
 {
     return run_main(argc, argv, RUN_SNAPSHOT);
 }
+
+int cmd_sandbox_vm(int argc, char **argv)
+{
+    return run_main(argc, argv, RUN_HOLD);
+}

@@ -17,6 +17,13 @@ int cmd_run(int argc, char **argv);
 /* airlock snapshot --out DIR [VM options]: argv[0] is "snapshot". */
 int cmd_snapshot(int argc, char **argv);
 
+/* airlock sandbox-vm [VM options] --vsock-uds PATH: one sandbox's VM,
+ * held until a signal (what airlock serve starts; cli/cmd_run.c). */
+int cmd_sandbox_vm(int argc, char **argv);
+
+/* airlock serve [options]: the sandbox daemon (cli/cmd_serve.c). */
+int cmd_serve(int argc, char **argv);
+
 /* What a command running on top of a booted VM gets told. */
 struct session_hook {
     /* Called on the main thread once the vCPUs run; nonzero stops the VM.

@@ -10,10 +10,8 @@
 #include "jail/jail.h"
 #include "report/surface.h"
 #include "util/timings.h"
+#include "util/version.h"
 
-#ifndef AIRLOCK_VERSION
-#define AIRLOCK_VERSION "dev"
-#endif
 
 static void usage(FILE *f)
 {
@@ -23,6 +21,7 @@ static void usage(FILE *f)
                "  boot      boot a kernel with its serial console on stdio\n"
                "  run       run a command in a fresh microVM\n"
                "  snapshot  boot a VM until its agent is ready and save it (run --from-snapshot)\n"
+               "  serve     keep sandboxes (VMs across commands) behind an HTTP/JSON API\n"
                "  surface   print what a guest can reach in this build (--json for tools)\n"
                "\n"
                "airlock COMMAND --help describes each.\n");
@@ -63,6 +62,10 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "snapshot"))
         return cmd_snapshot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sandbox-vm"))
+        return cmd_sandbox_vm(argc - 1, argv + 1);
     if (!strcmp(cmd, "surface"))
         return cmd_surface(argc - 1, argv + 1);
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {

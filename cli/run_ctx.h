@@ -10,6 +10,7 @@
 
 #include "guest/agent/proto.h"
 #include "agent_client/agent_client.h"
+#include "agent_client/command_defaults.h"
 #include "audit/audit.h"
 #include "cli/commands.h"
 #include "egress/egress.h"
@@ -17,7 +18,7 @@
 #include "cli/session_snapshot.h"
 
 #define RUN_MAX_ENV 256
-#define RUN_DEFAULT_ENVS 8 /* PATH, HOME and the proxy variables below */
+#define RUN_DEFAULT_ENVS COMMAND_DEFAULT_ENVS /* agent_client/command_defaults.h */
 #define RUN_MAX_COPIES 32
 #define RUN_COPY_OUT_MAX (1ULL << 30) /* a guest cannot make us write more */
 #define RUN_AGENT_WAIT_MS 120000 /* boot + agent start, generous for the lab */
@@ -25,6 +26,9 @@
 enum run_mode {
     RUN_EXEC,     /* airlock run: boot (or restore), run CMD, exit with its status */
     RUN_SNAPSHOT, /* airlock snapshot: boot until the agent is ready, save, stop */
+    RUN_HOLD,     /* airlock sandbox-vm: boot (or restore) and keep the VM, its egress
+                   * and its agent (reached through --vsock-uds) until a signal ends it:
+                   * one sandbox of airlock serve, which runs the commands */
 };
 
 struct run_ctx {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent_client/command_defaults.h"
 #include "boot/loader.h"
 #include "cli/run_usage.h"
 #include "egress/egress.h"
@@ -17,31 +18,15 @@
 
 #define RUN_CMDLINE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 root=/dev/vda rw " \
                     "init=/sbin/airlock-agent"
-/* Per-command limits unless the flags say otherwise: enough for builds and
- * test runners, low enough that a fork or fd bomb fails inside the guest
- * (they bind the unprivileged default user; root ignores RLIMIT_NPROC). */
-#define RUN_DEFAULT_NPROC  1024
-#define RUN_DEFAULT_NOFILE 4096
-/* Output and disk a command may produce unless the flags say otherwise:
- * roomy for builds and test logs, small next to a host's disk. */
-#define RUN_DEFAULT_MAX_OUTPUT_MIB 1024
-#define RUN_DEFAULT_DISK_CAP_MIB   1024
-/* Wall clock unless --timeout says otherwise (0: none): a command left
- * running for an hour is far more often stuck or spinning than working,
- * and an unattended agent's VM must not hold a host's CPU and memory
- * forever; a longer build asks for more. */
-#define RUN_DEFAULT_TIMEOUT_S 3600
-#define RUN_MAX_TIMEOUT_S     4000000 /* x 1000 still fits the request's 32-bit ms */
-/* What every command gets unless -e sets the same name: the guest's
- * proxy (the agent's relay to airlock's egress filter) under both the
- * lower- and upper-case names that curl, pip, requests and wget read. */
-static const char *const run_default_env[RUN_DEFAULT_ENVS] = {
-    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    "HOME=/tmp",
-    "http_proxy=http://127.0.0.1:3128",  "https_proxy=http://127.0.0.1:3128",
-    "HTTP_PROXY=http://127.0.0.1:3128",  "HTTPS_PROXY=http://127.0.0.1:3128",
-    "no_proxy=localhost,127.0.0.1,::1",  "NO_PROXY=localhost,127.0.0.1,::1",
-};
+/* The command defaults (agent_client/command_defaults.h) under run's names. */
+#define RUN_DEFAULT_NPROC          COMMAND_DEFAULT_NPROC
+#define RUN_DEFAULT_NOFILE         COMMAND_DEFAULT_NOFILE
+#define RUN_DEFAULT_MAX_OUTPUT_MIB COMMAND_DEFAULT_MAX_OUTPUT_MIB
+#define RUN_DEFAULT_TIMEOUT_S      COMMAND_DEFAULT_TIMEOUT_S
+#define RUN_MAX_TIMEOUT_S          COMMAND_MAX_TIMEOUT_S
+/* The root image's copy-on-write overlay unless --disk-cap says otherwise:
+ * roomy for builds, small next to a host's disk. */
+#define RUN_DEFAULT_DISK_CAP_MIB 1024
 
 /* run's own options; the shared VM flags are cli/vm_options.h's (0x100..). */
 enum {
@@ -76,6 +61,11 @@ static const int command_only[] = {
     RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW,
     RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_MAX_OUTPUT,
     RO_FROM_SNAPSHOT, 'e', 'w', 'i',
+};
+/* Options about one command: a sandbox takes them with each command. */
+static const int per_command[] = {
+    RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_MAX_OUTPUT,
+    'e', 'w', 'i',
 };
 /* Options that shape the VM, which a snapshot has already fixed. */
 static const int vm_shaping[] = {
@@ -268,6 +258,24 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
         }
         return 0;
     }
+    if (r->mode == RUN_HOLD) {
+        if ((bad = first_given(given, per_command, sizeof(per_command) / sizeof(int)))) {
+            vm_option_name(opts, bad, name, sizeof(name));
+            snprintf(err, errlen, "%s is about one command: a sandbox is given it with each "
+                     "command, not when it is made", name);
+            return -EINVAL;
+        }
+        if (a->cmd_index < argc) {
+            snprintf(err, errlen, "airlock sandbox-vm takes no command (airlock serve runs "
+                     "them through the agent)");
+            return -EINVAL;
+        }
+        if (!a->vm.vsock_uds) {
+            snprintf(err, errlen, "airlock sandbox-vm needs --vsock-uds PATH (where its "
+                     "agent is reached)");
+            return -EINVAL;
+        }
+    }
     if (given[RO_OUT] || given[RO_COMPRESS]) {
         snprintf(err, errlen, "%s is for airlock snapshot", given[RO_OUT] ? "--out" : "--compress");
         return -EINVAL;
@@ -279,7 +287,7 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
                  "fixes its memory, vCPUs, kernel and disks)", name, a->from_snapshot);
         return -EINVAL;
     }
-    if (a->cmd_index >= argc) {
+    if (a->cmd_index >= argc && r->mode != RUN_HOLD) {
         snprintf(err, errlen, "no command: airlock run [options] -- CMD [ARGS...]");
         return -EINVAL;
     }
@@ -327,13 +335,13 @@ int run_options_parse(struct run_ctx *r, struct run_args *a, int argc, char **ar
  * first of two same-named variables, so the user's must be the only one). */
 static void env_add_defaults(struct run_ctx *r)
 {
-    for (unsigned i = 0; i < RUN_DEFAULT_ENVS; i++) {
-        size_t klen = strcspn(run_default_env[i], "=") + 1;
+    for (unsigned i = 0; i < COMMAND_DEFAULT_ENVS; i++) {
+        size_t klen = strcspn(command_default_env[i], "=") + 1;
         bool set = false;
         for (unsigned j = 0; j < r->nenv && !set; j++)
-            set = !strncmp(r->env[j], run_default_env[i], klen);
+            set = !strncmp(r->env[j], command_default_env[i], klen);
         if (!set)
-            r->env[r->nenv++] = run_default_env[i];
+            r->env[r->nenv++] = command_default_env[i];
     }
 }
 
@@ -402,9 +410,10 @@ static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size
     struct boot_options *o = &a->vm;
     char image_path[PATH_MAX];
     const char *image = a->image;
-    if (!image || !strcmp(image, "small")) {
-        /* default: python3; small: the busybox image, for tests and benchmarks */
-        default_path(image_path, sizeof(image_path), image ? "rootfs.ext4" : "python.ext4");
+    if (!image || !strcmp(image, "small") || !strcmp(image, "python")) {
+        /* python (the default): python3; small: the busybox image */
+        default_path(image_path, sizeof(image_path),
+                     image && !strcmp(image, "small") ? "rootfs.ext4" : "python.ext4");
         image = image_path;
     }
     if (snprintf(r->image_spec, sizeof(r->image_spec), "%s,cow=%lluM", image,

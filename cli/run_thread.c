@@ -238,7 +238,9 @@ static int run_started(void *opaque, struct boot_session *s, struct vm *vm,
     if (r->mode == RUN_SNAPSHOT)
         return pthread_create(&r->thread, NULL, snapshot_thread, r);
     int e = egress_start(&r->egress);
-    return e ? e : pthread_create(&r->thread, NULL, run_thread, r);
+    if (e || r->mode == RUN_HOLD) /* held: the agent's commands come through --vsock-uds */
+        return e;
+    return pthread_create(&r->thread, NULL, run_thread, r);
 }
 
 static int run_before_jail(void *opaque, struct boot_session *s, char *err, size_t errlen)

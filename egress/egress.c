@@ -13,7 +13,7 @@
 
 #include "agent_client/agent_client.h" /* agent_send_all */
 #include "egress/egress_broker.h"
-#include "egress/http_request.h"
+#include "http/http_request.h"
 #include "jail/seccomp.h"
 
 #define RELAY_BUF (64 * 1024)

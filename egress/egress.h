@@ -1,7 +1,7 @@
 /* Egress, the VM-facing half: each guest connection to host vsock port
  * AGENT_EGRESS_VSOCK_PORT carries the raw bytes of one HTTP proxy request
  * (the agent's relay forwards 127.0.0.1:3128 in the guest there).  For each
- * one a thread reads the request head (egress/http_request.h), applies the
+ * one a thread reads the request head (http/http_request.h), applies the
  * per-VM limits, asks the broker (egress/egress_broker.h) for a decision and a
  * connected socket, answers the guest (200 for CONNECT; 403 denied; 429
  * over a limit; 502 the connection failed; 400/405/... malformed), and then

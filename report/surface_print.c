@@ -7,10 +7,8 @@
 #include "devices/virtio/virtio.h"
 #include "report/surface.h"
 #include "kvm/vcpu_exits.h"
+#include "util/version.h"
 
-#ifndef AIRLOCK_VERSION
-#define AIRLOCK_VERSION "dev"
-#endif
 
 #define METHOD                                                                                   \
     "GCC -fcallgraph-info call graphs of every monitor source (built at -O0, nothing inlined), " \

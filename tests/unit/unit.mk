@@ -10,7 +10,7 @@
 UNIT_CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 UNIT_CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 UNIT_CFLAGS  = $(OPT) $(CFLAGS_COMMON) $(SANITIZE) $(UNIT_CHECK_CFLAGS)
-UNIT_LIBS    = $(UNIT_CHECK_LIBS) -lpthread -lseccomp -lfdt -lz
+UNIT_LIBS    = $(UNIT_CHECK_LIBS) $(LDLIBS)
 
 UNIT_HELPERS := tests/unit/helpers.c tests/unit/ring.c tests/unit/snap_sample.c
 # Every tests/unit/test_*.c is a suite; unit_main.c lists them.

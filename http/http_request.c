@@ -3,7 +3,7 @@
  * bare CR/LF; then the request line and each header line are checked in
  * order, and for a forwarded request the origin-form head is written while
  * the header lines go by. */
-#include "egress/http_request.h"
+#include "http/http_request.h"
 
 #include <arpa/inet.h>
 #include <stdbool.h>
@@ -297,6 +297,10 @@ struct framing {
     struct span content_length; /* n == 0: none seen */
     struct span last_te;        /* n == 0: none seen */
     bool te;
+    /* The API's requests (http_request_parse_server) only: */
+    bool server;
+    struct span authorization, connection; /* n == 0: none seen */
+    int authorizations;
 };
 
 /* Field values are VCHAR, obs-text, SP and HTAB (RFC 9110 5.5); other
@@ -320,7 +324,19 @@ static int note_framing(struct span name, struct span value, struct framing *f)
         uint16_t port;
         if (++f->hosts > 1) /* RFC 9112 3.2: MUST 400 */
             return E_BAD;
-        return parse_authority(value, 1, host, &port);
+        return f->server ? 0 : parse_authority(value, 1, host, &port);
+    }
+    if (f->server && span_is(name, "Authorization")) {
+        if (++f->authorizations > 1)
+            return E_BAD;
+        if (value.n > HTTP_AUTH_MAX)
+            return E_TOO_LARGE;
+        f->authorization = value;
+        return 0;
+    }
+    if (f->server && span_is(name, "Connection")) {
+        f->connection = value; /* the last one counts */
+        return 0;
     }
     if (span_is(name, "Content-Length")) {
         /* Plain digits only (no "5, 5" lists); a repeat must be identical. */
@@ -462,6 +478,80 @@ fail:
     free(o.p);
     memset(req, 0, sizeof(*req));
     return rc;
+}
+
+/* ---- the sandbox API's requests ---- */
+
+/* Whether a Connection value lists `opt` (a comma-separated token list). */
+static bool connection_has(struct span v, const char *opt)
+{
+    struct span item, rest;
+    while (v.n) {
+        if (!span_split(v, ',', &item, &rest)) {
+            item = v;
+            rest = (struct span){v.p + v.n, 0};
+        }
+        if (span_is(trim_ows(item), opt))
+            return true;
+        v = rest;
+    }
+    return false;
+}
+
+/* method SP origin-form SP HTTP-version. */
+static int parse_server_line(struct span line, struct http_server_request *req)
+{
+    for (size_t i = 0; i < line.n; i++) {
+        unsigned char c = (unsigned char)line.p[i];
+        if (c < 0x20 || c >= 0x7f)
+            return E_BAD;
+    }
+    struct span method, rest, target, version;
+    if (!span_split(line, ' ', &method, &rest) || !span_split(rest, ' ', &target, &version) ||
+        !is_token(method) || method.n >= sizeof(req->method) || target.n == 0)
+        return E_BAD;
+    if (target.n > HTTP_TARGET_MAX)
+        return E_URI_LONG;
+    int rc = parse_version(version, &req->http_minor);
+    if (rc)
+        return rc;
+    if (target.p[0] != '/' || memchr(target.p, '#', target.n))
+        return E_BAD;
+    memcpy(req->method, method.p, method.n);
+    memcpy(req->target, target.p, target.n);
+    return 0;
+}
+
+int http_request_parse_server(const char *buf, size_t len, struct http_server_request *req)
+{
+    size_t head_len = 0;
+    struct framing f = {.server = true};
+
+    memset(req, 0, sizeof(*req));
+    int rc = find_head_end(buf, len, &head_len);
+    if (rc != 1)
+        return rc;
+    const char *cr = memchr(buf, '\r', head_len);
+    struct span line = {buf, (size_t)(cr - buf)};
+    rc = parse_server_line(line, req);
+    if (!rc)
+        rc = parse_headers(buf, line.n + 2, head_len - 2, &f, NULL);
+    if (!rc)
+        rc = framing_check(&f, req->http_minor);
+    if (!rc && f.te)
+        rc = E_LENGTH;
+    if (rc) {
+        memset(req, 0, sizeof(*req));
+        return rc;
+    }
+    for (size_t i = 0; i < f.content_length.n; i++) /* <= 18 digits: fits */
+        req->body_len = req->body_len * 10 + (uint64_t)(f.content_length.p[i] - '0');
+    if (f.authorization.n)
+        memcpy(req->authorization, f.authorization.p, f.authorization.n);
+    req->keep_alive = req->http_minor == 1 ? !connection_has(f.connection, "close")
+                                           : connection_has(f.connection, "keep-alive");
+    req->head_len = head_len;
+    return 1;
 }
 
 void http_request_free(struct http_request *req)

@@ -56,6 +56,7 @@
 #ifndef AIRLOCK_EGRESS_HTTP_REQUEST_H
 #define AIRLOCK_EGRESS_HTTP_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,34 @@ struct http_request {
  * the results above.  *req is zeroed first, so http_request_free is safe
  * after any result. */
 int http_request_parse(const char *buf, size_t len, struct http_request *req);
+
+/* ---- the sandbox API's requests (a server's view: origin-form) ----
+ * The same rules as above (line ends, tokens, values, framing), with
+ * these differences:
+ *   - the request-target is origin-form only ("/v1/x?y", RFC 9112 3.2.1):
+ *     anything else is -400; it is kept as sent, NUL-terminated;
+ *   - Host may be anything a field value may be (clients on a Unix socket
+ *     send "localhost" or an encoded socket path), but only once;
+ *   - Transfer-Encoding is -411: request bodies come with Content-Length
+ *     (every API client sends one);
+ *   - Authorization is kept (for the TCP listener's bearer token), up to
+ *     HTTP_AUTH_MAX bytes (longer: -431);
+ *   - keep_alive: HTTP/1.1 without "Connection: close", or HTTP/1.0 with
+ *     "Connection: keep-alive". */
+#define HTTP_AUTH_MAX 1024
+
+struct http_server_request {
+    char method[16];
+    char target[HTTP_TARGET_MAX + 1];
+    char authorization[HTTP_AUTH_MAX + 1]; /* "" when absent */
+    int http_minor;
+    bool keep_alive;
+    size_t head_len;
+    uint64_t body_len; /* Content-Length, 0 when absent */
+};
+
+/* As http_request_parse, for a request to the API: 1, 0 or -status. */
+int http_request_parse_server(const char *buf, size_t len, struct http_server_request *req);
 
 /* Releases origin_head; safe on a zeroed request and twice. */
 void http_request_free(struct http_request *req);

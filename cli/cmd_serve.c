@@ -1,0 +1,261 @@
+/* `airlock serve`: the sandbox daemon (sandbox/).  It listens on a Unix
+ * socket (mode 0600: whoever can connect can run code in every sandbox
+ * and reach what their allowlists allow), serves each client connection
+ * on a thread of its own, and supervises the sandboxes' VM processes,
+ * which die with it (PR_SET_PDEATHSIG, sandbox/vm_proc.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "sandbox/api_routes.h"
+#include "sandbox/vm_proc.h"
+#include "util/exit_codes.h"
+#include "util/parse.h"
+
+#define SERVE_DEFAULT_MAX_SANDBOXES 16
+#define SERVE_MAX_CONNS 128 /* client connections at once; more get 503 */
+
+static struct api_server srv;
+static atomic_uint conns;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "airlock: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see airlock serve --help)\n");
+    return EXIT_AIRLOCK_ERROR;
+}
+
+static void serve_usage(void)
+{
+    printf("usage: airlock serve [--socket PATH] [--max-sandboxes N] [--max-mem MiB]\n"
+           "\n"
+           "Keeps sandboxes (VMs that live across commands) and serves the HTTP/1.1 + JSON\n"
+           "API that makes and drives them, on a Unix socket (mode 0600).\n"
+           "\n"
+           "  --socket PATH       where to listen (default /run/airlock/airlock.sock as root,\n"
+           "                      $XDG_RUNTIME_DIR/airlock.sock otherwise)\n"
+           "  --max-sandboxes N   sandboxes at once (default %d, at most %d)\n"
+           "  --max-mem MiB       guest RAM of all sandboxes together (default: no limit)\n"
+           "\n"
+           "Paths: GET /v1/version, GET|POST /v1/sandboxes, GET|DELETE /v1/sandboxes/ID,\n"
+           "POST /v1/sandboxes/ID/commands (docs/sandboxes.md).  SIGTERM or SIGINT destroys\n"
+           "every sandbox and ends the daemon; when the daemon dies, its VMs die with it.\n",
+           SERVE_DEFAULT_MAX_SANDBOXES, SANDBOX_MAX);
+}
+
+/* The default socket path; -errno when there is none to be had. */
+static int default_socket(char *out, size_t cap)
+{
+    if (geteuid() == 0) {
+        if (mkdir("/run/airlock", 0700) < 0 && errno != EEXIST)
+            return -errno;
+        snprintf(out, cap, "/run/airlock/airlock.sock");
+        return 0;
+    }
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    if (!xdg || !*xdg)
+        return -ENOENT;
+    snprintf(out, cap, "%s/airlock.sock", xdg);
+    return 0;
+}
+
+/* Binds PATH (0600).  A socket file nobody answers on is a leftover and
+ * is replaced; one a live daemon answers on is not. */
+static int listen_on(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(a.sun_path)) {
+        fprintf(stderr, "airlock: --socket %s: path too long for a Unix socket\n", path);
+        return -1;
+    }
+    strcpy(a.sun_path, path);
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        bool live = S_ISSOCK(st.st_mode) && probe >= 0 &&
+                    connect(probe, (struct sockaddr *)&a, sizeof(a)) == 0;
+        if (probe >= 0)
+            close(probe);
+        if (!S_ISSOCK(st.st_mode) || live) {
+            fprintf(stderr, "airlock: --socket %s: %s\n", path,
+                    live ? "another airlock serve listens there" : "exists and is not a socket");
+            return -1;
+        }
+        unlink(path);
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    mode_t old = umask(0177);
+    int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof(a));
+    umask(old);
+    if (rc < 0 || listen(fd, 64) < 0) {
+        fprintf(stderr, "airlock: --socket %s: %s\n", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void *conn_thread(void *arg)
+{
+    struct api_conn *c = arg;
+    struct timeval tv = {.tv_sec = API_IO_TIMEOUT_S};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    while (!c->close && !c->broken && api_read_request(c) == 1) {
+        api_handle(&srv, c);
+        api_request_done(c);
+    }
+    close(c->fd);
+    free(c);
+    atomic_fetch_sub(&conns, 1);
+    return NULL;
+}
+
+static void accept_one(int lfd)
+{
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct api_conn *c = calloc(1, sizeof(*c));
+    if (!c) {
+        close(fd);
+        return;
+    }
+    c->fd = fd;
+    if (atomic_fetch_add(&conns, 1) >= SERVE_MAX_CONNS) {
+        c->close = true;
+        api_error(c, 503, NULL, "too many client connections (%d)", SERVE_MAX_CONNS);
+        atomic_fetch_sub(&conns, 1);
+        close(fd);
+        free(c);
+        return;
+    }
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &at, conn_thread, c)) {
+        atomic_fetch_sub(&conns, 1);
+        close(fd);
+        free(c);
+    }
+    pthread_attr_destroy(&at);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 's'},
+        {"max-sandboxes", required_argument, NULL, 'n'},
+        {"max-mem", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    char sock[PATH_MAX] = "";
+    uint64_t max = SERVE_DEFAULT_MAX_SANDBOXES, max_mem = 0;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (!*optarg || strlen(optarg) >= sizeof(sock))
+                return usage_error("--socket '%.200s': want a path", optarg);
+            snprintf(sock, sizeof(sock), "%s", optarg);
+            break;
+        case 'n':
+            if (parse_uint(optarg, SANDBOX_MAX, &max) || max < 1 || max > SANDBOX_MAX)
+                return usage_error("--max-sandboxes '%.64s': want a whole number, 1 to 256",
+                                   optarg);
+            break;
+        case 'm':
+            if (parse_uint(optarg, 1ull << 30, &max_mem) || max_mem < 8)
+                return usage_error("--max-mem '%.64s': want whole MiB, at least 8", optarg);
+            break;
+        case 'h':
+            serve_usage();
+            return 0;
+        case ':':
+            return usage_error("%s needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%.200s'", argv[optind]);
+    int e;
+    if (!sock[0] && (e = default_socket(sock, sizeof(sock)))) {
+        fprintf(stderr, "airlock: no socket path: XDG_RUNTIME_DIR is not set (give --socket "
+                        "PATH)\n");
+        return EXIT_AIRLOCK_ERROR;
+    }
+    /* Each sandbox's folder (its agent socket, its VM's log) goes in a
+     * private folder beside the socket, made for this daemon. */
+    char dir[PATH_MAX - 32];
+    snprintf(dir, sizeof(dir), "%.*s", (int)sizeof(dir) - 1, sock);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else
+        slash[slash == dir] = '\0'; /* "/x.sock" -> "/" */
+    snprintf(srv.state_dir, sizeof(srv.state_dir), "%s/airlock-serve.XXXXXX", dir);
+    registry_init(&srv.reg, (unsigned)max, max_mem);
+    /* Signals come through a signalfd to the main thread; every thread
+     * made from here on inherits the mask. */
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN); /* a client or a pipe gone is an error return */
+    int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+    int lfd = listen_on(sock);
+    if (lfd < 0)
+        return EXIT_AIRLOCK_ERROR;
+    if (sfd < 0 || !mkdtemp(srv.state_dir) || (e = vm_proc_launcher_start())) {
+        fprintf(stderr, "airlock: cannot start the daemon (%s): %s\n", srv.state_dir,
+                strerror(errno));
+        unlink(sock);
+        return EXIT_AIRLOCK_ERROR;
+    }
+    fprintf(stderr, "airlock: serving on %s\n", sock);
+    int status = 0;
+    for (;;) {
+        struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        int n = poll(p, 2, 1000);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (p[1].revents) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+                status = 128 + (int)si.ssi_signo;
+            break;
+        }
+        if (p[0].revents)
+            accept_one(lfd);
+        api_supervise(&srv);
+    }
+    /* No new clients; every sandbox goes, then the socket and the folder. */
+    close(lfd);
+    unlink(sock);
+    api_destroy_all(&srv);
+    rmdir(srv.state_dir);
+    fprintf(stderr, "airlock: stopped serving on %s\n", sock);
+    return status == 128 + SIGTERM || status == 128 + SIGINT ? 0 : status;
+}

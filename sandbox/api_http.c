@@ -1,0 +1,233 @@
+#include "sandbox/api_http.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+static const char *phrase(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Content";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return status < 400 ? "OK" : "Error";
+    }
+}
+
+static void send_all(struct api_conn *c, const void *p, size_t n)
+{
+    const char *b = p;
+    while (n && !c->broken) {
+        ssize_t w = send(c->fd, b, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            c->broken = true;
+            return;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+}
+
+static void send_head(struct api_conn *c, int status, const char *extra, size_t body_len,
+                      bool chunked)
+{
+    char head[512];
+    int n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n%s", status, phrase(status),
+                     extra ? extra : "");
+    if (chunked)
+        n += snprintf(head + n, sizeof(head) - (size_t)n,
+                      "Content-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n");
+    else if (status != 204) /* RFC 9110 8.6: no Content-Length on a 204 */
+        n += snprintf(head + n, sizeof(head) - (size_t)n,
+                      "Content-Type: application/json\r\nContent-Length: %zu\r\n", body_len);
+    n += snprintf(head + n, sizeof(head) - (size_t)n, "%s\r\n",
+                  c->close ? "Connection: close\r\n" : "");
+    send_all(c, head, (size_t)n);
+}
+
+static void reply_with(struct api_conn *c, int status, const char *extra, json_t *body)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    size_t len = text ? strlen(text) : 0;
+    /* + "\n": curl and shells show the answer on a line of its own */
+    send_head(c, status, extra, text ? len + 1 : 0, false);
+    if (text) {
+        send_all(c, text, len);
+        send_all(c, "\n", 1);
+    }
+    free(text);
+}
+
+void api_reply(struct api_conn *c, int status, json_t *body)
+{
+    reply_with(c, status, NULL, body);
+}
+
+static json_t *error_body(const char *field, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    json_t *o = json_object();
+    /* msg may quote a client's bytes: json_string refuses bad UTF-8 */
+    json_t *m = json_string(msg);
+    json_object_set_new(o, "error", m ? m : json_string("(a message that was not UTF-8)"));
+    if (field)
+        json_object_set_new(o, "field", json_string(field));
+    return o;
+}
+
+void api_error(struct api_conn *c, int status, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    json_t *o = error_body(field, fmt, ap);
+    va_end(ap);
+    api_reply(c, status, o);
+}
+
+void api_method_not_allowed(struct api_conn *c, const char *allow)
+{
+    char extra[128];
+    snprintf(extra, sizeof(extra), "Allow: %s\r\n", allow);
+    json_t *o = json_object();
+    json_object_set_new(o, "error", json_sprintf("%s is not allowed here (allowed: %s)",
+                                                 c->req.method, allow));
+    reply_with(c, 405, extra, o);
+}
+
+void api_stream_begin(struct api_conn *c, int status)
+{
+    c->streaming = true;
+    send_head(c, status, NULL, 0, true);
+}
+
+void api_stream_line(struct api_conn *c, json_t *line)
+{
+    char *text = json_dumps(line, JSON_COMPACT);
+    json_decref(line);
+    if (!text) {
+        c->broken = true;
+        return;
+    }
+    size_t len = strlen(text);
+    char size[32];
+    int n = snprintf(size, sizeof(size), "%zx\r\n", len + 1);
+    send_all(c, size, (size_t)n);
+    send_all(c, text, len);
+    send_all(c, "\n\r\n", 3);
+    free(text);
+}
+
+void api_stream_end(struct api_conn *c)
+{
+    send_all(c, "0\r\n\r\n", 5);
+}
+
+/* ---- requests ---- */
+
+/* Reads more bytes into c->buf; 1, 0 at EOF, -1 on error or timeout. */
+static int fill(struct api_conn *c)
+{
+    if (c->have >= sizeof(c->buf))
+        return -1;
+    ssize_t n;
+    while ((n = recv(c->fd, c->buf + c->have, sizeof(c->buf) - c->have, 0)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0)
+        return n == 0 ? 0 : -1;
+    c->have += (size_t)n;
+    return 1;
+}
+
+static const char *parse_error(int rc)
+{
+    switch (rc) {
+    case -411: return "request bodies need a Content-Length (no Transfer-Encoding)";
+    case -414: return "request target too long";
+    case -431: return "request head too large";
+    case -505: return "only HTTP/1.0 and HTTP/1.1 are spoken";
+    default: return "malformed request";
+    }
+}
+
+int api_read_request(struct api_conn *c)
+{
+    int rc;
+    c->body = NULL;
+    while ((rc = http_request_parse_server(c->buf, c->have, &c->req)) == 0) {
+        int f = fill(c);
+        if (f <= 0) {
+            if (f < 0 && c->have) {
+                c->close = true;
+                api_error(c, 408, NULL, "the request did not arrive within %d s",
+                          API_IO_TIMEOUT_S);
+            }
+            return f == 0 && !c->have ? 0 : -1;
+        }
+    }
+    if (rc < 0) {
+        c->close = true;
+        api_error(c, -rc, NULL, "%s", parse_error(rc));
+        return -1;
+    }
+    if (!c->req.keep_alive)
+        c->close = true;
+    if (c->req.body_len > API_BODY_MAX) {
+        c->close = true;
+        api_error(c, 413, NULL, "request body of %llu bytes: at most %u",
+                  (unsigned long long)c->req.body_len, API_BODY_MAX);
+        return -1;
+    }
+    size_t blen = (size_t)c->req.body_len;
+    c->body = malloc(blen + 1);
+    if (!c->body) {
+        c->close = true;
+        api_error(c, 503, NULL, "out of memory");
+        return -1;
+    }
+    size_t head = c->req.head_len;
+    size_t got = c->have - head < blen ? c->have - head : blen;
+    memcpy(c->body, c->buf + head, got);
+    memmove(c->buf, c->buf + head + got, c->have - head - got);
+    c->have -= head + got;
+    while (got < blen) {
+        ssize_t n = recv(c->fd, c->body + got, blen - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            free(c->body);
+            c->body = NULL;
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    c->body[blen] = '\0';
+    return 1;
+}
+
+void api_request_done(struct api_conn *c)
+{
+    free(c->body);
+    c->body = NULL;
+}

@@ -1,0 +1,51 @@
+/* One API client connection: requests in (a strict head, http/, then a
+ * body of Content-Length bytes), answers out (JSON, or a stream of JSON
+ * lines in chunked encoding).  Every limit here is a client's input. */
+#ifndef AIRLOCK_SANDBOX_API_HTTP_H
+#define AIRLOCK_SANDBOX_API_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "http/http_request.h"
+
+/* A request body larger than this is refused (413) unread. */
+#define API_BODY_MAX (1u << 20)
+/* A client has this long to send each request, and to take each answer. */
+#define API_IO_TIMEOUT_S 30
+
+struct api_conn {
+    int fd;
+    char buf[HTTP_HEAD_MAX]; /* bytes read past the last request */
+    size_t have;
+    struct http_server_request req;
+    char *body;              /* NUL-terminated, body_len bytes */
+    bool close;              /* answer, then close */
+    bool streaming;          /* a chunked answer has begun */
+    bool broken;             /* a write failed: the client is gone */
+};
+
+/* Reads the next request into c->req and c->body.  1: one is there; 0:
+ * the client closed between requests; -1: the connection is done (an
+ * error answer, if any, was sent). */
+int api_read_request(struct api_conn *c);
+void api_request_done(struct api_conn *c);
+
+/* A whole JSON answer (takes the reference to `body`). */
+void api_reply(struct api_conn *c, int status, json_t *body);
+/* {"error": msg, "field": field} with status (field NULL: none). */
+void api_error(struct api_conn *c, int status, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* 405 naming the methods the path takes. */
+void api_method_not_allowed(struct api_conn *c, const char *allow);
+
+/* A stream of JSON lines (application/x-ndjson, chunked): begin, lines
+ * (each takes the reference), end.  A failed write marks c->broken; the
+ * calls after it do nothing. */
+void api_stream_begin(struct api_conn *c, int status);
+void api_stream_line(struct api_conn *c, json_t *line);
+void api_stream_end(struct api_conn *c);
+
+#endif

@@ -1,0 +1,40 @@
+/* The API's paths (all JSON; errors are {"error": ..., "field": ...}):
+ *   GET    /v1/version                    {"version": ...}
+ *   GET    /v1/sandboxes                  {"sandboxes": [sandbox...]}
+ *   POST   /v1/sandboxes                  201 sandbox (+ "how", "create_ms")
+ *   GET    /v1/sandboxes/{id}             sandbox
+ *   DELETE /v1/sandboxes/{id}             204
+ *   POST   /v1/sandboxes/{id}/commands    200, a stream of JSON lines
+ *                                         (sandbox/exec_stream.h)
+ * and the daemon's supervision of the sandboxes it made. */
+#ifndef AIRLOCK_SANDBOX_API_ROUTES_H
+#define AIRLOCK_SANDBOX_API_ROUTES_H
+
+#include <limits.h>
+
+#include "sandbox/api_http.h"
+#include "sandbox/registry.h"
+
+/* Sandboxes get this long to boot and answer (the nested lab is slow). */
+#define SANDBOX_READY_MS 120000
+/* A sandbox's VM gets this long to end after SIGTERM, then SIGKILL. */
+#define SANDBOX_STOP_MS 10000
+/* A lease when create gives none: idle this long, the sandbox goes. */
+#define SANDBOX_DEFAULT_LEASE_S 600
+
+struct api_server {
+    struct registry reg;
+    char state_dir[PATH_MAX]; /* one private folder per sandbox under it */
+};
+
+/* Serves one request that api_read_request read. */
+void api_handle(struct api_server *srv, struct api_conn *c);
+
+/* Once a second: sandboxes whose VM ended, whose lease ran out (idle) or
+ * whose max_lifetime_s passed are destroyed. */
+void api_supervise(struct api_server *srv);
+
+/* Destroys every sandbox (the daemon is stopping). */
+void api_destroy_all(struct api_server *srv);
+
+#endif

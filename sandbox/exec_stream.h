@@ -1,0 +1,32 @@
+/* One command in a sandbox, its output streamed to the API client as JSON
+ * lines:
+ *   {"type":"stdout","data":"..."}      (or "data_b64" when not UTF-8)
+ *   {"type":"stderr","data":"..."}
+ *   {"type":"exit","exit_code":N,"signal":N|null,"timed_out":B,
+ *    "output_truncated":B,"duration_ms":N,"error":null|"..."}
+ * exit_code is what `airlock run` would exit with: the command's code,
+ * 128+N for signal N, 124 on timeout, 127 not found, 126 cannot run. */
+#ifndef AIRLOCK_SANDBOX_EXEC_STREAM_H
+#define AIRLOCK_SANDBOX_EXEC_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent_client/agent_client.h"
+#include "sandbox/api_http.h"
+
+struct exec_input {
+    const char *data; /* stdin bytes (NULL: none; the command reads EOF) */
+    size_t len;
+};
+
+/* Runs req on a new agent connection through `sock` and streams it to c.
+ * The answer is always 200 once the command could be asked for: a
+ * command that fails is data.  A client that goes away ends the command
+ * (its agent connection closes, and the agent kills its process group).
+ * Returns 0, or -errno when the agent could not be reached (nothing was
+ * sent to c then). */
+int exec_stream_run(struct api_conn *c, const char *sock, const struct agent_exec_req *req,
+                    const struct exec_input *in, uint64_t max_output);
+
+#endif

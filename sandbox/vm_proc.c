@@ -1,0 +1,213 @@
+#include "sandbox/vm_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_client/agent_client.h"
+#include "agent_client/agent_conn.h"
+#include "guest/agent/proto.h"
+
+/* ---- the launcher thread ---- */
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    bool busy, done;
+    char *const *argv;
+    int log_fd;
+    pid_t result;
+} job = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, NULL, -1, 0};
+static pid_t daemon_pid;
+
+/* In the child: async-signal-safe calls only (the daemon has threads). */
+static void child(char *const argv[], int log_fd, int null_fd)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != daemon_pid)
+        _exit(125); /* the daemon is already gone */
+    setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+        _exit(125);
+    execv("/proc/self/exe", argv);
+    _exit(125);
+}
+
+static pid_t spawn_now(char *const argv[], int log_fd)
+{
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0)
+        return -errno;
+    pid_t pid = fork();
+    if (pid == 0)
+        child(argv, log_fd, null_fd);
+    int e = errno;
+    close(null_fd);
+    return pid < 0 ? -e : pid;
+}
+
+static void *launcher(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&job.lock);
+    for (;;) {
+        while (!job.busy || job.done)
+            pthread_cond_wait(&job.cv, &job.lock);
+        job.result = spawn_now(job.argv, job.log_fd);
+        job.done = true;
+        pthread_cond_broadcast(&job.cv);
+    }
+    return NULL;
+}
+
+int vm_proc_launcher_start(void)
+{
+    daemon_pid = getpid();
+    pthread_t t;
+    int e = pthread_create(&t, NULL, launcher, NULL);
+    if (!e)
+        pthread_detach(t);
+    return -e;
+}
+
+pid_t vm_proc_spawn(char *const argv[], int log_fd)
+{
+    pthread_mutex_lock(&job.lock);
+    while (job.busy)
+        pthread_cond_wait(&job.cv, &job.lock);
+    job.busy = true;
+    job.done = false;
+    job.argv = argv;
+    job.log_fd = log_fd;
+    pthread_cond_broadcast(&job.cv);
+    while (!job.done)
+        pthread_cond_wait(&job.cv, &job.lock);
+    pid_t pid = job.result;
+    job.busy = false;
+    pthread_cond_broadcast(&job.cv);
+    pthread_mutex_unlock(&job.lock);
+    return pid;
+}
+
+/* ---- reaching the agent ---- */
+
+int vm_proc_dial(const char *sock)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(sock) >= sizeof(a.sun_path))
+        return -ENAMETOOLONG;
+    strcpy(a.sun_path, sock);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    /* The handshake is two short lines; the VM answers within its own
+     * 3 s bound or not at all. */
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char line[32];
+    int n = snprintf(line, sizeof(line), "CONNECT %d\n", AGENT_VSOCK_PORT);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+        send(fd, line, (size_t)n, MSG_NOSIGNAL) != n) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    size_t len = 0;
+    while (len < sizeof(line)) {
+        ssize_t r = recv(fd, line + len, 1, 0);
+        if (r != 1)
+            break;
+        if (line[len++] == '\n') {
+            if (len > 3 && !memcmp(line, "OK ", 3)) {
+                struct timeval none = {0};
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
+                return fd;
+            }
+            break;
+        }
+    }
+    close(fd);
+    return -ECONNREFUSED; /* the agent does not listen (yet) */
+}
+
+int vm_proc_ended(pid_t pid, int *status)
+{
+    int st;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) {
+        if (status)
+            *status = st;
+        return 1;
+    }
+    return r < 0 && errno == ECHILD;
+}
+
+int vm_proc_wait_ready(pid_t pid, const char *sock, unsigned timeout_ms, int *status, char *err,
+                       size_t errlen)
+{
+    int64_t deadline = agent_mono_ms() + timeout_ms;
+    int fd = -1;
+    while (fd < 0) {
+        if (vm_proc_ended(pid, status)) {
+            snprintf(err, errlen, "the sandbox's VM ended before its agent answered");
+            return -ECHILD;
+        }
+        if (agent_mono_ms() > deadline) {
+            snprintf(err, errlen, "the sandbox's agent did not answer within %u s",
+                     timeout_ms / 1000);
+            return -ETIMEDOUT;
+        }
+        fd = vm_proc_dial(sock);
+        if (fd < 0)
+            usleep(20000);
+    }
+    /* A fresh sandbox gets fresh entropy and the host's clock before any
+     * command, as every `airlock run` does (a restored one needs it). */
+    uint8_t seed[AGENT_RESEED_SEED];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int rc = getrandom(seed, sizeof(seed), 0) == (ssize_t)sizeof(seed) ? 0 : -EIO;
+    int gerr = 0;
+    uint32_t op = 0;
+    if (!rc)
+        rc = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, seed,
+                          AGENT_RESEED_WAIT_MS, &gerr, &op);
+    close(fd);
+    char why[256];
+    const char *bad = rc == -EIO ? "getrandom failed"
+                      : agent_reseed_failure(rc, gerr, op, AGENT_RESEED_WAIT_MS, why, sizeof(why));
+    if (bad) {
+        snprintf(err, errlen, "%s", bad);
+        return rc ? rc : -EIO;
+    }
+    return 0;
+}
+
+void vm_proc_stop(pid_t pid, unsigned grace_ms)
+{
+    if (pid <= 0)
+        return;
+    kill(pid, SIGTERM);
+    int64_t deadline = agent_mono_ms() + grace_ms;
+    while (agent_mono_ms() < deadline) {
+        if (vm_proc_ended(pid, NULL))
+            return;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}

@@ -1,0 +1,37 @@
+/* A sandbox's VM process: `airlock sandbox-vm` (the same binary), started
+ * so that it dies with the daemon, reached through its --vsock-uds socket. */
+#ifndef AIRLOCK_SANDBOX_VM_PROC_H
+#define AIRLOCK_SANDBOX_VM_PROC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Starts the launcher thread every VM process is forked from.  The VM
+ * processes get SIGKILL when the thread that forked them ends
+ * (PR_SET_PDEATHSIG follows the forking thread, not the process), so
+ * they are forked by this one thread, which lives as long as the daemon,
+ * and never by a connection's thread.  0 or -errno. */
+int vm_proc_launcher_start(void);
+
+/* Forks and execs /proc/self/exe with argv (argv[0] "airlock"), stdin and
+ * stdout on /dev/null, stderr into log_fd, in its own process group, with
+ * SIGKILL when the daemon dies.  The pid, or -errno. */
+pid_t vm_proc_spawn(char *const argv[], int log_fd);
+
+/* Waits until the agent answers on `sock` and reseeds it (fresh entropy
+ * and the wall clock), at most timeout_ms.  0; -ECHILD when the process
+ * ended first (*status has its wait status); -ETIMEDOUT; or -errno, with
+ * err saying what went wrong. */
+int vm_proc_wait_ready(pid_t pid, const char *sock, unsigned timeout_ms, int *status, char *err,
+                       size_t errlen);
+
+/* A new connection to the agent (hybrid vsock "CONNECT 1024"), or -errno. */
+int vm_proc_dial(const char *sock);
+
+/* SIGTERM, then SIGKILL after grace_ms, and reaps it. */
+void vm_proc_stop(pid_t pid, unsigned grace_ms);
+
+/* Whether it has ended (reaped here, *status set). */
+int vm_proc_ended(pid_t pid, int *status);
+
+#endif

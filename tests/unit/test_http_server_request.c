@@ -1,0 +1,141 @@
+/* http/http_request.c's server side (http_request_parse_server): the
+ * sandbox API's request heads as curl and python send them, the fields it
+ * keeps, incremental feeding, and hostile heads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/helpers.h"
+#include "http/http_request.h"
+
+static struct http_server_request req;
+
+/* An exact-size heap copy, so ASan catches a read past the end. */
+static int parse_n(const char *s, size_t n)
+{
+    char *copy = malloc(n ? n : 1);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, s, n);
+    int rc = http_request_parse_server(copy, n, &req);
+    free(copy);
+    return rc;
+}
+
+static int parse(const char *s)
+{
+    return parse_n(s, strlen(s));
+}
+
+START_TEST(curl_post)
+{
+    static const char h[] = "POST /v1/sandboxes HTTP/1.1\r\nHost: airlock\r\n"
+                            "User-Agent: curl/7.88.1\r\nAccept: */*\r\n"
+                            "Content-Type: application/json\r\nContent-Length: 17\r\n\r\n"
+                            "{\"image\":\"small\"}";
+    ck_assert_int_eq(parse(h), 1);
+    ck_assert_str_eq(req.method, "POST");
+    ck_assert_str_eq(req.target, "/v1/sandboxes");
+    ck_assert_uint_eq(req.body_len, 17);
+    ck_assert_uint_eq(req.head_len, strlen(h) - 17);
+    ck_assert(req.keep_alive);
+    ck_assert_str_eq(req.authorization, "");
+}
+END_TEST
+
+START_TEST(fields_kept)
+{
+    ck_assert_int_eq(parse("GET /v1/sandboxes?x=1 HTTP/1.1\r\nHost: %2Frun%2Fa.sock\r\n"
+                           "Authorization: Bearer abc.def\r\nConnection: close\r\n\r\n"),
+                     1);
+    ck_assert_str_eq(req.target, "/v1/sandboxes?x=1");
+    ck_assert_str_eq(req.authorization, "Bearer abc.def");
+    ck_assert(!req.keep_alive);
+    ck_assert_uint_eq(req.body_len, 0);
+    /* HTTP/1.0 keeps the connection only when asked */
+    ck_assert_int_eq(parse("GET / HTTP/1.0\r\n\r\n"), 1);
+    ck_assert(!req.keep_alive);
+    ck_assert_int_eq(parse("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"), 1);
+    ck_assert(req.keep_alive);
+    ck_assert_int_eq(parse("GET / HTTP/1.1\r\nConnection: foo, close\r\n\r\n"), 1);
+    ck_assert(!req.keep_alive);
+}
+END_TEST
+
+START_TEST(incremental)
+{
+    static const char h[] = "DELETE /v1/sandboxes/0123456789abcdef HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (size_t n = 0; n < strlen(h); n++)
+        ck_assert_int_eq(parse_n(h, n), 0);
+    ck_assert_int_eq(parse(h), 1);
+    ck_assert_str_eq(req.method, "DELETE");
+}
+END_TEST
+
+static const struct {
+    const char *head;
+    int rc;
+} bad[] = {
+    {"GET http://x/v1 HTTP/1.1\r\n\r\n", -400},          /* absolute-form */
+    {"CONNECT x:1 HTTP/1.1\r\n\r\n", -400},              /* authority-form */
+    {"GET * HTTP/1.1\r\n\r\n", -400},                    /* asterisk-form */
+    {"GET /a#frag HTTP/1.1\r\n\r\n", -400},
+    {"GET /  HTTP/1.1\r\n\r\n", -400},                   /* two spaces */
+    {"GET / HTTP/1.1\nHost: x\r\n\r\n", -400},            /* bare LF */
+    {"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", -400},
+    {"GET / HTTP/1.1\r\nAuthorization: a\r\nAuthorization: b\r\n\r\n", -400},
+    {"GET / HTTP/1.1\r\n folded\r\n\r\n", -400},
+    {"GET / HTTP/1.1\r\nX : y\r\n\r\n", -400},
+    {"POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\n", -400},
+    {"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", -400},
+    {"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", -400},
+    {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", -411},
+    {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", -400},
+    {"GET / HTTP/2.0\r\n\r\n", -505},
+    {"GET / HTTP/1.1\r\nX: a\x01z\r\n\r\n", -400},
+    {"G\x80T / HTTP/1.1\r\n\r\n", -400},
+};
+
+START_TEST(hostile)
+{
+    ck_assert_msg(parse(bad[_i].head) == bad[_i].rc, "head %d: got %d, want %d", _i,
+                  parse(bad[_i].head), bad[_i].rc);
+    ck_assert_str_eq(req.method, ""); /* nothing half-filled is left */
+}
+END_TEST
+
+START_TEST(limits)
+{
+    char *h = malloc(HTTP_HEAD_MAX + 64);
+    ck_assert_ptr_nonnull(h);
+    /* a target one past the limit */
+    int n = snprintf(h, HTTP_HEAD_MAX + 64, "GET /");
+    memset(h + n, 'a', HTTP_TARGET_MAX);
+    n += HTTP_TARGET_MAX;
+    n += snprintf(h + n, 64, " HTTP/1.1\r\n\r\n");
+    ck_assert_int_eq(parse_n(h, (size_t)n), -414);
+    /* an Authorization one past its limit */
+    n = snprintf(h, HTTP_HEAD_MAX + 64, "GET / HTTP/1.1\r\nAuthorization: ");
+    memset(h + n, 'b', HTTP_AUTH_MAX + 1);
+    n += HTTP_AUTH_MAX + 1;
+    n += snprintf(h + n, 64, "\r\n\r\n");
+    ck_assert_int_eq(parse_n(h, (size_t)n), -431);
+    /* no end of head within HTTP_HEAD_MAX */
+    n = snprintf(h, HTTP_HEAD_MAX + 64, "GET / HTTP/1.1\r\nX: ");
+    memset(h + n, 'c', HTTP_HEAD_MAX);
+    ck_assert_int_eq(parse_n(h, HTTP_HEAD_MAX), -431);
+    free(h);
+}
+END_TEST
+
+Suite *http_server_request_suite(void)
+{
+    Suite *s = suite_create("http_server_request");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, curl_post);
+    tcase_add_test(tc, fields_kept);
+    tcase_add_test(tc, incremental);
+    tcase_add_loop_test(tc, hostile, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+    tcase_add_test(tc, limits);
+    suite_add_tcase(s, tc);
+    return s;
+}
