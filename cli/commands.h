@@ -24,6 +24,12 @@ int cmd_sandbox_vm(int argc, char **argv);
 /* airlock serve [options]: the sandbox daemon (cli/cmd_serve.c). */
 int cmd_serve(int argc, char **argv);
 
+/* The docker-like verbs, clients of airlock serve (cli/cmd_sandbox.c). */
+int cmd_create(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+
 /* What a command running on top of a booted VM gets told. */
 struct session_hook {
     /* Called on the main thread once the vCPUs run; nonzero stops the VM.

@@ -22,6 +22,9 @@ static void usage(FILE *f)
                "  run       run a command in a fresh microVM\n"
                "  snapshot  boot a VM until its agent is ready and save it (run --from-snapshot)\n"
                "  serve     keep sandboxes (VMs across commands) behind an HTTP/JSON API\n"
+               "  create    make a sandbox in airlock serve and print its id\n"
+               "  exec      run a command in a sandbox (exit status as run's)\n"
+               "  ls, rm    list sandboxes, destroy them\n"
                "  surface   print what a guest can reach in this build (--json for tools)\n"
                "\n"
                "airlock COMMAND --help describes each.\n");
@@ -64,6 +67,14 @@ int main(int argc, char **argv)
         return cmd_snapshot(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "create"))
+        return cmd_create(argc - 1, argv + 1);
+    if (!strcmp(cmd, "exec"))
+        return cmd_exec(argc - 1, argv + 1);
+    if (!strcmp(cmd, "ls"))
+        return cmd_ls(argc - 1, argv + 1);
+    if (!strcmp(cmd, "rm"))
+        return cmd_rm(argc - 1, argv + 1);
     if (!strcmp(cmd, "sandbox-vm"))
         return cmd_sandbox_vm(argc - 1, argv + 1);
     if (!strcmp(cmd, "surface"))

@@ -267,25 +267,37 @@ static int parse_target(struct span t, struct http_request *req, struct span *pa
     return E_BAD;
 }
 
-/* method SP request-target SP HTTP-version, single spaces, no CTLs. */
-static int parse_request_line(struct span line, struct http_request *req, struct span *path)
+/* method SP request-target SP HTTP-version, single spaces, no CTLs: the
+ * method copied into method[16] (NUL-terminated), the target's span, the
+ * version's minor number.  Both kinds of request start here. */
+static int split_request_line(struct span line, char method_out[16], struct span *target,
+                              int *minor)
 {
     for (size_t i = 0; i < line.n; i++) {
         unsigned char c = (unsigned char)line.p[i];
         if (c < 0x20 || c >= 0x7f) /* targets are ASCII (RFC 3986 2) */
             return E_BAD;
     }
-    struct span method, rest, target, version;
-    if (!span_split(line, ' ', &method, &rest) || !span_split(rest, ' ', &target, &version) ||
-        !is_token(method) || method.n >= sizeof(req->method) || target.n == 0)
+    struct span method, rest, version;
+    if (!span_split(line, ' ', &method, &rest) || !span_split(rest, ' ', target, &version) ||
+        !is_token(method) || method.n >= 16 || target->n == 0)
         return E_BAD;
-    if (target.n > HTTP_TARGET_MAX)
+    if (target->n > HTTP_TARGET_MAX)
         return E_URI_LONG;
-    int rc = parse_version(version, &req->http_minor);
+    int rc = parse_version(version, minor);
     if (rc)
         return rc;
-    memcpy(req->method, method.p, method.n);
-    req->method[method.n] = '\0';
+    memcpy(method_out, method.p, method.n);
+    method_out[method.n] = '\0';
+    return 0;
+}
+
+static int parse_request_line(struct span line, struct http_request *req, struct span *path)
+{
+    struct span target;
+    int rc = split_request_line(line, req->method, &target, &req->http_minor);
+    if (rc)
+        return rc;
     req->kind = strcmp(req->method, "CONNECT") == 0 ? HTTP_REQ_CONNECT : HTTP_REQ_FORWARD;
     return parse_target(target, req, path);
 }
@@ -426,6 +438,18 @@ static int parse_headers(const char *head, size_t start, size_t end, struct fram
     return 0;
 }
 
+/* find_head_end, and the request line (without its CRLF) once the head
+ * is complete. */
+static int head_and_first_line(const char *buf, size_t len, size_t *head_len, struct span *line)
+{
+    int rc = find_head_end(buf, len, head_len);
+    if (rc == 1) {
+        const char *cr = memchr(buf, '\r', *head_len);
+        *line = (struct span){buf, (size_t)(cr - buf)};
+    }
+    return rc;
+}
+
 int http_request_parse(const char *buf, size_t len, struct http_request *req)
 {
     size_t head_len = 0;
@@ -434,11 +458,10 @@ int http_request_parse(const char *buf, size_t len, struct http_request *req)
     struct out o = {0};
 
     memset(req, 0, sizeof(*req));
-    int rc = find_head_end(buf, len, &head_len);
+    struct span line;
+    int rc = head_and_first_line(buf, len, &head_len, &line);
     if (rc != 1)
         return rc;
-    const char *cr = memchr(buf, '\r', head_len);
-    struct span line = {buf, (size_t)(cr - buf)};
     rc = parse_request_line(line, req, &path);
     if (rc)
         goto fail;
@@ -498,26 +521,15 @@ static bool connection_has(struct span v, const char *opt)
     return false;
 }
 
-/* method SP origin-form SP HTTP-version. */
+/* The request line with an origin-form target ("/..."), kept as sent. */
 static int parse_server_line(struct span line, struct http_server_request *req)
 {
-    for (size_t i = 0; i < line.n; i++) {
-        unsigned char c = (unsigned char)line.p[i];
-        if (c < 0x20 || c >= 0x7f)
-            return E_BAD;
-    }
-    struct span method, rest, target, version;
-    if (!span_split(line, ' ', &method, &rest) || !span_split(rest, ' ', &target, &version) ||
-        !is_token(method) || method.n >= sizeof(req->method) || target.n == 0)
-        return E_BAD;
-    if (target.n > HTTP_TARGET_MAX)
-        return E_URI_LONG;
-    int rc = parse_version(version, &req->http_minor);
+    struct span target;
+    int rc = split_request_line(line, req->method, &target, &req->http_minor);
     if (rc)
         return rc;
     if (target.p[0] != '/' || memchr(target.p, '#', target.n))
         return E_BAD;
-    memcpy(req->method, method.p, method.n);
     memcpy(req->target, target.p, target.n);
     return 0;
 }
@@ -528,11 +540,10 @@ int http_request_parse_server(const char *buf, size_t len, struct http_server_re
     struct framing f = {.server = true};
 
     memset(req, 0, sizeof(*req));
-    int rc = find_head_end(buf, len, &head_len);
+    struct span line;
+    int rc = head_and_first_line(buf, len, &head_len, &line);
     if (rc != 1)
         return rc;
-    const char *cr = memchr(buf, '\r', head_len);
-    struct span line = {buf, (size_t)(cr - buf)};
     rc = parse_server_line(line, req);
     if (!rc)
         rc = parse_headers(buf, line.n + 2, head_len - 2, &f, NULL);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 static const char *phrase(int status)
 {
@@ -28,6 +29,7 @@ static const char *phrase(int status)
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
     case 505: return "HTTP Version Not Supported";
+    case 507: return "Insufficient Storage";
     default: return status < 400 ? "OK" : "Error";
     }
 }
@@ -77,6 +79,28 @@ static void reply_with(struct api_conn *c, int status, const char *extra, json_t
         send_all(c, "\n", 1);
     }
     free(text);
+}
+
+void api_reply_fd(struct api_conn *c, int status, const char *type, int fd, uint64_t len)
+{
+    char head[256];
+    int n = snprintf(head, sizeof(head),
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %llu\r\n%s\r\n",
+                     status, phrase(status), type, (unsigned long long)len,
+                     c->close ? "Connection: close\r\n" : "");
+    send_all(c, head, (size_t)n);
+    char chunk[65536];
+    while (len && !c->broken) {
+        ssize_t r = read(fd, chunk, len < sizeof(chunk) ? (size_t)len : sizeof(chunk));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) { /* cannot keep the promised length: end the connection */
+            c->broken = true;
+            break;
+        }
+        send_all(c, chunk, (size_t)r);
+        len -= (uint64_t)r;
+    }
 }
 
 void api_reply(struct api_conn *c, int status, json_t *body)
@@ -175,6 +199,7 @@ int api_read_request(struct api_conn *c)
 {
     int rc;
     c->body = NULL;
+    c->body_left = 0;
     while ((rc = http_request_parse_server(c->buf, c->have, &c->req)) == 0) {
         int f = fill(c);
         if (f <= 0) {
@@ -193,41 +218,94 @@ int api_read_request(struct api_conn *c)
     }
     if (!c->req.keep_alive)
         c->close = true;
-    if (c->req.body_len > API_BODY_MAX) {
-        c->close = true;
-        api_error(c, 413, NULL, "request body of %llu bytes: at most %u",
-                  (unsigned long long)c->req.body_len, API_BODY_MAX);
-        return -1;
+    c->have -= c->req.head_len;
+    memmove(c->buf, c->buf + c->req.head_len, c->have);
+    c->body_left = c->req.body_len;
+    return 1;
+}
+
+/* Up to n body bytes into p: first what is buffered, then the socket. */
+static ssize_t body_some(struct api_conn *c, char *p, size_t n)
+{
+    if (n > c->body_left)
+        n = (size_t)c->body_left;
+    if (!n)
+        return 0;
+    ssize_t got;
+    if (c->have) {
+        got = (ssize_t)(n < c->have ? n : c->have);
+        memcpy(p, c->buf, (size_t)got);
+        memmove(c->buf, c->buf + got, c->have - (size_t)got);
+        c->have -= (size_t)got;
+    } else {
+        while ((got = recv(c->fd, p, n, 0)) < 0 && errno == EINTR)
+            ;
+        if (got <= 0) {
+            c->close = true;
+            return -1;
+        }
     }
-    size_t blen = (size_t)c->req.body_len;
-    c->body = malloc(blen + 1);
+    c->body_left -= (uint64_t)got;
+    return got;
+}
+
+static int too_large(struct api_conn *c, uint64_t max)
+{
+    c->close = true; /* the body stays unread */
+    api_error(c, 413, NULL, "request body of %llu bytes: at most %llu",
+              (unsigned long long)c->req.body_len, (unsigned long long)max);
+    return -1;
+}
+
+int api_read_body(struct api_conn *c)
+{
+    if (c->req.body_len > API_BODY_MAX)
+        return too_large(c, API_BODY_MAX);
+    size_t len = (size_t)c->req.body_len, got = 0;
+    c->body = malloc(len + 1);
     if (!c->body) {
         c->close = true;
         api_error(c, 503, NULL, "out of memory");
         return -1;
     }
-    size_t head = c->req.head_len;
-    size_t got = c->have - head < blen ? c->have - head : blen;
-    memcpy(c->body, c->buf + head, got);
-    memmove(c->buf, c->buf + head + got, c->have - head - got);
-    c->have -= head + got;
-    while (got < blen) {
-        ssize_t n = recv(c->fd, c->body + got, blen - got, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            free(c->body);
-            c->body = NULL;
+    while (got < len) {
+        ssize_t n = body_some(c, c->body + got, len - got);
+        if (n <= 0)
             return -1;
-        }
         got += (size_t)n;
     }
-    c->body[blen] = '\0';
-    return 1;
+    c->body[len] = '\0';
+    return 0;
+}
+
+int api_body_to_fd(struct api_conn *c, int fd, uint64_t max)
+{
+    if (c->req.body_len > max)
+        return too_large(c, max);
+    char chunk[65536];
+    while (c->body_left) {
+        ssize_t n = body_some(c, chunk, sizeof(chunk));
+        if (n <= 0)
+            return -1;
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(fd, chunk + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                c->close = true;
+                api_error(c, 507, NULL, "cannot hold the upload: %s", strerror(errno));
+                return -1;
+            }
+            off += w;
+        }
+    }
+    return 0;
 }
 
 void api_request_done(struct api_conn *c)
 {
     free(c->body);
     c->body = NULL;
+    if (c->body_left) /* a body nobody read: the next request cannot be found */
+        c->close = true;
 }

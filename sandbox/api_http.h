@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -21,20 +22,29 @@ struct api_conn {
     char buf[HTTP_HEAD_MAX]; /* bytes read past the last request */
     size_t have;
     struct http_server_request req;
-    char *body;              /* NUL-terminated, body_len bytes */
+    char *body;              /* api_read_body: NUL-terminated, body_len bytes */
+    uint64_t body_left;      /* body bytes not read yet */
     bool close;              /* answer, then close */
     bool streaming;          /* a chunked answer has begun */
     bool broken;             /* a write failed: the client is gone */
 };
 
-/* Reads the next request into c->req and c->body.  1: one is there; 0:
- * the client closed between requests; -1: the connection is done (an
- * error answer, if any, was sent). */
+/* Reads the next request's head into c->req (its body is left for the
+ * handler).  1: one is there; 0: the client closed between requests; -1:
+ * the connection is done (an error answer, if any, was sent). */
 int api_read_request(struct api_conn *c);
+/* The body into c->body (at most API_BODY_MAX: else 413).  0, or -1 with
+ * the answer sent and the connection to be closed. */
+int api_read_body(struct api_conn *c);
+/* The body written to fd (at most max bytes: else 413).  0 or -1 as above. */
+int api_body_to_fd(struct api_conn *c, int fd, uint64_t max);
+/* After the answer: a body left unread closes the connection. */
 void api_request_done(struct api_conn *c);
 
 /* A whole JSON answer (takes the reference to `body`). */
 void api_reply(struct api_conn *c, int status, json_t *body);
+/* A body of `len` bytes read from fd, with this Content-Type. */
+void api_reply_fd(struct api_conn *c, int status, const char *type, int fd, uint64_t len);
 /* {"error": msg, "field": field} with status (field NULL: none). */
 void api_error(struct api_conn *c, int status, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

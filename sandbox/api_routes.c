@@ -12,6 +12,7 @@
 #include "agent_client/agent_conn.h"
 #include "agent_client/command_defaults.h"
 #include "sandbox/exec_stream.h"
+#include "sandbox/files.h"
 #include "sandbox/vm_proc.h"
 #include "util/exit_codes.h"
 #include "util/version.h"
@@ -119,9 +120,11 @@ static void only_known(struct fields *f, const char *const *known)
     }
 }
 
-/* The body as a JSON object (an empty body is {}); NULL after a 400. */
+/* The body as a JSON object (an empty body is {}); NULL after a 4xx. */
 static json_t *body_object(struct api_conn *c)
 {
+    if (api_read_body(c))
+        return NULL;
     if (!c->req.body_len)
         return json_object();
     json_error_t e;
@@ -497,6 +500,14 @@ static void command(struct api_server *srv, struct api_conn *c, struct sandbox *
 
 /* ---- routing ---- */
 
+/* A request that used the sandbox renews its lease. */
+static void touch(struct api_server *srv, struct sandbox *sb)
+{
+    pthread_mutex_lock(&srv->reg.lock);
+    sb->last_used_mono_ms = agent_mono_ms();
+    pthread_mutex_unlock(&srv->reg.lock);
+}
+
 static bool method_is(struct api_conn *c, const char *m)
 {
     return !strcmp(c->req.method, m);
@@ -529,12 +540,21 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     char *rest = strchr(id, '/');
     if (rest)
         *rest++ = '\0';
-    if (rest && strcmp(rest, "commands"))
+    if (rest && strcmp(rest, "commands") && strcmp(rest, "files"))
         return api_error(c, 404, NULL, "no such path: %.200s", c->req.target);
     struct sandbox *sb = registry_get(&srv->reg, id);
     if (!sb)
         return api_error(c, 404, NULL, "no sandbox '%.64s'", id);
-    if (rest) {
+    if (rest && !strcmp(rest, "files")) {
+        touch(srv, sb);
+        if (method_is(c, "PUT"))
+            files_put(c, sb);
+        else if (method_is(c, "GET"))
+            files_get(c, sb);
+        else
+            api_method_not_allowed(c, "GET, PUT");
+        touch(srv, sb);
+    } else if (rest) {
         if (method_is(c, "POST"))
             command(srv, c, sb);
         else

@@ -6,6 +6,7 @@
  *   DELETE /v1/sandboxes/{id}             204
  *   POST   /v1/sandboxes/{id}/commands    200, a stream of JSON lines
  *                                         (sandbox/exec_stream.h)
+ *   PUT|GET /v1/sandboxes/{id}/files?path= one file in or out (sandbox/files.h)
  * and the daemon's supervision of the sandboxes it made. */
 #ifndef AIRLOCK_SANDBOX_API_ROUTES_H
 #define AIRLOCK_SANDBOX_API_ROUTES_H

@@ -51,7 +51,7 @@ FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_hdr.c devic
                          devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
 FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c
 FUZZ_SRCS_fuzz_http_request := http/http_request.c
-FUZZ_SRCS_fuzz_api_request := http/http_request.c
+FUZZ_SRCS_fuzz_api_request := http/http_request.c http/http_query.c
 SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt

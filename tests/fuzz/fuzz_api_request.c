@@ -2,12 +2,13 @@
  * send them (http/http_request.c, http_request_parse_server).  A success
  * must keep its promises (the head inside the input, ending in CRLFCRLF;
  * an origin-form target; the strings NUL-terminated within their
- * buffers), a failure leaves nothing filled in, and a prefix of the input
+ * buffers; its query parameters decoded within bounds), a failure leaves nothing filled in, and a prefix of the input
  * gives 0 or the same verdict. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/http_query.h"
 #include "http/http_request.h"
 
 static int parse_copy(const uint8_t *data, size_t n, struct http_server_request *r)
@@ -35,6 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         assert(strlen(r.authorization) <= HTTP_AUTH_MAX);
         assert(r.http_minor == 0 || r.http_minor == 1);
         assert(r.body_len < 1000000000000000000ull);
+        /* its query, as the files paths read it: bounded, NUL-free */
+        char v[64];
+        int q = query_param(r.target, "path", v, sizeof(v));
+        assert(q == -1 || q == 0 || (q == 1 && strlen(v) < sizeof(v)));
+        q = query_param(r.target, "m", v, 1);
+        assert(q == -1 || q == 0 || (q == 1 && v[0] == '\0'));
     } else {
         assert(r.head_len == 0 && r.method[0] == '\0');
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tests/unit/helpers.h"
+#include "http/http_query.h"
 #include "http/http_request.h"
 
 static struct http_server_request req;
@@ -127,6 +128,28 @@ START_TEST(limits)
 }
 END_TEST
 
+START_TEST(query)
+{
+    char v[16];
+    ck_assert_int_eq(query_param("/f?path=%2Ftmp%2Fa+b&mode=644", "path", v, sizeof(v)), 1);
+    ck_assert_str_eq(v, "/tmp/a b");
+    ck_assert_int_eq(query_param("/f?path=%2Ftmp%2Fa+b&mode=644", "mode", v, sizeof(v)), 1);
+    ck_assert_str_eq(v, "644");
+    ck_assert_int_eq(query_param("/f?xpath=1&path=2", "path", v, sizeof(v)), 1);
+    ck_assert_str_eq(v, "2");
+    ck_assert_int_eq(query_param("/f?path=", "path", v, sizeof(v)), 1);
+    ck_assert_str_eq(v, "");
+    ck_assert_int_eq(query_param("/f", "path", v, sizeof(v)), 0);
+    ck_assert_int_eq(query_param("/f?pat=1", "path", v, sizeof(v)), 0);
+    ck_assert_int_eq(query_param("/f?path=%00", "path", v, sizeof(v)), -1);  /* a NUL */
+    ck_assert_int_eq(query_param("/f?path=%2", "path", v, sizeof(v)), -1);   /* cut escape */
+    ck_assert_int_eq(query_param("/f?path=%zz", "path", v, sizeof(v)), -1);  /* not hex */
+    ck_assert_int_eq(query_param("/f?path=%", "path", v, sizeof(v)), -1);
+    ck_assert_int_eq(query_param("/f?path=0123456789abcdef", "path", v, sizeof(v)), -1); /* 16 > 15 */
+    ck_assert_int_eq(query_param("/f?path=0123456789abcde", "path", v, sizeof(v)), 1);
+}
+END_TEST
+
 Suite *http_server_request_suite(void)
 {
     Suite *s = suite_create("http_server_request");
@@ -136,6 +159,7 @@ Suite *http_server_request_suite(void)
     tcase_add_test(tc, incremental);
     tcase_add_loop_test(tc, hostile, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, limits);
+    tcase_add_test(tc, query);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,430 @@
+/* The docker-like verbs on sandboxes, clients of `airlock serve`'s API
+ * (sandbox/api_client.h): create, exec, ls, rm.  Each finds the daemon
+ * through --socket, $AIRLOCK_SOCKET or the default path, and says in one
+ * line how to start one when none answers. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "agent_client/command_defaults.h"
+#include "cli/commands.h"
+#include "sandbox/api_client.h"
+#include "util/exit_codes.h"
+#include "util/parse.h"
+
+#define STDIN_MAX (256u << 10) /* -i: stdin goes whole in the request body */
+
+static int fail(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const char *verb, const char *fmt, ...)
+{
+    (void)verb;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "airlock: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return EXIT_AIRLOCK_ERROR;
+}
+
+/* "K=V" into obj[K] = V; -1 when there is no '=' or no name. */
+static int add_var(json_t *obj, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv)
+        return -1;
+    char *k = strndup(kv, (size_t)(eq - kv));
+    json_t *v = json_string(eq + 1);
+    int rc = k && v ? json_object_set_new(obj, k, v) : -1;
+    free(k);
+    return rc;
+}
+
+/* One request with a JSON answer: the answer (NULL after an error line). */
+static json_t *call(const char *sock, const char *method, const char *path, json_t *body,
+                    int want, int *status)
+{
+    struct api_client c;
+    char err[512];
+    if (api_client_request(&c, sock, method, path, body, err, sizeof(err))) {
+        fprintf(stderr, "airlock: %s\n", err);
+        return NULL;
+    }
+    *status = c.status;
+    json_t *j = api_client_json(&c, err, sizeof(err));
+    api_client_close(&c);
+    if (c.status != want) {
+        char buf[64];
+        fprintf(stderr, "airlock: %s\n", api_client_error_text(j, c.status, buf, sizeof(buf)));
+        json_decref(j);
+        return NULL;
+    }
+    return j ? j : json_object();
+}
+
+int cmd_create(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 'S'}, {"image", required_argument, NULL, 'I'},
+        {"mem", required_argument, NULL, 'm'},    {"cpus", required_argument, NULL, 'c'},
+        {"allow", required_argument, NULL, 'a'},  {"allow-ip", required_argument, NULL, 'A'},
+        {"label", required_argument, NULL, 'l'},  {"timeout", required_argument, NULL, 't'},
+        {"max-lifetime", required_argument, NULL, 'L'},
+        {"append", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *sock_flag = NULL;
+    json_t *body = json_object(), *allow = json_array(), *allow_ip = json_array();
+    json_t *env = json_object(), *labels = json_object();
+    int c, rc = 0;
+    uint64_t v;
+    optind = 0;
+    opterr = 0;
+    while (!rc && (c = getopt_long(argc, argv, "+:e:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': sock_flag = optarg; break;
+        case 'I': json_object_set_new(body, "image", json_string(optarg)); break;
+        case 'p': json_object_set_new(body, "append", json_string(optarg)); break;
+        case 'm':
+        case 'c':
+        case 't':
+        case 'L':
+            uint64_t max = c == 'c' ? 64 : c == 'm' ? 1048576 : 31536000;
+            if (parse_uint(optarg, max, &v)) {
+                rc = fail("create", "%s '%.64s': want a whole number, at most %llu",
+                          c == 'm' ? "--mem" : c == 'c' ? "--cpus" : c == 't' ? "--timeout"
+                                                                               : "--max-lifetime",
+                          optarg, (unsigned long long)max);
+                break;
+            }
+            json_object_set_new(body, c == 'm' ? "mem" : c == 'c' ? "cpus" : c == 't' ? "timeout_s"
+                                                                                   : "max_lifetime_s",
+                                json_integer((json_int_t)v));
+            break;
+        case 'a': json_array_append_new(allow, json_string(optarg)); break;
+        case 'A': json_array_append_new(allow_ip, json_string(optarg)); break;
+        case 'e':
+        case 'l':
+            if (add_var(c == 'e' ? env : labels, optarg))
+                rc = fail("create", "%s '%.64s': want NAME=VALUE", c == 'e' ? "-e" : "--label",
+                          optarg);
+            break;
+        case 'h':
+            printf("usage: airlock create [--image NAME|PATH] [--mem MiB] [--cpus N] [--allow HOST[:PORT]]...\n"
+                   "                      [--allow-ip CIDR[:PORT]]... [-e K=V]... [--label K=V]...\n"
+                   "                      [--timeout S] [--max-lifetime S] [--append STR] [--socket PATH]\n"
+                   "Makes a sandbox in airlock serve and prints its id.  --timeout is its lease: idle\n"
+                   "that long, it is destroyed (600; 0: never).  docs/sandboxes.md.\n");
+            rc = -1;
+            break;
+        case ':': rc = fail("create", "%s needs a value", argv[optind - 1]); break;
+        default: rc = fail("create", "unknown option '%s' (see airlock create --help)", argv[optind - 1]);
+        }
+    }
+    if (!rc && optind < argc)
+        rc = fail("create", "unexpected argument '%.200s' (see airlock create --help)", argv[optind]);
+    json_object_set_new(body, "allow", allow);
+    json_object_set_new(body, "allow_ip", allow_ip);
+    json_object_set_new(body, "env", env);
+    json_object_set_new(body, "labels", labels);
+    char sock[4096], err[512];
+    if (!rc && api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
+        rc = fail("create", "%s", err);
+    if (!rc) {
+        int status;
+        json_t *j = call(sock, "POST", "/v1/sandboxes", body, 201, &status);
+        if (j)
+            printf("%s\n", json_string_value(json_object_get(j, "id")));
+        rc = j ? 0 : EXIT_AIRLOCK_ERROR;
+        json_decref(j);
+    }
+    json_decref(body);
+    return rc < 0 ? 0 : rc;
+}
+
+/* Writes one stream line's data ("data" or "data_b64") to fd. */
+static int write_data(int fd, json_t *line)
+{
+    const char *text = json_string_value(json_object_get(line, "data"));
+    size_t len = text ? json_string_length(json_object_get(line, "data")) : 0;
+    unsigned char *raw = NULL;
+    if (!text) {
+        const char *b64 = json_string_value(json_object_get(line, "data_b64"));
+        if (!b64)
+            return -1;
+        size_t bl = strlen(b64);
+        raw = malloc(bl / 4 * 3 + 3);
+        int n = raw ? EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)bl) : -1;
+        if (n < 0) {
+            free(raw);
+            return -1;
+        }
+        /* EVP_DecodeBlock counts the '=' padding as zero bytes */
+        while (bl && b64[bl - 1] == '=' && n > 0)
+            bl--, n--;
+        text = (const char *)raw;
+        len = (size_t)n;
+    }
+    int rc = 0;
+    for (size_t off = 0; off < len && !rc;) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            rc = -1;
+        else
+            off += (size_t)w;
+    }
+    free(raw);
+    return rc;
+}
+
+static char *read_stdin(size_t *len)
+{
+    char *buf = malloc(STDIN_MAX + 1);
+    size_t n = 0;
+    ssize_t r;
+    while (buf && n <= STDIN_MAX && (r = read(STDIN_FILENO, buf + n, STDIN_MAX + 1 - n)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        n += (size_t)r;
+    }
+    *len = n;
+    return buf;
+}
+
+int cmd_exec(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 'S'}, {"user", required_argument, NULL, 'u'},
+        {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *sock_flag = NULL;
+    json_t *body = json_object(), *env = json_object();
+    bool with_stdin = false;
+    int c, rc = 0;
+    uint64_t v;
+    optind = 0;
+    opterr = 0;
+    while (!rc && (c = getopt_long(argc, argv, "+:ie:w:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': sock_flag = optarg; break;
+        case 'i': with_stdin = true; break;
+        case 'w': json_object_set_new(body, "cwd", json_string(optarg)); break;
+        case 'u': json_object_set_new(body, "user", json_string(optarg)); break;
+        case 't':
+            if (parse_uint(optarg, COMMAND_MAX_TIMEOUT_S, &v))
+                rc = fail("exec", "--timeout '%.64s': want whole seconds (0: none)", optarg);
+            else
+                json_object_set_new(body, "timeout_s", json_integer((json_int_t)v));
+            break;
+        case 'e':
+            if (add_var(env, optarg))
+                rc = fail("exec", "-e '%.64s': want NAME=VALUE", optarg);
+            break;
+        case 'h':
+            printf("usage: airlock exec [-i] [-e K=V]... [-w DIR] [--user UID[:GID]] [--timeout S]\n"
+                   "                    [--socket PATH] ID [--] CMD [ARGS...]\n"
+                   "Runs CMD in sandbox ID; exits with its status as airlock run does.\n"
+                   "-i sends our stdin (read whole first, at most 256 KiB of UTF-8 text).\n");
+            rc = -1;
+            break;
+        case ':': rc = fail("exec", "%s needs a value", argv[optind - 1]); break;
+        default: rc = fail("exec", "unknown option '%s' (see airlock exec --help)", argv[optind - 1]);
+        }
+    }
+    const char *id = NULL;
+    if (!rc) {
+        if (optind >= argc)
+            rc = fail("exec", "no sandbox id: airlock exec [options] ID [--] CMD [ARGS...]");
+        else
+            id = argv[optind++];
+    }
+    if (!rc && optind < argc && !strcmp(argv[optind], "--"))
+        optind++;
+    if (!rc && optind >= argc)
+        rc = fail("exec", "no command: airlock exec [options] ID [--] CMD [ARGS...]");
+    json_t *args = json_array();
+    for (int i = optind; !rc && i < argc; i++)
+        json_array_append_new(args, json_string(argv[i]));
+    json_object_set_new(body, "argv", args);
+    json_object_set_new(body, "env", env);
+    if (!rc && with_stdin) {
+        size_t len;
+        char *in = read_stdin(&len);
+        json_t *s = in && len <= STDIN_MAX ? json_stringn(in, len) : NULL;
+        free(in);
+        if (!s)
+            rc = fail("exec", "-i: stdin must be UTF-8 text of at most 256 KiB (it goes whole "
+                              "in the request)");
+        else
+            json_object_set_new(body, "stdin", s);
+    }
+    char sock[4096], err[512], path[256];
+    if (!rc && api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
+        rc = fail("exec", "%s", err);
+    if (!rc && (strlen(id) > 64 || strpbrk(id, "/?#% ")))
+        rc = fail("exec", "'%.64s' is not a sandbox id", id);
+    struct api_client cl;
+    if (!rc) {
+        snprintf(path, sizeof(path), "/v1/sandboxes/%s/commands", id);
+        if (api_client_request(&cl, sock, "POST", path, body, err, sizeof(err)))
+            rc = fail("exec", "%s", err);
+    }
+    json_decref(body);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (cl.status != 200) {
+        json_t *j = api_client_json(&cl, err, sizeof(err));
+        char buf[64];
+        rc = fail("exec", "%s", api_client_error_text(j, cl.status, buf, sizeof(buf)));
+        json_decref(j);
+        api_client_close(&cl);
+        return rc;
+    }
+    int status = -1;
+    json_t *line;
+    while ((line = api_client_line(&cl, err, sizeof(err)))) {
+        const char *type = json_string_value(json_object_get(line, "type"));
+        if (type && !strcmp(type, "stdout"))
+            write_data(STDOUT_FILENO, line);
+        else if (type && !strcmp(type, "stderr"))
+            write_data(STDERR_FILENO, line);
+        else if (type && !strcmp(type, "exit")) {
+            status = (int)json_integer_value(json_object_get(line, "exit_code"));
+            const char *e = json_string_value(json_object_get(line, "error"));
+            if (json_is_true(json_object_get(line, "timed_out")))
+                fprintf(stderr, "airlock: CMD ran past its timeout: its process group was killed "
+                                "(exit 124)\n");
+            else if (e && status == EXIT_AIRLOCK_ERROR)
+                fprintf(stderr, "airlock: %s\n", e);
+        }
+        json_decref(line);
+    }
+    api_client_close(&cl);
+    if (status < 0)
+        return fail("exec", "%s", err[0] ? err : "the daemon's stream ended without an exit record");
+    return status;
+}
+
+int cmd_ls(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 'S'}, {"json", no_argument, NULL, 'j'},
+        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    const char *sock_flag = NULL;
+    bool as_json = false, quiet = false;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:q", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': sock_flag = optarg; break;
+        case 'j': as_json = true; break;
+        case 'q': quiet = true; break;
+        case 'h':
+            printf("usage: airlock ls [-q|--quiet] [--json] [--socket PATH]\n"
+                   "Lists the sandboxes of airlock serve (-q: ids only).\n");
+            return 0;
+        case ':': return fail("ls", "%s needs a value", argv[optind - 1]);
+        default: return fail("ls", "unknown option '%s' (see airlock ls --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return fail("ls", "unexpected argument '%.200s'", argv[optind]);
+    char sock[4096], err[512];
+    if (api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
+        return fail("ls", "%s", err);
+    int status;
+    json_t *j = call(sock, "GET", "/v1/sandboxes", NULL, 200, &status);
+    if (!j)
+        return EXIT_AIRLOCK_ERROR;
+    json_t *list = json_object_get(j, "sandboxes"), *sb;
+    size_t i;
+    if (as_json) {
+        char *text = json_dumps(list, JSON_INDENT(2));
+        printf("%s\n", text ? text : "[]");
+        free(text);
+    } else {
+        if (!quiet)
+            printf("%-16s  %-12s  %6s  %4s  %8s  %s\n", "ID", "IMAGE", "MEM", "CPUS", "COMMANDS",
+                   "AGE");
+        int64_t now = (int64_t)time(NULL) * 1000;
+        json_array_foreach(list, i, sb) {
+            const char *id = json_string_value(json_object_get(sb, "id"));
+            if (quiet) {
+                printf("%s\n", id ? id : "?");
+                continue;
+            }
+            const char *image = json_string_value(json_object_get(sb, "image"));
+            const char *slash = image ? strrchr(image, '/') : NULL;
+            int64_t age = (now - json_integer_value(json_object_get(sb, "created_ms"))) / 1000;
+            printf("%-16s  %-12.12s  %6lld  %4lld  %8lld  %llds\n", id ? id : "?",
+                   slash ? slash + 1 : image ? image : "?",
+                   (long long)json_integer_value(json_object_get(sb, "mem")),
+                   (long long)json_integer_value(json_object_get(sb, "cpus")),
+                   (long long)json_integer_value(json_object_get(sb, "commands_run")),
+                   (long long)(age < 0 ? 0 : age));
+        }
+    }
+    json_decref(j);
+    return 0;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'}, {0},
+    };
+    const char *sock_flag = NULL;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': sock_flag = optarg; break;
+        case 'h':
+            printf("usage: airlock rm [--socket PATH] ID...\n"
+                   "Destroys each sandbox and prints its id.\n");
+            return 0;
+        case ':': return fail("rm", "%s needs a value", argv[optind - 1]);
+        default: return fail("rm", "unknown option '%s' (see airlock rm --help)", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return fail("rm", "no sandbox id: airlock rm ID...");
+    char sock[4096], err[512];
+    if (api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
+        return fail("rm", "%s", err);
+    int rc = 0;
+    for (int i = optind; i < argc; i++) {
+        char path[256];
+        if (strlen(argv[i]) > 64 || strpbrk(argv[i], "/?#% ")) {
+            rc = fail("rm", "'%.64s' is not a sandbox id", argv[i]);
+            continue;
+        }
+        snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);
+        int status;
+        json_t *j = call(sock, "DELETE", path, NULL, 204, &status);
+        if (!j) {
+            rc = EXIT_AIRLOCK_ERROR;
+            continue;
+        }
+        printf("%s\n", argv[i]);
+        json_decref(j);
+    }
+    return rc;
+}

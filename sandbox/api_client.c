@@ -1,0 +1,256 @@
+#include "sandbox/api_client.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define LINE_MAX_LEN (4u << 20) /* one stream line: a 64 KiB chunk as base64 and then some */
+
+int api_client_socket(const char *given, char *out, size_t cap, char *err, size_t errlen)
+{
+    const char *env = getenv("AIRLOCK_SOCKET");
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    int n;
+    if (given && *given)
+        n = snprintf(out, cap, "%s", given);
+    else if (env && *env)
+        n = snprintf(out, cap, "%s", env);
+    else if (geteuid() == 0)
+        n = snprintf(out, cap, "/run/airlock/airlock.sock");
+    else if (xdg && *xdg)
+        n = snprintf(out, cap, "%s/airlock.sock", xdg);
+    else {
+        snprintf(err, errlen, "no daemon socket: give --socket PATH or set AIRLOCK_SOCKET "
+                              "(XDG_RUNTIME_DIR is not set either)");
+        return -1;
+    }
+    if (n < 0 || (size_t)n >= cap) {
+        snprintf(err, errlen, "the daemon's socket path is too long");
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads more into c->buf; >0, 0 at EOF, -1 on error. */
+static ssize_t fill(struct api_client *c)
+{
+    if (c->off == c->len)
+        c->off = c->len = 0;
+    if (c->off && c->len == sizeof(c->buf)) {
+        memmove(c->buf, c->buf + c->off, c->len - c->off);
+        c->len -= c->off;
+        c->off = 0;
+    }
+    if (c->len == sizeof(c->buf))
+        return -1;
+    ssize_t n;
+    while ((n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0)) < 0 && errno == EINTR)
+        ;
+    if (n > 0)
+        c->len += (size_t)n;
+    return n;
+}
+
+/* One CRLF-ended line of the answer's head or chunk framing, into out. */
+static int read_line(struct api_client *c, char *out, size_t cap)
+{
+    for (;;) {
+        char *nl = memchr(c->buf + c->off, '\n', c->len - c->off);
+        if (nl) {
+            size_t n = (size_t)(nl - (c->buf + c->off));
+            if (n == 0 || nl[-1] != '\r' || n - 1 >= cap)
+                return -1;
+            memcpy(out, c->buf + c->off, n - 1);
+            out[n - 1] = '\0';
+            c->off += n + 1;
+            return 0;
+        }
+        if (c->len - c->off >= cap || fill(c) <= 0)
+            return -1;
+    }
+}
+
+int api_client_request(struct api_client *c, const char *sock, const char *method,
+                       const char *path, json_t *body, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(sock) >= sizeof(a.sun_path)) {
+        snprintf(err, errlen, "%s: path too long for a Unix socket", sock);
+        return -1;
+    }
+    strcpy(a.sun_path, sock);
+    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+        int e = errno;
+        snprintf(err, errlen, "no daemon at %s (%s): start one with `airlock serve`", sock,
+                 strerror(e));
+        api_client_close(c);
+        return -1;
+    }
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    size_t blen = text ? strlen(text) : 0;
+    char head[1024];
+    int hn = snprintf(head, sizeof(head),
+                      "%s %s HTTP/1.1\r\nHost: airlock\r\nConnection: close\r\n"
+                      "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                      method, path, blen);
+    bool ok = hn > 0 && (size_t)hn < sizeof(head) &&
+              send(c->fd, head, (size_t)hn, MSG_NOSIGNAL) == hn &&
+              (!blen || send(c->fd, text, blen, MSG_NOSIGNAL) == (ssize_t)blen);
+    free(text);
+    char line[1024];
+    int minor;
+    if (!ok || read_line(c, line, sizeof(line)) ||
+        sscanf(line, "HTTP/1.%d %d", &minor, &c->status) != 2 || c->status < 100 ||
+        c->status > 599) {
+        snprintf(err, errlen, "%s: no HTTP answer from the daemon", sock);
+        api_client_close(c);
+        return -1;
+    }
+    bool has_length = false;
+    for (;;) {
+        if (read_line(c, line, sizeof(line)) < 0) {
+            snprintf(err, errlen, "%s: a broken answer head from the daemon", sock);
+            api_client_close(c);
+            return -1;
+        }
+        if (!line[0])
+            break; /* the empty line that ends the head */
+        if (!strncasecmp(line, "Content-Length:", 15)) {
+            c->left = strtoull(line + 15, NULL, 10);
+            has_length = true;
+        } else if (!strncasecmp(line, "Transfer-Encoding:", 18) && strstr(line + 18, "chunked")) {
+            c->chunked = true;
+        }
+    }
+    if (!c->chunked && !has_length)
+        c->done = true; /* 204: no body */
+    return 0;
+}
+
+/* Up to `cap` body bytes (chunked framing removed); 0 at the end. */
+static ssize_t body_read(struct api_client *c, char *out, size_t cap)
+{
+    while (!c->done && c->left == 0) {
+        if (!c->chunked) {
+            c->done = true;
+            break;
+        }
+        char line[64];
+        if (read_line(c, line, sizeof(line)) < 0)
+            return -1;
+        if (!line[0] && read_line(c, line, sizeof(line)) < 0) /* the CRLF after a chunk */
+            return -1;
+        char *end;
+        c->left = strtoull(line, &end, 16);
+        if (end == line)
+            return -1;
+        if (c->left == 0)
+            c->done = true;
+    }
+    if (c->done)
+        return 0;
+    if (c->off == c->len && fill(c) <= 0)
+        return -1;
+    size_t n = c->len - c->off;
+    if (n > c->left)
+        n = (size_t)c->left;
+    if (n > cap)
+        n = cap;
+    memcpy(out, c->buf + c->off, n);
+    c->off += n;
+    c->left -= n;
+    return (ssize_t)n;
+}
+
+json_t *api_client_json(struct api_client *c, char *err, size_t errlen)
+{
+    size_t cap = 4096, len = 0;
+    char *all = malloc(cap);
+    ssize_t n;
+    while (all && (n = body_read(c, all + len, cap - len - 1)) > 0) {
+        len += (size_t)n;
+        if (len + 1 == cap) {
+            if (cap >= API_CLIENT_BODY_MAX) {
+                n = -1;
+                break;
+            }
+            char *more = realloc(all, cap * 2);
+            if (!more)
+                break;
+            all = more;
+            cap *= 2;
+        }
+    }
+    json_t *j = NULL;
+    json_error_t je;
+    if (all && len)
+        j = json_loadb(all, len, 0, &je);
+    if (!j && len)
+        snprintf(err, errlen, "the daemon's answer is not JSON");
+    else if (!j)
+        err[0] = '\0';
+    free(all);
+    return j;
+}
+
+json_t *api_client_line(struct api_client *c, char *err, size_t errlen)
+{
+    size_t cap = 4096, len = 0;
+    char *line = malloc(cap);
+    err[0] = '\0';
+    while (line) {
+        ssize_t n = body_read(c, line + len, 1);
+        if (n < 0) {
+            snprintf(err, errlen, "the daemon's stream broke off");
+            break;
+        }
+        if (n == 0) {
+            if (len)
+                snprintf(err, errlen, "the daemon's stream ended mid-line");
+            break;
+        }
+        if (line[len] == '\n') {
+            json_error_t je;
+            json_t *j = json_loadb(line, len, 0, &je);
+            if (!j)
+                snprintf(err, errlen, "the daemon sent a line that is not JSON");
+            free(line);
+            return j;
+        }
+        if (++len == cap) {
+            char *more = cap < LINE_MAX_LEN ? realloc(line, cap * 2) : NULL;
+            if (!more) {
+                snprintf(err, errlen, "the daemon sent an over-long line");
+                break;
+            }
+            line = more;
+            cap *= 2;
+        }
+    }
+    free(line);
+    return NULL;
+}
+
+void api_client_close(struct api_client *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+}
+
+const char *api_client_error_text(json_t *answer, int status, char *buf, size_t cap)
+{
+    const char *e = json_string_value(json_object_get(answer, "error"));
+    if (e)
+        return e;
+    snprintf(buf, cap, "the daemon answered %d", status);
+    return buf;
+}
