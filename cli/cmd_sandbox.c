@@ -12,11 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "agent_client/command_defaults.h"
 #include "cli/commands.h"
 #include "sandbox/api_client.h"
+#include "util/base64.h"
 #include "util/exit_codes.h"
 #include "util/parse.h"
 
@@ -158,20 +157,9 @@ static int write_data(int fd, json_t *line)
     unsigned char *raw = NULL;
     if (!text) {
         const char *b64 = json_string_value(json_object_get(line, "data_b64"));
-        if (!b64)
+        if (!b64 || !(raw = base64_decode(b64, &len)))
             return -1;
-        size_t bl = strlen(b64);
-        raw = malloc(bl / 4 * 3 + 3);
-        int n = raw ? EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)bl) : -1;
-        if (n < 0) {
-            free(raw);
-            return -1;
-        }
-        /* EVP_DecodeBlock counts the '=' padding as zero bytes */
-        while (bl && b64[bl - 1] == '=' && n > 0)
-            bl--, n--;
         text = (const char *)raw;
-        len = (size_t)n;
     }
     int rc = 0;
     for (size_t off = 0; off < len && !rc;) {
@@ -237,7 +225,7 @@ int cmd_exec(int argc, char **argv)
             printf("usage: airlock exec [-i] [-e K=V]... [-w DIR] [--user UID[:GID]] [--timeout S]\n"
                    "                    [--socket PATH] ID [--] CMD [ARGS...]\n"
                    "Runs CMD in sandbox ID; exits with its status as airlock run does.\n"
-                   "-i sends our stdin (read whole first, at most 256 KiB of UTF-8 text).\n");
+                   "-i sends our stdin (read whole first, at most 256 KiB).\n");
             rc = -1;
             break;
         case ':': rc = fail("exec", "%s needs a value", argv[optind - 1]); break;
@@ -264,12 +252,15 @@ int cmd_exec(int argc, char **argv)
         size_t len;
         char *in = read_stdin(&len);
         json_t *s = in && len <= STDIN_MAX ? json_stringn(in, len) : NULL;
+        char *b64 = in && len <= STDIN_MAX && !s ? base64_encode(in, len) : NULL;
         free(in);
-        if (!s)
-            rc = fail("exec", "-i: stdin must be UTF-8 text of at most 256 KiB (it goes whole "
-                              "in the request)");
-        else
+        if (s)
             json_object_set_new(body, "stdin", s);
+        else if (b64) /* not UTF-8: as base64 */
+            json_object_set_new(body, "stdin_b64", json_string(b64));
+        else
+            rc = fail("exec", "-i: stdin over 256 KiB (it goes whole in the request)");
+        free(b64);
     }
     char sock[4096], err[512], path[256];
     if (!rc && api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))

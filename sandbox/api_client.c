@@ -96,15 +96,24 @@ int api_client_request(struct api_client *c, const char *sock, const char *metho
     }
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     size_t blen = text ? strlen(text) : 0;
-    char head[1024];
-    int hn = snprintf(head, sizeof(head),
+    /* Head and body in one write; an answer that comes before all of it
+     * was taken (a refusal) is still read. */
+    char *req = NULL;
+    int rn = asprintf(&req,
                       "%s %s HTTP/1.1\r\nHost: airlock\r\nConnection: close\r\n"
-                      "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-                      method, path, blen);
-    bool ok = hn > 0 && (size_t)hn < sizeof(head) &&
-              send(c->fd, head, (size_t)hn, MSG_NOSIGNAL) == hn &&
-              (!blen || send(c->fd, text, blen, MSG_NOSIGNAL) == (ssize_t)blen);
+                      "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                      method, path, blen, text ? text : "");
     free(text);
+    for (ssize_t off = 0; rn > 0 && off < rn;) {
+        ssize_t w = send(c->fd, req + off, (size_t)(rn - off), MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += w;
+    }
+    bool ok = rn > 0;
+    free(req);
     char line[1024];
     int minor;
     if (!ok || read_line(c, line, sizeof(line)) ||

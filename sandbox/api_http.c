@@ -306,6 +306,14 @@ void api_request_done(struct api_conn *c)
 {
     free(c->body);
     c->body = NULL;
-    if (c->body_left) /* a body nobody read: the next request cannot be found */
+    /* A body nobody read (the request was refused before it was needed)
+     * is read and dropped when it is small, so the client, still sending
+     * it, sees the answer and not a reset, and the connection can go on;
+     * a large one ends the connection. */
+    char junk[4096];
+    if (c->body_left && c->req.body_len <= API_BODY_MAX && !c->close)
+        while (c->body_left && body_some(c, junk, sizeof(junk)) > 0)
+            ;
+    if (c->body_left)
         c->close = true;
 }

@@ -14,6 +14,7 @@
 #include "sandbox/exec_stream.h"
 #include "sandbox/files.h"
 #include "sandbox/vm_proc.h"
+#include "util/base64.h"
 #include "util/exit_codes.h"
 #include "util/version.h"
 
@@ -370,7 +371,7 @@ static void list(struct api_server *srv, struct api_conn *c)
 /* ---- commands ---- */
 
 static const char *const command_fields[] = {
-    "argv", "cmd", "env", "cwd", "user", "timeout_s", "stdin", "max_output_mib", NULL,
+    "argv", "cmd", "env", "cwd", "user", "timeout_s", "stdin", "stdin_b64", "max_output_mib", NULL,
 };
 
 /* "UID" or "UID:GID", numbers only. */
@@ -442,9 +443,17 @@ static void command(struct api_server *srv, struct api_conn *c, struct sandbox *
     const char *user = get_text(&f, "user");
     long long timeout = get_uint(&f, "timeout_s", 0, COMMAND_MAX_TIMEOUT_S, COMMAND_DEFAULT_TIMEOUT_S);
     long long max_out = get_uint(&f, "max_output_mib", 0, 16777216, COMMAND_DEFAULT_MAX_OUTPUT_MIB);
-    json_t *stdin_j = json_object_get(o, "stdin");
+    json_t *stdin_j = json_object_get(o, "stdin"), *stdin_b64 = json_object_get(o, "stdin_b64");
+    unsigned char *stdin_raw = NULL;
+    size_t stdin_len = 0;
     if (!f.failed && stdin_j && !json_is_string(stdin_j))
         field_error(&f, "stdin", "%s: want a string", "stdin");
+    if (!f.failed && stdin_j && stdin_b64)
+        field_error(&f, "stdin_b64", "%s", "give stdin (text) or stdin_b64 (base64), not both");
+    if (!f.failed && stdin_b64 &&
+        (!json_is_string(stdin_b64) || !(stdin_raw = base64_decode(json_string_value(stdin_b64),
+                                                                   &stdin_len))))
+        field_error(&f, "stdin_b64", "%s", "stdin_b64: want base64 (RFC 4648, padded)");
     if (!f.failed && !!argv_j == !!cmd)
         field_error(&f, argv_j ? "cmd" : "argv", "%s", "give either argv (an array) or cmd (a shell string)");
     if (!f.failed && argv_j && !json_array_size(argv_j))
@@ -454,6 +463,7 @@ static void command(struct api_server *srv, struct api_conn *c, struct sandbox *
     if (!f.failed && user && parse_user(user, &req.uid, &req.gid))
         field_error(&f, "user", "user '%.64s': want UID or UID:GID (numbers)", user);
     if (f.failed) {
+        free(stdin_raw);
         json_decref(o);
         return;
     }
@@ -473,15 +483,17 @@ static void command(struct api_server *srv, struct api_conn *c, struct sandbox *
     memset(owned, 0, sizeof(owned));
     req.argv = args;
     req.argc = (uint32_t)argc;
-    req.envc = (uint32_t)build_env(env ? env : json_object(), sb->env, envp, owned,
+    json_t *none = json_object();
+    req.envc = (uint32_t)build_env(env ? env : none, sb->env, envp, owned,
                                    sizeof(envp) / sizeof(envp[0]) - 1);
+    json_decref(none);
     req.envp = envp;
     req.cwd = cwd;
     req.timeout_ms = (uint32_t)(timeout * 1000);
     req.rlim_nproc = COMMAND_DEFAULT_NPROC;
     req.rlim_nofile = COMMAND_DEFAULT_NOFILE;
-    struct exec_input in = {stdin_j ? json_string_value(stdin_j) : NULL,
-                            stdin_j ? json_string_length(stdin_j) : 0};
+    struct exec_input in = {stdin_j ? json_string_value(stdin_j) : (const char *)stdin_raw,
+                            stdin_j ? json_string_length(stdin_j) : stdin_len};
     pthread_mutex_lock(&srv->reg.lock);
     sb->running++;
     sb->commands++;
@@ -495,6 +507,7 @@ static void command(struct api_server *srv, struct api_conn *c, struct sandbox *
         api_error(c, 503, NULL, "the sandbox's agent does not answer: %s", strerror(-rc));
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
         free(owned[i]);
+    free(stdin_raw);
     json_decref(o);
 }
 

@@ -10,10 +10,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "agent_client/agent_conn.h"
 #include "sandbox/vm_proc.h"
+#include "util/base64.h"
 
 #define CHUNK (64 * 1024)
 
@@ -61,12 +60,10 @@ static json_t *data_line(const char *type, const char *p, size_t len, size_t *ke
         json_object_set_new(o, "data", s);
         return o;
     }
-    char *b64 = malloc(4 * ((len + 2) / 3) + 1);
-    if (b64) {
-        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)p, (int)len);
+    char *b64 = base64_encode(p, len);
+    if (b64)
         json_object_set_new(o, "data_b64", json_string(b64));
-        free(b64);
-    }
+    free(b64);
     return o;
 }
 
