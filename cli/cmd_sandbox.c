@@ -14,6 +14,7 @@
 
 #include "agent_client/command_defaults.h"
 #include "cli/commands.h"
+#include "cli/sandbox_options.h"
 #include "sandbox/api_client.h"
 #include "util/base64.h"
 #include "util/exit_codes.h"
@@ -32,19 +33,6 @@ static int fail(const char *verb, const char *fmt, ...)
     fprintf(stderr, "\n");
     va_end(ap);
     return EXIT_AIRLOCK_ERROR;
-}
-
-/* "K=V" into obj[K] = V; -1 when there is no '=' or no name. */
-static int add_var(json_t *obj, const char *kv)
-{
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv)
-        return -1;
-    char *k = strndup(kv, (size_t)(eq - kv));
-    json_t *v = json_string(eq + 1);
-    int rc = k && v ? json_object_set_new(obj, k, v) : -1;
-    free(k);
-    return rc;
 }
 
 /* One request with a JSON answer: the answer (NULL after an error line). */
@@ -71,69 +59,9 @@ static json_t *call(const char *sock, const char *method, const char *path, json
 
 int cmd_create(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"socket", required_argument, NULL, 'S'}, {"image", required_argument, NULL, 'I'},
-        {"mem", required_argument, NULL, 'm'},    {"cpus", required_argument, NULL, 'c'},
-        {"allow", required_argument, NULL, 'a'},  {"allow-ip", required_argument, NULL, 'A'},
-        {"label", required_argument, NULL, 'l'},  {"timeout", required_argument, NULL, 't'},
-        {"max-lifetime", required_argument, NULL, 'L'},
-        {"append", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
-        {0},
-    };
     const char *sock_flag = NULL;
-    json_t *body = json_object(), *allow = json_array(), *allow_ip = json_array();
-    json_t *env = json_object(), *labels = json_object();
-    int c, rc = 0;
-    uint64_t v;
-    optind = 0;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, "+:e:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'S': sock_flag = optarg; break;
-        case 'I': json_object_set_new(body, "image", json_string(optarg)); break;
-        case 'p': json_object_set_new(body, "append", json_string(optarg)); break;
-        case 'm':
-        case 'c':
-        case 't':
-        case 'L':
-            uint64_t max = c == 'c' ? 64 : c == 'm' ? 1048576 : 31536000;
-            if (parse_uint(optarg, max, &v)) {
-                rc = fail("create", "%s '%.64s': want a whole number, at most %llu",
-                          c == 'm' ? "--mem" : c == 'c' ? "--cpus" : c == 't' ? "--timeout"
-                                                                               : "--max-lifetime",
-                          optarg, (unsigned long long)max);
-                break;
-            }
-            json_object_set_new(body, c == 'm' ? "mem" : c == 'c' ? "cpus" : c == 't' ? "timeout_s"
-                                                                                   : "max_lifetime_s",
-                                json_integer((json_int_t)v));
-            break;
-        case 'a': json_array_append_new(allow, json_string(optarg)); break;
-        case 'A': json_array_append_new(allow_ip, json_string(optarg)); break;
-        case 'e':
-        case 'l':
-            if (add_var(c == 'e' ? env : labels, optarg))
-                rc = fail("create", "%s '%.64s': want NAME=VALUE", c == 'e' ? "-e" : "--label",
-                          optarg);
-            break;
-        case 'h':
-            printf("usage: airlock create [--image NAME|PATH] [--mem MiB] [--cpus N] [--allow HOST[:PORT]]...\n"
-                   "                      [--allow-ip CIDR[:PORT]]... [-e K=V]... [--label K=V]...\n"
-                   "                      [--timeout S] [--max-lifetime S] [--append STR] [--socket PATH]\n"
-                   "Makes a sandbox in airlock serve and prints its id.  --timeout is its lease: idle\n"
-                   "that long, it is destroyed (600; 0: never).  docs/sandboxes.md.\n");
-            rc = -1;
-            break;
-        case ':': rc = fail("create", "%s needs a value", argv[optind - 1]); break;
-        default: rc = fail("create", "unknown option '%s' (see airlock create --help)", argv[optind - 1]);
-        }
-    }
-    if (!rc && optind < argc)
-        rc = fail("create", "unexpected argument '%.200s' (see airlock create --help)", argv[optind]);
-    json_object_set_new(body, "allow", allow);
-    json_object_set_new(body, "allow_ip", allow_ip);
-    json_object_set_new(body, "env", env);
-    json_object_set_new(body, "labels", labels);
+    json_t *body = NULL;
+    int rc = sandbox_create_options(argc, argv, "create", CREATE_USAGE, &body, &sock_flag);
     char sock[4096], err[512];
     if (!rc && api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
         rc = fail("create", "%s", err);
@@ -218,7 +146,7 @@ int cmd_exec(int argc, char **argv)
                 json_object_set_new(body, "timeout_s", json_integer((json_int_t)v));
             break;
         case 'e':
-            if (add_var(env, optarg))
+            if (sandbox_add_var(env, optarg))
                 rc = fail("exec", "-e '%.64s': want NAME=VALUE", optarg);
             break;
         case 'h':

@@ -30,6 +30,9 @@ int cmd_exec(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 
+/* airlock mcp [sandbox options]: an MCP server on stdio (cli/cmd_mcp.c). */
+int cmd_mcp(int argc, char **argv);
+
 /* What a command running on top of a booted VM gets told. */
 struct session_hook {
     /* Called on the main thread once the vCPUs run; nonzero stops the VM.

@@ -25,6 +25,7 @@ static void usage(FILE *f)
                "  create    make a sandbox in airlock serve and print its id\n"
                "  exec      run a command in a sandbox (exit status as run's)\n"
                "  ls, rm    list sandboxes, destroy them\n"
+               "  mcp       an MCP server on stdio whose tools use one sandbox\n"
                "  surface   print what a guest can reach in this build (--json for tools)\n"
                "\n"
                "airlock COMMAND --help describes each.\n");
@@ -75,6 +76,8 @@ int main(int argc, char **argv)
         return cmd_ls(argc - 1, argv + 1);
     if (!strcmp(cmd, "rm"))
         return cmd_rm(argc - 1, argv + 1);
+    if (!strcmp(cmd, "mcp"))
+        return cmd_mcp(argc - 1, argv + 1);
     if (!strcmp(cmd, "sandbox-vm"))
         return cmd_sandbox_vm(argc - 1, argv + 1);
     if (!strcmp(cmd, "surface"))

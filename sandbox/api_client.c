@@ -75,8 +75,28 @@ static int read_line(struct api_client *c, char *out, size_t cap)
     }
 }
 
+static int request(struct api_client *c, const char *sock, const char *method, const char *path,
+                   const char *type, const char *data, size_t blen, char *err, size_t errlen);
+
 int api_client_request(struct api_client *c, const char *sock, const char *method,
                        const char *path, json_t *body, char *err, size_t errlen)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    int rc = request(c, sock, method, path, "application/json", text, text ? strlen(text) : 0,
+                     err, errlen);
+    free(text);
+    return rc;
+}
+
+int api_client_request_raw(struct api_client *c, const char *sock, const char *method,
+                           const char *path, const void *data, size_t len, char *err,
+                           size_t errlen)
+{
+    return request(c, sock, method, path, "application/octet-stream", data, len, err, errlen);
+}
+
+static int request(struct api_client *c, const char *sock, const char *method, const char *path,
+                   const char *type, const char *data, size_t blen, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
     c->fd = -1;
@@ -94,16 +114,20 @@ int api_client_request(struct api_client *c, const char *sock, const char *metho
         api_client_close(c);
         return -1;
     }
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    size_t blen = text ? strlen(text) : 0;
     /* Head and body in one write; an answer that comes before all of it
      * was taken (a refusal) is still read. */
-    char *req = NULL;
-    int rn = asprintf(&req,
+    char head[10240]; /* a target of up to 8 KiB (files paths) */
+    int hn = snprintf(head, sizeof(head),
                       "%s %s HTTP/1.1\r\nHost: airlock\r\nConnection: close\r\n"
-                      "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                      method, path, blen, text ? text : "");
-    free(text);
+                      "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+                      method, path, type, blen);
+    char *req = hn > 0 && (size_t)hn < sizeof(head) ? malloc((size_t)hn + blen) : NULL;
+    int rn = req ? hn + (int)blen : -1;
+    if (req) {
+        memcpy(req, head, (size_t)hn);
+        if (blen)
+            memcpy(req + hn, data, blen);
+    }
     for (ssize_t off = 0; rn > 0 && off < rn;) {
         ssize_t w = send(c->fd, req + off, (size_t)(rn - off), MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)

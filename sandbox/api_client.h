@@ -35,6 +35,11 @@ struct api_client {
 int api_client_request(struct api_client *c, const char *sock, const char *method,
                        const char *path, json_t *body, char *err, size_t errlen);
 
+/* The same with a raw body (application/octet-stream). */
+int api_client_request_raw(struct api_client *c, const char *sock, const char *method,
+                           const char *path, const void *data, size_t len, char *err,
+                           size_t errlen);
+
 /* A whole JSON answer (after api_client_request); NULL with err. */
 json_t *api_client_json(struct api_client *c, char *err, size_t errlen);
 

@@ -1,0 +1,103 @@
+/* The options that shape a sandbox, as `airlock create` and `airlock mcp`
+ * take them, into the API's create body. */
+#include "cli/sandbox_options.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/exit_codes.h"
+#include "util/parse.h"
+
+static int fail(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const char *verb, const char *fmt, ...)
+{
+    (void)verb;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "airlock: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return EXIT_AIRLOCK_ERROR;
+}
+
+/* "K=V" into obj[K] = V; -1 when there is no '=' or no name. */
+int sandbox_add_var(json_t *obj, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv)
+        return -1;
+    char *k = strndup(kv, (size_t)(eq - kv));
+    json_t *v = json_string(eq + 1);
+    int rc = k && v ? json_object_set_new(obj, k, v) : -1;
+    free(k);
+    return rc;
+}
+
+int sandbox_create_options(int argc, char **argv, const char *verb, const char *usage,
+                           json_t **out, const char **sock_flag)
+{
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 'S'}, {"image", required_argument, NULL, 'I'},
+        {"mem", required_argument, NULL, 'm'},    {"cpus", required_argument, NULL, 'c'},
+        {"allow", required_argument, NULL, 'a'},  {"allow-ip", required_argument, NULL, 'A'},
+        {"label", required_argument, NULL, 'l'},  {"timeout", required_argument, NULL, 't'},
+        {"max-lifetime", required_argument, NULL, 'L'},
+        {"append", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    json_t *body = json_object(), *allow = json_array(), *allow_ip = json_array();
+    json_t *env = json_object(), *labels = json_object();
+    int c, rc = 0;
+    uint64_t v;
+    optind = 0;
+    opterr = 0;
+    while (!rc && (c = getopt_long(argc, argv, "+:e:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': *sock_flag = optarg; break;
+        case 'I': json_object_set_new(body, "image", json_string(optarg)); break;
+        case 'p': json_object_set_new(body, "append", json_string(optarg)); break;
+        case 'm':
+        case 'c':
+        case 't':
+        case 'L':
+            uint64_t max = c == 'c' ? 64 : c == 'm' ? 1048576 : 31536000;
+            if (parse_uint(optarg, max, &v)) {
+                rc = fail(verb, "%s '%.64s': want a whole number, at most %llu",
+                          c == 'm' ? "--mem" : c == 'c' ? "--cpus" : c == 't' ? "--timeout"
+                                                                               : "--max-lifetime",
+                          optarg, (unsigned long long)max);
+                break;
+            }
+            json_object_set_new(body, c == 'm' ? "mem" : c == 'c' ? "cpus" : c == 't' ? "timeout_s"
+                                                                                   : "max_lifetime_s",
+                                json_integer((json_int_t)v));
+            break;
+        case 'a': json_array_append_new(allow, json_string(optarg)); break;
+        case 'A': json_array_append_new(allow_ip, json_string(optarg)); break;
+        case 'e':
+        case 'l':
+            if (sandbox_add_var(c == 'e' ? env : labels, optarg))
+                rc = fail(verb, "%s '%.64s': want NAME=VALUE", c == 'e' ? "-e" : "--label",
+                          optarg);
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            rc = -1;
+            break;
+        case ':': rc = fail(verb, "%s needs a value", argv[optind - 1]); break;
+        default: rc = fail(verb, "unknown option '%s' (see airlock %s --help)", argv[optind - 1], verb);
+        }
+    }
+    if (!rc && optind < argc)
+        rc = fail(verb, "unexpected argument '%.200s' (see airlock %s --help)", argv[optind], verb);
+    json_object_set_new(body, "allow", allow);
+    json_object_set_new(body, "allow_ip", allow_ip);
+    json_object_set_new(body, "env", env);
+    json_object_set_new(body, "labels", labels);
+    *out = body;
+    return rc;
+}

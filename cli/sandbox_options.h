@@ -1,0 +1,26 @@
+/* The options that shape a sandbox (`airlock create`, `airlock mcp`). */
+#ifndef AIRLOCK_CLI_SANDBOX_OPTIONS_H
+#define AIRLOCK_CLI_SANDBOX_OPTIONS_H
+
+#include <jansson.h>
+
+#define CREATE_OPTIONS_USAGE                                                                  \
+    "  [--image NAME|PATH] [--mem MiB] [--cpus N] [--allow HOST[:PORT]]...\n"                 \
+    "  [--allow-ip CIDR[:PORT]]... [-e K=V]... [--label K=V]... [--timeout S]\n"              \
+    "  [--max-lifetime S] [--append STR] [--socket PATH]\n"
+
+#define CREATE_USAGE                                                                          \
+    "usage: airlock create [options]\n" CREATE_OPTIONS_USAGE                                  \
+    "Makes a sandbox in airlock serve and prints its id.  --timeout is its lease: idle\n"     \
+    "that long, it is destroyed (600; 0: never).  docs/sandboxes.md.\n"
+
+/* Parses argv (argv[0] the verb) into *body, a create request (always
+ * set, the caller's to free), and *sock_flag (--socket, or left NULL).
+ * 0; -1 when --help was printed; 125 after a one-line error. */
+int sandbox_create_options(int argc, char **argv, const char *verb, const char *usage,
+                           json_t **body, const char **sock_flag);
+
+/* "K=V" into obj[K] = V; -1 when there is no '=' or no name. */
+int sandbox_add_var(json_t *obj, const char *kv);
+
+#endif

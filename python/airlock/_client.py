@@ -1,0 +1,102 @@
+"""HTTP/1.1 + JSON to `airlock serve` over its Unix socket (http.client
+does the protocol, chunked streams included; this only connects)."""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+from typing import Any, Iterator, Optional
+from urllib.parse import quote
+
+
+class AirlockError(Exception):
+    """The daemon refused a request (status, message, and the field to blame
+    when there is one), or could not be reached (status 0)."""
+
+    def __init__(self, status: int, message: str, field: Optional[str] = None) -> None:
+        super().__init__(f"{message} (field {field})" if field else message)
+        self.status = status
+        self.message = message
+        self.field = field
+
+
+def default_socket(given: Optional[str] = None) -> str:
+    """`given`, else $AIRLOCK_SOCKET, else the daemon's default for this user."""
+    if given:
+        return given
+    env = os.environ.get("AIRLOCK_SOCKET")
+    if env:
+        return env
+    if os.geteuid() == 0:
+        return "/run/airlock/airlock.sock"
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg:
+        return os.path.join(xdg, "airlock.sock")
+    raise AirlockError(0, "no daemon socket: pass socket= or set AIRLOCK_SOCKET "
+                          "(XDG_RUNTIME_DIR is not set either)")
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: Optional[float]) -> None:
+        super().__init__("airlock", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        try:
+            s.connect(self._path)
+        except OSError as e:
+            s.close()
+            raise AirlockError(0, f"no daemon at {self._path} ({e.strerror}): "
+                                  "start one with `airlock serve`") from None
+        self.sock = s
+
+
+class Client:
+    """One daemon.  Each request is its own connection (streams can be long)."""
+
+    def __init__(self, socket_path: Optional[str] = None, timeout: Optional[float] = None):
+        self.socket_path = default_socket(socket_path)
+        self.timeout = timeout
+
+    def request(self, method: str, path: str, body: Any = None, raw: Optional[bytes] = None,
+                want: int = 200) -> http.client.HTTPResponse:
+        conn = _UnixConnection(self.socket_path, self.timeout)
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        headers = {"Content-Type": "application/json" if raw is None else
+                   "application/octet-stream"}
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        if resp.status != want:
+            text = resp.read()
+            conn.close()
+            try:
+                err = json.loads(text)
+            except ValueError:
+                err = {}
+            raise AirlockError(resp.status, err.get("error", f"the daemon answered {resp.status}"),
+                               err.get("field"))
+        return resp
+
+    def json(self, method: str, path: str, body: Any = None, want: int = 200) -> Any:
+        resp = self.request(method, path, body, want=want)
+        text = resp.read()
+        return json.loads(text) if text.strip() else None
+
+    def lines(self, method: str, path: str, body: Any) -> Iterator[dict]:
+        resp = self.request(method, path, body)
+        try:
+            while True:
+                line = resp.readline()
+                if not line:
+                    return
+                yield json.loads(line)
+        finally:
+            resp.close()
+
+
+def files_path(sandbox_id: str, path: str, mode: Optional[int] = None) -> str:
+    q = f"/v1/sandboxes/{sandbox_id}/files?path={quote(path, safe='')}"
+    return q + (f"&mode={mode:o}" if mode is not None else "")

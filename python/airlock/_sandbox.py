@@ -1,0 +1,156 @@
+"""Sandbox: one VM of `airlock serve` for a whole task."""
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from ._client import Client, files_path
+
+Output = Callable[[str], None]
+
+
+@dataclass
+class CommandResult:
+    """What a command did.  exit_code is what `airlock run` would exit with:
+    the command's code, 128+N for signal N, 124 on timeout, 127 not found,
+    126 cannot run."""
+    exit_code: int
+    stdout_bytes: bytes
+    stderr_bytes: bytes
+    signal: Optional[int]
+    timed_out: bool
+    output_truncated: bool
+    duration_ms: int
+    error: Optional[str]
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_bytes.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_bytes.decode("utf-8", "replace")
+
+
+def _data(event: dict) -> bytes:
+    if "data" in event:
+        return event["data"].encode("utf-8")
+    return base64.b64decode(event.get("data_b64", ""))
+
+
+class Files:
+    """Single files in and out of the sandbox (at most 64 MiB each)."""
+
+    def __init__(self, sandbox: "Sandbox") -> None:
+        self._sb = sandbox
+
+    def write(self, path: str, data: Union[bytes, str], mode: int = 0o644) -> None:
+        raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        self._sb._client.request("PUT", files_path(self._sb.id, path, mode), raw=raw).read()
+
+    def read(self, path: str) -> bytes:
+        return self._sb._client.request("GET", files_path(self._sb.id, path)).read()
+
+
+class Sandbox:
+    """A sandbox made by `airlock serve`, destroyed by close() or at the end
+    of a `with` block:
+
+        with Sandbox(image="python", allow=["pypi.org:443"], timeout=600) as sb:
+            r = sb.run("python3 -c 'print(6*7)'")
+            assert r.exit_code == 0 and r.stdout == "42\\n"
+    """
+
+    def __init__(self, image: str = "python", *, mem: Optional[int] = None,
+                 cpus: Optional[int] = None, allow: Sequence[str] = (),
+                 allow_ip: Sequence[str] = (), env: Optional[Dict[str, str]] = None,
+                 labels: Optional[Dict[str, str]] = None, timeout: Optional[int] = None,
+                 max_lifetime: Optional[int] = None, append: Optional[str] = None,
+                 socket: Optional[str] = None, _id: Optional[str] = None) -> None:
+        self._client = Client(socket)
+        self.files = Files(self)
+        if _id is not None:
+            self.id = _id
+            self.info = self._client.json("GET", f"/v1/sandboxes/{_id}")
+            return
+        body: dict = {"image": image, "allow": list(allow), "allow_ip": list(allow_ip),
+                      "env": dict(env or {}), "labels": dict(labels or {})}
+        for key, value in (("mem", mem), ("cpus", cpus), ("timeout_s", timeout),
+                           ("max_lifetime_s", max_lifetime), ("append", append)):
+            if value is not None:
+                body[key] = value
+        self.info = self._client.json("POST", "/v1/sandboxes", body, want=201)
+        self.id: str = self.info["id"]
+
+    @classmethod
+    def connect(cls, sandbox_id: str, socket: Optional[str] = None) -> "Sandbox":
+        """The sandbox `sandbox_id`, made earlier (by this process or another)."""
+        return cls(socket=socket, _id=sandbox_id)
+
+    @staticmethod
+    def list(socket: Optional[str] = None) -> List[dict]:
+        return Client(socket).json("GET", "/v1/sandboxes")["sandboxes"]
+
+    def stream(self, cmd: Union[str, Sequence[str]], *, env: Optional[Dict[str, str]] = None,
+               cwd: Optional[str] = None, user: Optional[str] = None,
+               timeout: Optional[int] = None, stdin: Union[str, bytes, None] = None
+               ) -> Iterator[Tuple[str, object]]:
+        """Runs cmd (a shell string, or argv) and yields ("stdout", bytes) and
+        ("stderr", bytes) as the output comes, then ("exit", CommandResult)
+        with empty stdout_bytes/stderr_bytes."""
+        body: dict = {"cmd": cmd} if isinstance(cmd, str) else {"argv": list(cmd)}
+        if env:
+            body["env"] = dict(env)
+        if cwd is not None:
+            body["cwd"] = cwd
+        if user is not None:
+            body["user"] = str(user)
+        if timeout is not None:
+            body["timeout_s"] = timeout
+        if isinstance(stdin, str):
+            body["stdin"] = stdin
+        elif stdin is not None:
+            body["stdin_b64"] = base64.b64encode(bytes(stdin)).decode()
+        for event in self._client.lines("POST", f"/v1/sandboxes/{self.id}/commands", body):
+            kind = event.get("type")
+            if kind in ("stdout", "stderr"):
+                yield kind, _data(event)
+            elif kind == "exit":
+                yield "exit", CommandResult(
+                    exit_code=event["exit_code"], stdout_bytes=b"", stderr_bytes=b"",
+                    signal=event.get("signal"), timed_out=bool(event.get("timed_out")),
+                    output_truncated=bool(event.get("output_truncated")),
+                    duration_ms=int(event.get("duration_ms", 0)), error=event.get("error"))
+
+    def run(self, cmd: Union[str, Sequence[str]], *, on_stdout: Optional[Output] = None,
+            on_stderr: Optional[Output] = None, **kwargs) -> CommandResult:
+        """Runs cmd to its end; on_stdout/on_stderr get the output as it comes
+        (decoded text).  A failing command is a result, not an exception."""
+        out, err = bytearray(), bytearray()
+        result: Optional[CommandResult] = None
+        for kind, value in self.stream(cmd, **kwargs):
+            if kind == "stdout":
+                out += value  # type: ignore[operator]
+                if on_stdout:
+                    on_stdout(value.decode("utf-8", "replace"))  # type: ignore[union-attr]
+            elif kind == "stderr":
+                err += value  # type: ignore[operator]
+                if on_stderr:
+                    on_stderr(value.decode("utf-8", "replace"))  # type: ignore[union-attr]
+            else:
+                result = value  # type: ignore[assignment]
+        if result is None:
+            raise ConnectionError("the daemon's stream ended without an exit record")
+        result.stdout_bytes, result.stderr_bytes = bytes(out), bytes(err)
+        return result
+
+    def close(self) -> None:
+        """Destroys the sandbox (its VM and everything written in it)."""
+        self._client.request("DELETE", f"/v1/sandboxes/{self.id}", want=204).read()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

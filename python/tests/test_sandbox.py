@@ -1,0 +1,114 @@
+"""The SDK against a real `airlock serve` (tests/boot/linux-sdk runs this in
+the lab, where the VMs are real): AIRLOCK names the airlock binary."""
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from airlock import AirlockError, Sandbox
+
+SMALL = dict(image="small", mem=128, append="idle=poll")
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    tmp = tempfile.mkdtemp(prefix="airlock-sdk.")
+    sock = os.path.join(tmp, "a.sock")
+    proc = subprocess.Popen([os.environ["AIRLOCK"], "serve", "--socket", sock],
+                            stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.1)
+    os.environ["AIRLOCK_SOCKET"] = sock
+    yield sock
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def sb(daemon):
+    with Sandbox(**SMALL, env={"WHO": "sdk"}, labels={"suite": "pytest"}) as s:
+        yield s
+
+
+def test_run_exit_codes_and_streams_apart(sb):
+    r = sb.run("echo out; echo err >&2; exit 42")
+    assert (r.exit_code, r.stdout, r.stderr) == (42, "out\n", "err\n")
+    assert r.signal is None and not r.timed_out and r.error is None
+    assert sb.run(["true"]).exit_code == 0
+    assert sb.run(["/no/such/command"]).exit_code == 127
+
+
+def test_signal_and_timeout(sb):
+    r = sb.run("kill -9 $$")
+    assert (r.exit_code, r.signal) == (137, 9)
+    r = sb.run("sleep 30", timeout=1)
+    assert r.exit_code == 124 and r.timed_out
+
+
+def test_env_cwd_user_stdin(sb):
+    r = sb.run('echo "$WHO $MINE $(pwd) $(id -u)"', env={"MINE": "x"}, cwd="/tmp")
+    assert r.stdout == "sdk x /tmp 65534\n"
+    assert sb.run("id -u", user="0").stdout == "0\n"
+    assert sb.run(["cat"], stdin="text in\n").stdout == "text in\n"
+    r = sb.run(["od", "-An", "-tx1"], stdin=b"\xff\x00\xfe")
+    assert r.stdout.split() == ["ff", "00", "fe"]
+
+
+def test_streaming_in_order(sb):
+    seen = []
+    r = sb.run("for i in 1 2 3; do echo $i; sleep 0.2; done", on_stdout=seen.append)
+    assert "".join(seen) == "1\n2\n3\n" and r.exit_code == 0
+    kinds = [kind for kind, _ in sb.stream(["sh", "-c", "echo a; echo b >&2"])]
+    assert kinds[-1] == "exit" and set(kinds[:-1]) == {"stdout", "stderr"}
+
+
+def test_binary_output(sb):
+    r = sb.run(["printf", "\\377\\376ok"])
+    assert r.stdout_bytes == b"\xff\xfeok"
+
+
+def test_files_round_trip(sb):
+    data = bytes(range(256)) * 1000
+    sb.files.write("/tmp/blob.bin", data, mode=0o600)
+    assert sb.files.read("/tmp/blob.bin") == data
+    assert sb.run("stat -c %a /tmp/blob.bin", user="0").stdout == "600\n"
+    sb.files.write("/tmp/hello.txt", "hi there\n")
+    assert sb.run(["cat", "/tmp/hello.txt"]).stdout == "hi there\n"
+    with pytest.raises(AirlockError) as e:
+        sb.files.read("/no/such/file")
+    assert e.value.status == 404 and e.value.field == "path"
+
+
+def test_connect_and_list(sb):
+    sb.run("echo kept > /tmp/state")
+    again = Sandbox.connect(sb.id)
+    assert again.run(["cat", "/tmp/state"]).stdout == "kept\n"
+    assert again.info["labels"] == {"suite": "pytest"}
+    assert sb.id in [s["id"] for s in Sandbox.list()]
+
+
+def test_with_block_destroys(daemon):
+    with Sandbox(**SMALL) as s:
+        sid = s.id
+        assert s.run("echo up").stdout == "up\n"
+    assert sid not in [x["id"] for x in Sandbox.list()]
+    with pytest.raises(AirlockError) as e:
+        Sandbox.connect(sid)
+    assert e.value.status == 404
+
+
+def test_bad_input_names_the_field(daemon):
+    with pytest.raises(AirlockError) as e:
+        Sandbox(image="small", mem=1)
+    assert e.value.status == 400 and e.value.field == "mem"
+
+
+def test_no_daemon():
+    with pytest.raises(AirlockError) as e:
+        Sandbox(socket="/nonexistent/airlock.sock")
+    assert e.value.status == 0 and "airlock serve" in e.value.message
