@@ -26,7 +26,17 @@ LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 
-.PHONY: all deps deps-check monitor boot run test bench clean
+.PHONY: all deps deps-check monitor boot run test bench clean install
+
+# `make install` (PREFIX, DESTDIR as usual): airlock in bin/, the guest
+# kernel and images in lib/airlock/ (where an installed airlock looks when
+# there is no guest/ beside it), the systemd unit for airlock serve, and
+# the docs.  The build tree's airlock keeps using build/guest/.
+PREFIX ?= /usr/local
+BINDIR  = $(PREFIX)/bin
+LIBDIR  = $(PREFIX)/lib/airlock
+UNITDIR = $(PREFIX)/lib/systemd/system
+DOCDIR  = $(PREFIX)/share/doc/airlock
 
 all: monitor probe guest agent
 
@@ -81,6 +91,18 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	tests/lab/run tests/bench/lab-disk
 	tests/lab/run tests/bench/lab-run
 	tests/lab/run tests/bench/lab-vsock
+	tests/lab/run tests/bench/lab-sandbox
+
+install: all
+	install -D -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock
+	install -D -m 0644 $(BUILD)/guest/vmlinux $(DESTDIR)$(LIBDIR)/vmlinux
+	install -D -m 0644 $(BUILD)/guest/rootfs.ext4 $(DESTDIR)$(LIBDIR)/rootfs.ext4
+	install -D -m 0644 $(BUILD)/guest/python.ext4 $(DESTDIR)$(LIBDIR)/python.ext4
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' guest/airlock.service.in \
+	    >$(DESTDIR)$(UNITDIR)/airlock.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/airlock.service
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 
 clean:
 	rm -rf $(BUILD)

@@ -356,7 +356,11 @@ void run_options_request(struct run_ctx *r, const struct run_args *a, int argc, 
         r->req.flags |= AGENT_EXEC_F_STDIN;
 }
 
-/* guest/ beside the airlock binary: build/airlock -> build/guest/NAME. */
+/* Where the guest kernel and images are: guest/ beside the airlock binary
+ * (the build tree: build/airlock -> build/guest/NAME), else lib/airlock/
+ * beside its bin/ (`make install`: /usr/local/bin/airlock ->
+ * /usr/local/lib/airlock/NAME).  The build tree's spelling when neither
+ * exists, so the error names the path a developer expects. */
 static void default_path(char *out, size_t cap, const char *name)
 {
     char self[PATH_MAX];
@@ -365,8 +369,13 @@ static void default_path(char *out, size_t cap, const char *name)
     char *slash = strrchr(self, '/');
     if (slash)
         *slash = 0;
-    if (snprintf(out, cap, "%s/guest/%s", slash ? self : ".", name) >= (int)cap)
+    const char *dir = slash ? self : ".";
+    char installed[PATH_MAX + 64];
+    snprintf(installed, sizeof(installed), "%s/../lib/airlock/%s", dir, name);
+    if (snprintf(out, cap, "%s/guest/%s", dir, name) >= (int)cap)
         snprintf(out, cap, "guest/%s", name); /* absurdly deep: relative is all we can do */
+    else if (access(out, F_OK) != 0 && access(installed, F_OK) == 0 && strlen(installed) < cap)
+        snprintf(out, cap, "%s", installed);
 }
 
 /* --from-snapshot DIR: the VM's shape and disks come from the snapshot. */
