@@ -13,12 +13,16 @@ from airlock import AirlockError, Sandbox
 SMALL = dict(image="small", mem=128, append="idle=poll")
 
 
+DAEMON = {}
+
+
 @pytest.fixture(scope="module")
 def daemon():
     tmp = tempfile.mkdtemp(prefix="airlock-sdk.")
     sock = os.path.join(tmp, "a.sock")
     proc = subprocess.Popen([os.environ["AIRLOCK"], "serve", "--socket", sock],
                             stderr=subprocess.DEVNULL)
+    DAEMON["pid"] = proc.pid
     for _ in range(100):
         if os.path.exists(sock):
             break
@@ -112,3 +116,51 @@ def test_no_daemon():
     with pytest.raises(AirlockError) as e:
         Sandbox(socket="/nonexistent/airlock.sock")
     assert e.value.status == 0 and "airlock serve" in e.value.message
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_slow_reader_keeps_the_daemon_small(sb):
+    """A command floods stdout while its client reads slowly: the output
+    waits in bounded pipes and buffers (the command is held back), so the
+    daemon's memory stays within 64 MiB of what it was."""
+    before = rss_kib(DAEMON["pid"])
+    peak, got = before, 0
+    events = sb.stream(["head", "-c", str(512 << 20), "/dev/zero"])
+    deadline = time.monotonic() + 15
+    for kind, data in events:
+        if kind == "stdout":
+            got += len(data)
+            time.sleep(0.05)  # about 20 chunks a second
+            peak = max(peak, rss_kib(DAEMON["pid"]))
+        if time.monotonic() > deadline:
+            break
+    events.close()  # the client goes away mid-stream
+    assert got > 0
+    assert peak - before < 64 * 1024, (before, peak)
+    assert sb.run(["echo", "still here"]).stdout == "still here\n"
+
+
+def test_eight_at_once(daemon):
+    """8 sandboxes at once (the lab's L1 has 2 GiB and one vCPU), 10
+    commands each, every status and output right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i):
+        with Sandbox(image="small", mem=96, append="idle=poll") as s:
+            bad = []
+            for j in range(10):
+                r = s.run(f"echo {i}-{j}; exit {(i + j) % 7}")
+                if (r.exit_code, r.stdout) != ((i + j) % 7, f"{i}-{j}\n"):
+                    bad.append((j, r.exit_code, r.stdout, r.error))
+            return bad
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(one, range(8)))
+    assert results == [[]] * 8, results
