@@ -236,51 +236,51 @@ static json_t *call_write(struct mcp *m, json_t *args)
     return tool_text(buf, 0, NULL);
 }
 
-static json_t *call_read(struct mcp *m, json_t *args)
+/* A command run as root whose stdout is the tool's text (read_file,
+ * list_directory); its stderr is the tool error when it fails.  `whole`:
+ * the text must be complete UTF-8 (a file's content), else a tool error. */
+static json_t *root_command_text(struct mcp *m, json_t *body, const char *path, bool whole)
 {
-    const char *path = json_string_value(json_object_get(args, "path"));
-    if (!path)
-        return tool_error("%s", "read_file needs \"path\"");
-    /* cat as root: what the agent's FILE_GET would give, as text */
-    json_t *body = json_pack("{s:[s,s,s], s:s}", "argv", "cat", "--", path, "user", "0");
     char *out = NULL, *errs = NULL, err[600] = "";
     bool cut = false;
     json_t *rec = run_command(m, body, &out, &errs, &cut, err, sizeof(err));
     json_decref(body);
+    json_t *text = out ? json_stringn(out, strlen(out)) : json_string("");
     json_t *r;
     if (!rec)
         r = tool_error("airlock: %s", err);
     else if (json_integer_value(json_object_get(rec, "exit_code")) != 0)
-        r = tool_text(errs && *errs ? errs : "cannot read it", 1, NULL);
-    else if (cut)
+        r = tool_text(errs && *errs ? errs : "the command failed", 1, NULL);
+    else if (whole && cut)
         r = tool_error("%s: larger than 1 MiB; read it in parts with run_command", path);
+    else if (!text)
+        r = tool_error("%s: not UTF-8 text", path);
     else
-        r = json_stringn(out ? out : "", out ? strlen(out) : 0)
-                ? tool_text(out ? out : "", 0, NULL)
-                : tool_error("%s: not UTF-8 text", path);
+        r = tool_text(json_string_value(text), 0, NULL);
+    json_decref(text);
     free(out);
     free(errs);
     json_decref(rec);
     return r;
 }
 
+static json_t *call_read(struct mcp *m, json_t *args)
+{
+    const char *path = json_string_value(json_object_get(args, "path"));
+    if (!path)
+        return tool_error("%s", "read_file needs \"path\"");
+    return root_command_text(m, json_pack("{s:[s,s,s], s:s}", "argv", "cat", "--", path, "user", "0"),
+                             path, true);
+}
+
 static json_t *call_list(struct mcp *m, json_t *args)
 {
     const char *path = json_string_value(json_object_get(args, "path"));
-    json_t *body = json_pack("{s:[s,s,s,s], s:s}", "argv", "ls", "-la", "--", path ? path : "/",
-                             "user", "0");
-    char *out = NULL, *errs = NULL, err[600] = "";
-    bool cut = false;
-    json_t *rec = run_command(m, body, &out, &errs, &cut, err, sizeof(err));
-    json_decref(body);
-    json_t *r = !rec ? tool_error("airlock: %s", err)
-              : json_integer_value(json_object_get(rec, "exit_code")) != 0
-                  ? tool_text(errs && *errs ? errs : "cannot list it", 1, NULL)
-                  : tool_text(out ? out : "", 0, NULL);
-    free(out);
-    free(errs);
-    json_decref(rec);
-    return r;
+    if (!path)
+        path = "/";
+    return root_command_text(
+        m, json_pack("{s:[s,s,s,s], s:s}", "argv", "ls", "-la", "--", path, "user", "0"), path,
+        false);
 }
 
 static json_t *tools_list(void)

@@ -22,19 +22,6 @@
 
 #define STDIN_MAX (256u << 10) /* -i: stdin goes whole in the request body */
 
-static int fail(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const char *verb, const char *fmt, ...)
-{
-    (void)verb;
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "airlock: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    return EXIT_AIRLOCK_ERROR;
-}
-
 /* One request with a JSON answer: the answer (NULL after an error line). */
 static json_t *call(const char *sock, const char *method, const char *path, json_t *body,
                     int want, int *status)
@@ -64,7 +51,7 @@ int cmd_create(int argc, char **argv)
     int rc = sandbox_create_options(argc, argv, "create", CREATE_USAGE, &body, &sock_flag);
     char sock[4096], err[512];
     if (!rc && api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
-        rc = fail("create", "%s", err);
+        rc = verb_fail("%s", err);
     if (!rc) {
         int status;
         json_t *j = call(sock, "POST", "/v1/sandboxes", body, 201, &status);
@@ -141,13 +128,13 @@ int cmd_exec(int argc, char **argv)
         case 'u': json_object_set_new(body, "user", json_string(optarg)); break;
         case 't':
             if (parse_uint(optarg, COMMAND_MAX_TIMEOUT_S, &v))
-                rc = fail("exec", "--timeout '%.64s': want whole seconds (0: none)", optarg);
+                rc = verb_fail("--timeout '%.64s': want whole seconds (0: none)", optarg);
             else
                 json_object_set_new(body, "timeout_s", json_integer((json_int_t)v));
             break;
         case 'e':
             if (sandbox_add_var(env, optarg))
-                rc = fail("exec", "-e '%.64s': want NAME=VALUE", optarg);
+                rc = verb_fail("-e '%.64s': want NAME=VALUE", optarg);
             break;
         case 'h':
             printf("usage: airlock exec [-i] [-e K=V]... [-w DIR] [--user UID[:GID]] [--timeout S]\n"
@@ -156,21 +143,21 @@ int cmd_exec(int argc, char **argv)
                    "-i sends our stdin (read whole first, at most 256 KiB).\n");
             rc = -1;
             break;
-        case ':': rc = fail("exec", "%s needs a value", argv[optind - 1]); break;
-        default: rc = fail("exec", "unknown option '%s' (see airlock exec --help)", argv[optind - 1]);
+        case ':': rc = verb_fail("%s needs a value", argv[optind - 1]); break;
+        default: rc = verb_fail("unknown option '%s' (see airlock exec --help)", argv[optind - 1]);
         }
     }
     const char *id = NULL;
     if (!rc) {
         if (optind >= argc)
-            rc = fail("exec", "no sandbox id: airlock exec [options] ID [--] CMD [ARGS...]");
+            rc = verb_fail("no sandbox id: airlock exec [options] ID [--] CMD [ARGS...]");
         else
             id = argv[optind++];
     }
     if (!rc && optind < argc && !strcmp(argv[optind], "--"))
         optind++;
     if (!rc && optind >= argc)
-        rc = fail("exec", "no command: airlock exec [options] ID [--] CMD [ARGS...]");
+        rc = verb_fail("no command: airlock exec [options] ID [--] CMD [ARGS...]");
     json_t *args = json_array();
     for (int i = optind; !rc && i < argc; i++)
         json_array_append_new(args, json_string(argv[i]));
@@ -187,19 +174,19 @@ int cmd_exec(int argc, char **argv)
         else if (b64) /* not UTF-8: as base64 */
             json_object_set_new(body, "stdin_b64", json_string(b64));
         else
-            rc = fail("exec", "-i: stdin over 256 KiB (it goes whole in the request)");
+            rc = verb_fail("-i: stdin over 256 KiB (it goes whole in the request)");
         free(b64);
     }
     char sock[4096], err[512], path[256];
     if (!rc && api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
-        rc = fail("exec", "%s", err);
+        rc = verb_fail("%s", err);
     if (!rc && (strlen(id) > 64 || strpbrk(id, "/?#% ")))
-        rc = fail("exec", "'%.64s' is not a sandbox id", id);
+        rc = verb_fail("'%.64s' is not a sandbox id", id);
     struct api_client cl;
     if (!rc) {
         snprintf(path, sizeof(path), "/v1/sandboxes/%s/commands", id);
         if (api_client_request(&cl, sock, "POST", path, body, err, sizeof(err)))
-            rc = fail("exec", "%s", err);
+            rc = verb_fail("%s", err);
     }
     json_decref(body);
     if (rc)
@@ -207,7 +194,7 @@ int cmd_exec(int argc, char **argv)
     if (cl.status != 200) {
         json_t *j = api_client_json(&cl, err, sizeof(err));
         char buf[64];
-        rc = fail("exec", "%s", api_client_error_text(j, cl.status, buf, sizeof(buf)));
+        rc = verb_fail("%s", api_client_error_text(j, cl.status, buf, sizeof(buf)));
         json_decref(j);
         api_client_close(&cl);
         return rc;
@@ -233,7 +220,7 @@ int cmd_exec(int argc, char **argv)
     }
     api_client_close(&cl);
     if (status < 0)
-        return fail("exec", "%s", err[0] ? err : "the daemon's stream ended without an exit record");
+        return verb_fail("%s", err[0] ? err : "the daemon's stream ended without an exit record");
     return status;
 }
 
@@ -258,15 +245,15 @@ int cmd_ls(int argc, char **argv)
             printf("usage: airlock ls [-q|--quiet] [--json] [--socket PATH]\n"
                    "Lists the sandboxes of airlock serve (-q: ids only).\n");
             return 0;
-        case ':': return fail("ls", "%s needs a value", argv[optind - 1]);
-        default: return fail("ls", "unknown option '%s' (see airlock ls --help)", argv[optind - 1]);
+        case ':': return verb_fail("%s needs a value", argv[optind - 1]);
+        default: return verb_fail("unknown option '%s' (see airlock ls --help)", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return fail("ls", "unexpected argument '%.200s'", argv[optind]);
+        return verb_fail("unexpected argument '%.200s'", argv[optind]);
     char sock[4096], err[512];
     if (api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
-        return fail("ls", "%s", err);
+        return verb_fail("%s", err);
     int status;
     json_t *j = call(sock, "GET", "/v1/sandboxes", NULL, 200, &status);
     if (!j)
@@ -319,20 +306,20 @@ int cmd_rm(int argc, char **argv)
             printf("usage: airlock rm [--socket PATH] ID...\n"
                    "Destroys each sandbox and prints its id.\n");
             return 0;
-        case ':': return fail("rm", "%s needs a value", argv[optind - 1]);
-        default: return fail("rm", "unknown option '%s' (see airlock rm --help)", argv[optind - 1]);
+        case ':': return verb_fail("%s needs a value", argv[optind - 1]);
+        default: return verb_fail("unknown option '%s' (see airlock rm --help)", argv[optind - 1]);
         }
     }
     if (optind >= argc)
-        return fail("rm", "no sandbox id: airlock rm ID...");
+        return verb_fail("no sandbox id: airlock rm ID...");
     char sock[4096], err[512];
     if (api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
-        return fail("rm", "%s", err);
+        return verb_fail("%s", err);
     int rc = 0;
     for (int i = optind; i < argc; i++) {
         char path[256];
         if (strlen(argv[i]) > 64 || strpbrk(argv[i], "/?#% ")) {
-            rc = fail("rm", "'%.64s' is not a sandbox id", argv[i]);
+            rc = verb_fail("'%.64s' is not a sandbox id", argv[i]);
             continue;
         }
         snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);

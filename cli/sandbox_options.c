@@ -11,10 +11,8 @@
 #include "util/exit_codes.h"
 #include "util/parse.h"
 
-static int fail(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const char *verb, const char *fmt, ...)
+int verb_fail(const char *fmt, ...)
 {
-    (void)verb;
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "airlock: ");
@@ -66,7 +64,7 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
         case 'L':
             uint64_t max = c == 'c' ? 64 : c == 'm' ? 1048576 : 31536000;
             if (parse_uint(optarg, max, &v)) {
-                rc = fail(verb, "%s '%.64s': want a whole number, at most %llu",
+                rc = verb_fail("%s '%.64s': want a whole number, at most %llu",
                           c == 'm' ? "--mem" : c == 'c' ? "--cpus" : c == 't' ? "--timeout"
                                                                                : "--max-lifetime",
                           optarg, (unsigned long long)max);
@@ -81,19 +79,19 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
         case 'e':
         case 'l':
             if (sandbox_add_var(c == 'e' ? env : labels, optarg))
-                rc = fail(verb, "%s '%.64s': want NAME=VALUE", c == 'e' ? "-e" : "--label",
+                rc = verb_fail("%s '%.64s': want NAME=VALUE", c == 'e' ? "-e" : "--label",
                           optarg);
             break;
         case 'h':
             fputs(usage, stdout);
             rc = -1;
             break;
-        case ':': rc = fail(verb, "%s needs a value", argv[optind - 1]); break;
-        default: rc = fail(verb, "unknown option '%s' (see airlock %s --help)", argv[optind - 1], verb);
+        case ':': rc = verb_fail("%s needs a value", argv[optind - 1]); break;
+        default: rc = verb_fail("unknown option '%s' (see airlock %s --help)", argv[optind - 1], verb);
         }
     }
     if (!rc && optind < argc)
-        rc = fail(verb, "unexpected argument '%.200s' (see airlock %s --help)", argv[optind], verb);
+        rc = verb_fail("unexpected argument '%.200s' (see airlock %s --help)", argv[optind], verb);
     json_object_set_new(body, "allow", allow);
     json_object_set_new(body, "allow_ip", allow_ip);
     json_object_set_new(body, "env", env);

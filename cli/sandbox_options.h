@@ -20,6 +20,9 @@
 int sandbox_create_options(int argc, char **argv, const char *verb, const char *usage,
                            json_t **body, const char **sock_flag);
 
+/* Prints "airlock: " and the message on stderr; returns 125. */
+int verb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* "K=V" into obj[K] = V; -1 when there is no '=' or no name. */
 int sandbox_add_var(json_t *obj, const char *kv);
 
