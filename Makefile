@@ -81,6 +81,7 @@ run: all
 
 # Unit, probe and bad-input tests on this host, Linux boots in the lab.
 test: all fuzzers agent-client $(BUILD)/bench/marktime
+	@tests/boot/mcp-sdk-fetch >/dev/null || echo "(linux-mcp will skip the MCP TypeScript SDK client)"
 	tests/run-all
 
 # Figures, never assertions: monitor overhead on this host, Linux boot in
