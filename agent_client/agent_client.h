@@ -249,6 +249,11 @@ int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed, unsigned wai
 const char *agent_reseed_failure(int rc, int err, uint32_t op, unsigned wait_ms, char *buf,
                                 size_t cap);
 
+/* RESEED with the host's wall clock now and `seed`, waiting at most
+ * AGENT_RESEED_WAIT_MS: NULL once the guest took it, else the one line
+ * (in buf) saying why it did not (agent_reseed_failure). */
+const char *agent_reseed_now(int fd, const uint8_t *seed, char *buf, size_t cap);
+
 /* Copies in_fd (size bytes exactly) to guest `path` with `mode`.  0, or
  * -errno (the guest's errno for a refused put, e.g. -EACCES). */
 int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size);

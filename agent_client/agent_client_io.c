@@ -103,6 +103,17 @@ int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed, unsigned wai
     return rc;
 }
 
+const char *agent_reseed_now(int fd, const uint8_t *seed, char *buf, size_t cap)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int err = 0;
+    uint32_t op = 0;
+    int rc = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, seed,
+                          AGENT_RESEED_WAIT_MS, &err, &op);
+    return agent_reseed_failure(rc, err, op, AGENT_RESEED_WAIT_MS, buf, cap);
+}
+
 const char *agent_reseed_failure(int rc, int err, uint32_t op, unsigned wait_ms, char *buf,
                                 size_t cap)
 {

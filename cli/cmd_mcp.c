@@ -14,7 +14,6 @@
 #include "cli/commands.h"
 #include "cli/sandbox_options.h"
 #include "sandbox/api_client.h"
-#include "util/base64.h"
 #include "util/exit_codes.h"
 #include "util/version.h"
 
@@ -101,12 +100,9 @@ static const char *sandbox(struct mcp *m, char *err, size_t errlen)
 /* Appends a stream line's bytes to buf (at most MCP_OUTPUT_MAX kept). */
 static void collect(char **buf, size_t *len, bool *cut, json_t *line)
 {
-    json_t *d = json_object_get(line, "data");
-    const char *p = json_string_value(d);
-    size_t n = p ? json_string_length(d) : 0;
-    unsigned char *raw = NULL;
-    if (!p && (p = json_string_value(json_object_get(line, "data_b64"))))
-        p = (const char *)(raw = base64_decode(p, &n));
+    size_t n = 0;
+    unsigned char *raw;
+    const char *p = api_client_line_data(line, &n, &raw);
     if (!p)
         return;
     if (*len + n > MCP_OUTPUT_MAX) {

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_client/agent_client.h"
 #include "agent_client/command_defaults.h"
 #include "cli/commands.h"
 #include "cli/sandbox_options.h"
@@ -67,26 +68,11 @@ int cmd_create(int argc, char **argv)
 /* Writes one stream line's data ("data" or "data_b64") to fd. */
 static int write_data(int fd, json_t *line)
 {
-    const char *text = json_string_value(json_object_get(line, "data"));
-    size_t len = text ? json_string_length(json_object_get(line, "data")) : 0;
-    unsigned char *raw = NULL;
-    if (!text) {
-        const char *b64 = json_string_value(json_object_get(line, "data_b64"));
-        if (!b64 || !(raw = base64_decode(b64, &len)))
-            return -1;
-        text = (const char *)raw;
-    }
-    int rc = 0;
-    for (size_t off = 0; off < len && !rc;) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            rc = -1;
-        else
-            off += (size_t)w;
-    }
-    free(raw);
+    size_t len = 0;
+    unsigned char *owned;
+    const char *p = api_client_line_data(line, &len, &owned);
+    int rc = p ? agent_write_all(fd, p, len) : -1;
+    free(owned);
     return rc;
 }
 

@@ -127,14 +127,8 @@ static void *run_thread(void *arg)
     timings_mark(TM_CONNECTED);
     /* Entropy and wall time before the command: a restored VM shares its
      * snapshot's CRNG state and clock (proto.h, RESEED). */
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int err;
-    uint32_t op;
-    int rs = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, r->seed,
-                          AGENT_RESEED_WAIT_MS, &err, &op);
     char why[256];
-    if (agent_reseed_failure(rs, err, op, AGENT_RESEED_WAIT_MS, why, sizeof(why))) {
+    if (agent_reseed_now(fd, r->seed, why, sizeof(why))) {
         /* No command in a guest whose CRNG may be its snapshot's. */
         close(fd);
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "%s", why);

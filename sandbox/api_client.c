@@ -9,6 +9,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "agent_client/agent_client.h"
+#include "util/base64.h"
+
 #define LINE_MAX_LEN (4u << 20) /* one stream line: a 64 KiB chunk as base64 and then some */
 
 int api_client_socket(const char *given, char *out, size_t cap, char *err, size_t errlen)
@@ -128,15 +131,9 @@ static int request(struct api_client *c, const char *sock, const char *method, c
         if (blen)
             memcpy(req + hn, data, blen);
     }
-    for (ssize_t off = 0; rn > 0 && off < rn;) {
-        ssize_t w = send(c->fd, req + off, (size_t)(rn - off), MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        off += w;
-    }
     bool ok = rn > 0;
+    if (ok)
+        agent_send_all(c->fd, req, (size_t)rn); /* a refusal may close it early */
     free(req);
     char line[1024];
     int minor;
@@ -270,6 +267,18 @@ json_t *api_client_line(struct api_client *c, char *err, size_t errlen)
     }
     free(line);
     return NULL;
+}
+
+const char *api_client_line_data(json_t *line, size_t *len, unsigned char **owned)
+{
+    *owned = NULL;
+    json_t *d = json_object_get(line, "data");
+    if (json_is_string(d)) {
+        *len = json_string_length(d);
+        return json_string_value(d);
+    }
+    const char *b64 = json_string_value(json_object_get(line, "data_b64"));
+    return b64 ? (const char *)(*owned = base64_decode(b64, len)) : NULL;
 }
 
 void api_client_close(struct api_client *c)

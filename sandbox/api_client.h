@@ -47,6 +47,11 @@ json_t *api_client_json(struct api_client *c, char *err, size_t errlen);
  * err empty) or on a broken stream (err says so). */
 json_t *api_client_line(struct api_client *c, char *err, size_t errlen);
 
+/* The bytes a stream line carries ("data" as it is, "data_b64" decoded):
+ * valid while `line` lives, and *owned (set when decoded) is the caller's
+ * to free.  NULL when the line has neither (or bad base64). */
+const char *api_client_line_data(json_t *line, size_t *len, unsigned char **owned);
+
 void api_client_close(struct api_client *c);
 
 /* The "error" of a JSON error answer, or a fallback naming the status. */

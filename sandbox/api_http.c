@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agent_client/agent_client.h"
+
 static const char *phrase(int status)
 {
     switch (status) {
@@ -34,20 +36,11 @@ static const char *phrase(int status)
     }
 }
 
+/* A failed send means the client is gone: the calls after it do nothing. */
 static void send_all(struct api_conn *c, const void *p, size_t n)
 {
-    const char *b = p;
-    while (n && !c->broken) {
-        ssize_t w = send(c->fd, b, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            c->broken = true;
-            return;
-        }
-        b += w;
-        n -= (size_t)w;
-    }
+    if (!c->broken && agent_send_all(c->fd, p, n))
+        c->broken = true;
 }
 
 static void send_head(struct api_conn *c, int status, const char *extra, size_t body_len,
@@ -287,16 +280,11 @@ int api_body_to_fd(struct api_conn *c, int fd, uint64_t max)
         ssize_t n = body_some(c, chunk, sizeof(chunk));
         if (n <= 0)
             return -1;
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(fd, chunk + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                c->close = true;
-                api_error(c, 507, NULL, "cannot hold the upload: %s", strerror(errno));
-                return -1;
-            }
-            off += w;
+        int rc = agent_write_all(fd, chunk, (size_t)n);
+        if (rc) {
+            c->close = true;
+            api_error(c, 507, NULL, "cannot hold the upload: %s", strerror(-rc));
+            return -1;
         }
     }
     return 0;

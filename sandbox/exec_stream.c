@@ -103,14 +103,9 @@ static int stdin_fd(const struct exec_input *in)
     int fd = memfd_create("airlock-stdin", MFD_CLOEXEC);
     if (fd < 0)
         return -errno;
-    size_t off = 0;
-    while (off < in->len) {
-        ssize_t w = write(fd, in->data + off, in->len - off);
-        if (w <= 0) {
-            close(fd);
-            return -EIO;
-        }
-        off += (size_t)w;
+    if (agent_write_all(fd, in->data, in->len)) {
+        close(fd);
+        return -EIO;
     }
     lseek(fd, 0, SEEK_SET);
     return fd;

@@ -177,21 +177,14 @@ int vm_proc_wait_ready(pid_t pid, const char *sock, unsigned timeout_ms, int *st
     /* A fresh sandbox gets fresh entropy and the host's clock before any
      * command, as every `airlock run` does (a restored one needs it). */
     uint8_t seed[AGENT_RESEED_SEED];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int rc = getrandom(seed, sizeof(seed), 0) == (ssize_t)sizeof(seed) ? 0 : -EIO;
-    int gerr = 0;
-    uint32_t op = 0;
-    if (!rc)
-        rc = agent_reseed(fd, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, seed,
-                          AGENT_RESEED_WAIT_MS, &gerr, &op);
-    close(fd);
     char why[256];
-    const char *bad = rc == -EIO ? "getrandom failed"
-                      : agent_reseed_failure(rc, gerr, op, AGENT_RESEED_WAIT_MS, why, sizeof(why));
+    const char *bad = getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)
+                          ? "getrandom failed"
+                          : agent_reseed_now(fd, seed, why, sizeof(why));
+    close(fd);
     if (bad) {
         snprintf(err, errlen, "%s", bad);
-        return rc ? rc : -EIO;
+        return -EIO;
     }
     return 0;
 }
