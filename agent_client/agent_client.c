@@ -48,6 +48,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_FILE_PUT: return AGENT_FILE_PUT_FIXED + AGENT_MAX_PATH;
         case AGENT_FILE_GET: return AGENT_MAX_PATH;
         case AGENT_RESEED: return AGENT_RESEED_SIZE;
+        case AGENT_SIGNAL: return AGENT_SIGNAL_SIZE;
         default: return 0;
         }
     }
@@ -207,6 +208,13 @@ ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t 
     return encode_u32s(buf, cap, AGENT_READY, (uint32_t[]){version, features}, 2);
 }
 
+ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo)
+{
+    if (signo < 1 || signo > 64)
+        return -EINVAL;
+    return encode_u32s(buf, cap, AGENT_SIGNAL, &signo, 1);
+}
+
 ssize_t agent_encode_started(uint8_t *buf, size_t cap, uint32_t pid)
 {
     return encode_u32s(buf, cap, AGENT_STARTED, &pid, 1);
@@ -334,6 +342,11 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
         m->u.reseed.realtime_ns = get64(p);
         m->u.reseed.seed = p + 8;
         return 0;
+    case AGENT_SIGNAL:
+        if (len != AGENT_SIGNAL_SIZE)
+            return -EPROTO;
+        m->u.signal.signo = get32(p);
+        return m->u.signal.signo >= 1 && m->u.signal.signo <= 64 ? 0 : -EPROTO;
     case AGENT_READY:
         if (len != AGENT_READY_SIZE)
             return -EPROTO;

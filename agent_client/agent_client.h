@@ -54,6 +54,8 @@ ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32
                               uint64_t size);
 ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path);
 ssize_t agent_encode_reseed(uint8_t *buf, size_t cap, uint64_t realtime_ns, const uint8_t *seed);
+/* SIGNAL with signo 1..64 (else -EINVAL). */
+ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo);
 ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t features);
 ssize_t agent_encode_started(uint8_t *buf, size_t cap, uint32_t pid);
 ssize_t agent_encode_exit(uint8_t *buf, size_t cap, uint32_t kind, uint32_t value,
@@ -82,6 +84,7 @@ struct agent_msg {
         struct { uint32_t mode; uint64_t size; const char *path; } file_put;
         struct { const char *path; } file_get;
         struct { uint64_t realtime_ns; const uint8_t *seed; } reseed; /* AGENT_RESEED_SEED bytes */
+        struct { uint32_t signo; } signal;
     } u;
 };
 
@@ -228,6 +231,11 @@ size_t agent_output_take(struct agent_output_cap *cap, size_t len);
  * failure, -EPROTO when the agent broke the protocol. */
 int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
                uint64_t max_output, struct agent_exec_result *res);
+
+/* agent_exec, and each byte read from sig_fd (a pipe; -1: none) is a
+ * signal number (1..64) sent to the command as SIGNAL, once it started. */
+int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
+                       int in_fd, int sig_fd, uint64_t max_output, struct agent_exec_result *res);
 
 /* Sends RESEED (proto.h): the host's wall time and AGENT_RESEED_SEED bytes
  * of randomness, for the guest's clock and CRNG, and waits at most

@@ -173,6 +173,47 @@ static void feed_close(struct feed *f)
             close(f->priv[i]);
 }
 
+/* Signals for the command, on their way to the agent as SIGNAL frames:
+ * each byte read from `fd` is a signal number.  A frame is sent only
+ * between two STDIN frames (frames must not interleave on the socket). */
+struct sigq {
+    int fd;              /* -1: none, or its writer closed it */
+    uint8_t frame[AGENT_HDR_SIZE + AGENT_SIGNAL_SIZE];
+    size_t len, off;
+};
+
+static bool sigq_busy(const struct sigq *q)
+{
+    return q->off < q->len;
+}
+
+/* Takes the next signal number from q->fd (it said readable).  A number
+ * out of range is dropped: the writer is ours, but its bytes are not
+ * frames yet.  0 or -errno. */
+static int sigq_pull(struct sigq *q)
+{
+    uint8_t signo;
+    ssize_t n = read(q->fd, &signo, 1);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return 0;
+    if (n <= 0) {
+        q->fd = -1; /* no more signals: not an error */
+        return 0;
+    }
+    ssize_t fl = agent_encode_signal(q->frame, sizeof(q->frame), signo);
+    q->off = 0;
+    q->len = fl > 0 ? (size_t)fl : 0;
+    return 0;
+}
+
+static int sigq_push(struct sigq *q, int sock)
+{
+    ssize_t n = send(sock, q->frame + q->off, q->len - q->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0)
+        q->off += (size_t)n;
+    return n < 0 && errno != EAGAIN && errno != EINTR ? -1 : 0;
+}
+
 /* A STDOUT/STDERR payload still in the socket, moved without the copy
  * through the decoder (agent_decode_data_frame): `copy` bytes to fd, then
  * `drop` bytes past the output cap read and thrown away.  fd may be
@@ -276,9 +317,9 @@ static int pass_some(struct agent_conn *c, struct pass *ps)
 
 /* deadline: CLOCK_MONOTONIC ms after which we stop waiting (-ETIMEDOUT);
  * stall_deadline: the same while our output takes nothing; -1: none. */
-static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *in, int64_t deadline,
-                     int64_t stall_deadline, struct agent_output_cap *cap,
-                     struct agent_exec_result *res)
+static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *in,
+                     struct sigq *sq, int64_t deadline, int64_t stall_deadline,
+                     struct agent_output_cap *cap, struct agent_exec_result *res)
 {
     int peer_gone = 0;
     struct pass ps = {.fd = -1};
@@ -302,16 +343,19 @@ static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *
          * output, so we keep reading while our stdin waits for room.  Nor
          * on our output: while it takes nothing we wait for its POLLOUT
          * (and the socket only for room for stdin). */
-        struct pollfd p[3] = {{.fd = c->rd.fd, .events = POLLIN}, {.fd = -1}, {.fd = -1}};
+        struct pollfd p[4] = {{.fd = c->rd.fd, .events = POLLIN}, {.fd = -1}, {.fd = -1},
+                              {.fd = -1}};
         bool out_wait = ps.blocked;
         if (out_wait) {
             p[0].events = 0;
             p[2] = (struct pollfd){.fd = ps.fd, .events = POLLOUT};
         }
-        if (feed_busy(in) && !peer_gone)
+        if ((feed_busy(in) || sigq_busy(sq)) && !peer_gone)
             p[0].events |= POLLOUT;
-        else if (in->fd >= 0 && res->started && !peer_gone)
+        if (!feed_busy(in) && in->fd >= 0 && res->started && !peer_gone)
             p[1] = (struct pollfd){.fd = in->fd, .events = POLLIN};
+        if (!sigq_busy(sq) && sq->fd >= 0 && res->started && !peer_gone)
+            p[3] = (struct pollfd){.fd = sq->fd, .events = POLLIN};
         if (!p[0].events)
             p[0].fd = -1; /* a hang-up must not wake us while our output waits */
         int wait_ms = -1;
@@ -324,7 +368,7 @@ static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *
             }
             wait_ms = left > INT_MAX ? INT_MAX : (int)left;
         }
-        if (poll(p, 3, wait_ms) < 0) {
+        if (poll(p, 4, wait_ms) < 0) {
             if (errno == EINTR)
                 continue;
             return -errno;
@@ -341,15 +385,26 @@ static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *
             if (rc < 0 && rc != -EAGAIN)
                 return rc;
         }
-        if ((p[0].revents & POLLOUT) && feed_push(in, c->rd.fd))
+        /* A signal goes first unless a STDIN frame is half sent. */
+        bool feed_mid = feed_busy(in) && (in->pend_off > 0 || in->priv_left);
+        if ((p[0].revents & POLLOUT) &&
+            (sigq_busy(sq) && !feed_mid ? sigq_push(sq, c->rd.fd) : feed_push(in, c->rd.fd)))
             peer_gone = 1; /* the outcome may still be readable */
         if (p[1].revents && (rc = feed_pull(in)) < 0)
+            return rc;
+        if (p[3].revents && (rc = sigq_pull(sq)) < 0)
             return rc;
     }
 }
 
 int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
                uint64_t max_output, struct agent_exec_result *res)
+{
+    return agent_exec_signals(fd, req, out_fd, err_fd, in_fd, -1, max_output, res);
+}
+
+int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
+                       int in_fd, int sig_fd, uint64_t max_output, struct agent_exec_result *res)
 {
     struct agent_output_cap cap = {.max = max_output};
     memset(res, 0, sizeof(*res));
@@ -377,8 +432,9 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
         rc = -errno;
     struct feed in = {.fd = in_fd, .pend = c->pend, .priv = {-1, -1}};
+    struct sigq sq = {.fd = sig_fd};
     if (!rc)
-        rc = exec_loop(c, out_fd, err_fd, &in, deadline, stall_deadline, &cap, res);
+        rc = exec_loop(c, out_fd, err_fd, &in, &sq, deadline, stall_deadline, &cap, res);
     feed_close(&in);
     if (fl >= 0)
         fcntl(fd, F_SETFL, fl);

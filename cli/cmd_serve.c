@@ -15,11 +15,11 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/serve_listen.h"
+#include "sandbox/api_auth.h"
 #include "sandbox/api_routes.h"
 #include "sandbox/vm_proc.h"
 #include "util/exit_codes.h"
@@ -41,73 +41,34 @@ static int usage_error(const char *fmt, const char *arg)
 
 static void serve_usage(void)
 {
-    printf("usage: airlock serve [--socket PATH] [--max-sandboxes N] [--max-mem MiB]\n"
+    printf("usage: airlock serve [--socket PATH] [--listen IP:PORT --token-file F]\n"
+           "                     [--pool IMAGE=N[,mem=MiB][,cpus=N]]... [--cache DIR]\n"
+           "                     [--max-sandboxes N] [--max-mem MiB]\n"
            "\n"
            "Keeps sandboxes (VMs that live across commands) and serves the HTTP/1.1 + JSON\n"
            "API that makes and drives them, on a Unix socket (mode 0600).\n"
            "\n"
            "  --socket PATH       where to listen (default /run/airlock/airlock.sock as root,\n"
            "                      $XDG_RUNTIME_DIR/airlock.sock otherwise)\n"
+           "  --listen IP:PORT    serve the API on a TCP port too (numbers only, e.g.\n"
+           "                      127.0.0.1:8080); every request there must carry\n"
+           "                      'Authorization: Bearer TOKEN'\n"
+           "  --token-file F      the token: one line of 16 to 512 printable bytes, in a file\n"
+           "                      only its owner may read\n"
+           "  --pool IMAGE=N      keep N sandboxes of IMAGE (small, python or a path) ready,\n"
+           "                      restored from a snapshot made once; mem and cpus give\n"
+           "                      their shape (256 MiB, 1 vCPU); a create of exactly that\n"
+           "                      shape without egress rules takes one\n"
+           "  --cache DIR         where pool snapshots are kept (default /var/cache/airlock\n"
+           "                      as root, else ~/.cache/airlock)\n"
            "  --max-sandboxes N   sandboxes at once (default %d, at most %d)\n"
            "  --max-mem MiB       guest RAM of all sandboxes together (default: no limit)\n"
            "\n"
-           "Paths: GET /v1/version, GET|POST /v1/sandboxes, GET|DELETE /v1/sandboxes/ID,\n"
-           "POST /v1/sandboxes/ID/commands (docs/sandboxes.md).  SIGTERM or SIGINT destroys\n"
+           "Paths: GET /v1/version, GET|POST /v1/sandboxes, GET|PATCH|DELETE /v1/sandboxes/ID,\n"
+           "/v1/sandboxes/ID/commands[/CID[/output|/stdin|/signal]], /v1/sandboxes/ID/files\n"
+           "(docs/sandboxes.md).  SIGTERM or SIGINT destroys\n"
            "every sandbox and ends the daemon; when the daemon dies, its VMs die with it.\n",
            SERVE_DEFAULT_MAX_SANDBOXES, SANDBOX_MAX);
-}
-
-/* The default socket path; -errno when there is none to be had. */
-static int default_socket(char *out, size_t cap)
-{
-    if (geteuid() == 0) {
-        if (mkdir("/run/airlock", 0700) < 0 && errno != EEXIST)
-            return -errno;
-        snprintf(out, cap, "/run/airlock/airlock.sock");
-        return 0;
-    }
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    if (!xdg || !*xdg)
-        return -ENOENT;
-    snprintf(out, cap, "%s/airlock.sock", xdg);
-    return 0;
-}
-
-/* Binds PATH (0600).  A socket file nobody answers on is a leftover and
- * is replaced; one a live daemon answers on is not. */
-static int listen_on(const char *path)
-{
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof(a.sun_path)) {
-        fprintf(stderr, "airlock: --socket %s: path too long for a Unix socket\n", path);
-        return -1;
-    }
-    strcpy(a.sun_path, path);
-    struct stat st;
-    if (lstat(path, &st) == 0) {
-        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        bool live = S_ISSOCK(st.st_mode) && probe >= 0 &&
-                    connect(probe, (struct sockaddr *)&a, sizeof(a)) == 0;
-        if (probe >= 0)
-            close(probe);
-        if (!S_ISSOCK(st.st_mode) || live) {
-            fprintf(stderr, "airlock: --socket %s: %s\n", path,
-                    live ? "another airlock serve listens there" : "exists and is not a socket");
-            return -1;
-        }
-        unlink(path);
-    }
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    mode_t old = umask(0177);
-    int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof(a));
-    umask(old);
-    if (rc < 0 || listen(fd, 64) < 0) {
-        fprintf(stderr, "airlock: --socket %s: %s\n", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    return fd;
 }
 
 static void *conn_thread(void *arg)
@@ -117,7 +78,10 @@ static void *conn_thread(void *arg)
     setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     while (!c->close && !c->broken && api_read_request(c) == 1) {
-        api_handle(&srv, c);
+        if (c->token && !api_token_ok(c, c->token))
+            api_unauthorized(c);
+        else
+            api_handle(&srv, c);
         api_request_done(c);
     }
     close(c->fd);
@@ -126,7 +90,8 @@ static void *conn_thread(void *arg)
     return NULL;
 }
 
-static void accept_one(int lfd)
+/* token: what each request on this listener must carry (NULL: none). */
+static void accept_one(int lfd, const char *token)
 {
     int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
@@ -137,6 +102,7 @@ static void accept_one(int lfd)
         return;
     }
     c->fd = fd;
+    c->token = token;
     if (atomic_fetch_add(&conns, 1) >= SERVE_MAX_CONNS) {
         c->close = true;
         api_error(c, 503, NULL, "too many client connections (%d)", SERVE_MAX_CONNS);
@@ -163,10 +129,17 @@ int cmd_serve(int argc, char **argv)
         {"socket", required_argument, NULL, 's'},
         {"max-sandboxes", required_argument, NULL, 'n'},
         {"max-mem", required_argument, NULL, 'm'},
+        {"listen", required_argument, NULL, 'l'},
+        {"token-file", required_argument, NULL, 't'},
+        {"pool", required_argument, NULL, 'p'},
+        {"cache", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     char sock[PATH_MAX] = "";
+    const char *listen_spec = NULL, *token_file = NULL;
+    static char token[API_TOKEN_MAX + 1];
+    char why[512];
     uint64_t max = SERVE_DEFAULT_MAX_SANDBOXES, max_mem = 0;
     int c;
     optind = 0;
@@ -187,6 +160,23 @@ int cmd_serve(int argc, char **argv)
             if (parse_uint(optarg, 1ull << 30, &max_mem) || max_mem < 8)
                 return usage_error("--max-mem '%.64s': want whole MiB, at least 8", optarg);
             break;
+        case 'l':
+            listen_spec = optarg;
+            break;
+        case 't':
+            token_file = optarg;
+            break;
+        case 'p':
+            if (pool_add(&srv.pool, optarg, why, sizeof(why))) {
+                fprintf(stderr, "airlock: %s\n", why);
+                return EXIT_AIRLOCK_ERROR;
+            }
+            break;
+        case 'c':
+            if (*optarg != '/' || strlen(optarg) >= sizeof(srv.pool.cache_dir))
+                return usage_error("--cache '%.200s': want an absolute path", optarg);
+            snprintf(srv.pool.cache_dir, sizeof(srv.pool.cache_dir), "%s", optarg);
+            break;
         case 'h':
             serve_usage();
             return 0;
@@ -198,8 +188,19 @@ int cmd_serve(int argc, char **argv)
     }
     if (optind < argc)
         return usage_error("unexpected argument '%.200s'", argv[optind]);
+    if (listen_spec && !token_file)
+        return usage_error("--listen %.200s needs --token-file: a TCP port has no peer "
+                           "credentials to guard it", listen_spec);
+    if (token_file && !listen_spec)
+        return usage_error("--token-file %.200s: only --listen takes a token", token_file);
+    if (!srv.pool.cache_dir[0])
+        pool_default_cache(srv.pool.cache_dir, sizeof(srv.pool.cache_dir));
+    if (token_file && api_token_load(token_file, token, sizeof(token), why, sizeof(why))) {
+        fprintf(stderr, "airlock: %s\n", why);
+        return EXIT_AIRLOCK_ERROR;
+    }
     int e;
-    if (!sock[0] && (e = default_socket(sock, sizeof(sock)))) {
+    if (!sock[0] && (e = serve_default_socket(sock, sizeof(sock)))) {
         fprintf(stderr, "airlock: no socket path: XDG_RUNTIME_DIR is not set (give --socket "
                         "PATH)\n");
         return EXIT_AIRLOCK_ERROR;
@@ -225,7 +226,11 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN); /* a client or a pipe gone is an error return */
     int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-    int lfd = listen_on(sock);
+    bool loopback = true;
+    int tfd = listen_spec ? serve_listen_tcp(listen_spec, &loopback) : -1;
+    if (listen_spec && tfd < 0)
+        return EXIT_AIRLOCK_ERROR;
+    int lfd = serve_listen_unix(sock);
     if (lfd < 0)
         return EXIT_AIRLOCK_ERROR;
     if (sfd < 0 || !mkdtemp(srv.state_dir) || (e = vm_proc_launcher_start())) {
@@ -234,11 +239,20 @@ int cmd_serve(int argc, char **argv)
         unlink(sock);
         return EXIT_AIRLOCK_ERROR;
     }
+    if ((e = pool_start(&srv.pool, &srv.reg, srv.state_dir))) {
+        fprintf(stderr, "airlock: cannot start the pool: %s\n", strerror(-e));
+        unlink(sock);
+        return EXIT_AIRLOCK_ERROR;
+    }
     fprintf(stderr, "airlock: serving on %s\n", sock);
+    if (listen_spec)
+        fprintf(stderr, "airlock: serving on %s too (bearer token; plain HTTP%s)\n", listen_spec,
+                loopback ? "" : ": anyone on the path sees the token, put TLS in front");
     int status = 0;
     for (;;) {
-        struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-        int n = poll(p, 2, 1000);
+        struct pollfd p[3] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN},
+                              {.fd = tfd, .events = POLLIN}};
+        int n = poll(p, 3, 1000);
         if (n < 0 && errno != EINTR)
             break;
         if (p[1].revents) {
@@ -248,11 +262,15 @@ int cmd_serve(int argc, char **argv)
             break;
         }
         if (p[0].revents)
-            accept_one(lfd);
+            accept_one(lfd, NULL);
+        if (p[2].revents)
+            accept_one(tfd, token);
         api_supervise(&srv);
     }
     /* No new clients; every sandbox goes, then the socket and the folder. */
     close(lfd);
+    if (tfd >= 0)
+        close(tfd);
     unlink(sock);
     api_destroy_all(&srv);
     rmdir(srv.state_dir);

@@ -14,6 +14,7 @@
 #include "egress/egress.h"
 #include "kvm/console.h"
 #include "snapshot/snapshot_dir.h"
+#include "util/guest_paths.h"
 #include "util/parse.h"
 
 #define RUN_CMDLINE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 root=/dev/vda rw " \
@@ -356,28 +357,6 @@ void run_options_request(struct run_ctx *r, const struct run_args *a, int argc, 
         r->req.flags |= AGENT_EXEC_F_STDIN;
 }
 
-/* Where the guest kernel and images are: guest/ beside the airlock binary
- * (the build tree: build/airlock -> build/guest/NAME), else lib/airlock/
- * beside its bin/ (`make install`: /usr/local/bin/airlock ->
- * /usr/local/lib/airlock/NAME).  The build tree's spelling when neither
- * exists, so the error names the path a developer expects. */
-static void default_path(char *out, size_t cap, const char *name)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    self[n > 0 ? n : 0] = 0;
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = 0;
-    const char *dir = slash ? self : ".";
-    char installed[PATH_MAX + 64];
-    snprintf(installed, sizeof(installed), "%s/../lib/airlock/%s", dir, name);
-    if (snprintf(out, cap, "%s/guest/%s", dir, name) >= (int)cap)
-        snprintf(out, cap, "guest/%s", name); /* absurdly deep: relative is all we can do */
-    else if (access(out, F_OK) != 0 && access(installed, F_OK) == 0 && strlen(installed) < cap)
-        snprintf(out, cap, "%s", installed);
-}
-
 /* --from-snapshot DIR: the VM's shape and disks come from the snapshot. */
 static int restore_options(struct run_ctx *r, struct boot_options *o, const char *dir,
                            char *err, size_t errlen)
@@ -417,14 +396,8 @@ static int restore_options(struct run_ctx *r, struct boot_options *o, const char
 static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
 {
     struct boot_options *o = &a->vm;
-    char image_path[PATH_MAX];
-    const char *image = a->image;
-    if (!image || !strcmp(image, "small") || !strcmp(image, "python")) {
-        /* python (the default): python3; small: the busybox image */
-        default_path(image_path, sizeof(image_path),
-                     image && !strcmp(image, "small") ? "rootfs.ext4" : "python.ext4");
-        image = image_path;
-    }
+    char image[PATH_MAX];
+    guest_image_path(image, sizeof(image), a->image);
     if (snprintf(r->image_spec, sizeof(r->image_spec), "%s,cow=%lluM", image,
                  (unsigned long long)a->disk_cap_mib) >= (int)sizeof(r->image_spec)) {
         snprintf(err, errlen, "--image: path too long");
@@ -447,7 +420,7 @@ static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size
 int run_options_vm(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
 {
     if (!a->vm.kernel) {
-        default_path(r->kernel, sizeof(r->kernel), "vmlinux");
+        guest_default_path(r->kernel, sizeof(r->kernel), "vmlinux");
         a->vm.kernel = r->kernel;
     }
     if (a->from_snapshot)

@@ -133,6 +133,15 @@ void api_method_not_allowed(struct api_conn *c, const char *allow)
     reply_with(c, 405, extra, o);
 }
 
+void api_unauthorized(struct api_conn *c)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "error", json_string("this listener wants the daemon's token: "
+                                                "Authorization: Bearer TOKEN"));
+    c->close = true;
+    reply_with(c, 401, "WWW-Authenticate: Bearer realm=\"airlock\"\r\n", o);
+}
+
 void api_stream_begin(struct api_conn *c, int status)
 {
     c->streaming = true;

@@ -27,6 +27,7 @@ struct api_conn {
     bool close;              /* answer, then close */
     bool streaming;          /* a chunked answer has begun */
     bool broken;             /* a write failed: the client is gone */
+    const char *token;       /* each request must carry it (TCP); NULL: none needed */
 };
 
 /* Reads the next request's head into c->req (its body is left for the
@@ -50,6 +51,10 @@ void api_error(struct api_conn *c, int status, const char *field, const char *fm
     __attribute__((format(printf, 4, 5)));
 /* 405 naming the methods the path takes. */
 void api_method_not_allowed(struct api_conn *c, const char *allow);
+
+/* 401 with `WWW-Authenticate: Bearer` (sandbox/api_auth.h), then the
+ * connection closes. */
+void api_unauthorized(struct api_conn *c);
 
 /* A stream of JSON lines (application/x-ndjson, chunked): begin, lines
  * (each takes the reference), end.  A failed write marks c->broken; the

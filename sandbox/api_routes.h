@@ -7,6 +7,7 @@
  *   POST   /v1/sandboxes/{id}/commands    200, a stream of JSON lines
  *                                         (sandbox/exec_stream.h)
  *   PUT|GET /v1/sandboxes/{id}/files?path= one file in or out (sandbox/files.h)
+ *   GET    /v1/pool                       the warm pools (sandbox/pool.h)
  * and the daemon's supervision of the sandboxes it made. */
 #ifndef AIRLOCK_SANDBOX_API_ROUTES_H
 #define AIRLOCK_SANDBOX_API_ROUTES_H
@@ -14,17 +15,15 @@
 #include <limits.h>
 
 #include "sandbox/api_http.h"
+#include "sandbox/pool.h"
 #include "sandbox/registry.h"
 
-/* Sandboxes get this long to boot and answer (the nested lab is slow). */
-#define SANDBOX_READY_MS 120000
-/* A sandbox's VM gets this long to end after SIGTERM, then SIGKILL. */
-#define SANDBOX_STOP_MS 10000
 /* A lease when create gives none: idle this long, the sandbox goes. */
 #define SANDBOX_DEFAULT_LEASE_S 600
 
 struct api_server {
     struct registry reg;
+    struct pool pool;
     char state_dir[PATH_MAX]; /* one private folder per sandbox under it */
 };
 

@@ -1,11 +1,5 @@
 /* One command in a sandbox, its output streamed to the API client as JSON
- * lines:
- *   {"type":"stdout","data":"..."}      (or "data_b64" when not UTF-8)
- *   {"type":"stderr","data":"..."}
- *   {"type":"exit","exit_code":N,"signal":N|null,"timed_out":B,
- *    "output_truncated":B,"duration_ms":N,"error":null|"..."}
- * exit_code is what `airlock run` would exit with: the command's code,
- * 128+N for signal N, 124 on timeout, 127 not found, 126 cannot run. */
+ * lines as it comes (sandbox/exec_output.h), the exit record last. */
 #ifndef AIRLOCK_SANDBOX_EXEC_STREAM_H
 #define AIRLOCK_SANDBOX_EXEC_STREAM_H
 
@@ -14,11 +8,16 @@
 
 #include "agent_client/agent_client.h"
 #include "sandbox/api_http.h"
+#include "sandbox/exec_output.h"
 
 struct exec_input {
     const char *data; /* stdin bytes (NULL: none; the command reads EOF) */
     size_t len;
 };
+
+/* A memfd holding in's bytes, at offset 0: -1 when in has none, else
+ * the fd or -errno. */
+int exec_input_fd(const struct exec_input *in);
 
 /* Runs req on a new agent connection through `sock` and streams it to c.
  * The answer is always 200 once the command could be asked for: a

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "sandbox/background.h"
+
 void registry_init(struct registry *reg, unsigned max, uint64_t max_mem_mib)
 {
     memset(reg, 0, sizeof(*reg));
@@ -18,6 +20,7 @@ static void slot_free(struct sandbox *sb)
 {
     json_decref(sb->env);
     json_decref(sb->labels);
+    bg_table_free(sb->bg);
     memset(sb, 0, sizeof(*sb));
 }
 
@@ -53,6 +56,7 @@ struct sandbox *registry_add(struct registry *reg, unsigned mem_mib, int *why)
         sb->state = SB_STARTING;
         sb->refs = 1;
         sb->mem_mib = mem_mib;
+        sb->pool = -1;
         for (size_t i = 0; i < sizeof(raw); i++)
             snprintf(sb->id + 2 * i, 3, "%02x", raw[i]);
     }

@@ -14,10 +14,16 @@
 
 #include <jansson.h>
 
+struct bg_table;
+
 #define SANDBOX_MAX     256 /* the most --max-sandboxes allows */
 #define SANDBOX_ID_HEX  16  /* 64 random bits, as hex */
 
-enum sandbox_state { SB_FREE, SB_STARTING, SB_RUNNING, SB_GONE };
+/* SB_POOLED: ready in the warm pool (sandbox/pool.h), not yet anyone's:
+ * counted against the limits, never listed or found by id. */
+enum sandbox_state { SB_FREE, SB_STARTING, SB_POOLED, SB_RUNNING, SB_GONE };
+
+#define SANDBOX_DEFAULT_MEM_MIB 256
 
 struct sandbox {
     enum sandbox_state state;
@@ -37,6 +43,9 @@ struct sandbox {
     int64_t last_used_mono_ms;
     unsigned running;     /* commands running now */
     uint64_t commands;    /* commands run so far */
+    struct bg_table *bg;  /* background commands (sandbox/background.h), made on first use */
+    int pool;             /* SB_POOLED, or taken from it: its pool's index; else -1 */
+    const char *how;      /* "pool", "restore" or "cold" */
 };
 
 struct registry {

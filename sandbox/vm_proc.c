@@ -155,6 +155,22 @@ int vm_proc_ended(pid_t pid, int *status)
     return r < 0 && errno == ECHILD;
 }
 
+/* RESEED on the agent connection fd, which is closed. */
+static int reseed(int fd, char *err, size_t errlen)
+{
+    uint8_t seed[AGENT_RESEED_SEED];
+    char why[256];
+    const char *bad = getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)
+                          ? "getrandom failed"
+                          : agent_reseed_now(fd, seed, why, sizeof(why));
+    close(fd);
+    if (bad) {
+        snprintf(err, errlen, "%s", bad);
+        return -EIO;
+    }
+    return 0;
+}
+
 int vm_proc_wait_ready(pid_t pid, const char *sock, unsigned timeout_ms, int *status, char *err,
                        size_t errlen)
 {
@@ -174,19 +190,17 @@ int vm_proc_wait_ready(pid_t pid, const char *sock, unsigned timeout_ms, int *st
         if (fd < 0)
             usleep(20000);
     }
-    /* A fresh sandbox gets fresh entropy and the host's clock before any
-     * command, as every `airlock run` does (a restored one needs it). */
-    uint8_t seed[AGENT_RESEED_SEED];
-    char why[256];
-    const char *bad = getrandom(seed, sizeof(seed), 0) != (ssize_t)sizeof(seed)
-                          ? "getrandom failed"
-                          : agent_reseed_now(fd, seed, why, sizeof(why));
-    close(fd);
-    if (bad) {
-        snprintf(err, errlen, "%s", bad);
-        return -EIO;
+    return reseed(fd, err, errlen);
+}
+
+int vm_proc_reseed(const char *sock, char *err, size_t errlen)
+{
+    int fd = vm_proc_dial(sock);
+    if (fd < 0) {
+        snprintf(err, errlen, "the sandbox's agent does not answer: %s", strerror(-fd));
+        return fd;
     }
-    return 0;
+    return reseed(fd, err, errlen);
 }
 
 void vm_proc_stop(pid_t pid, unsigned grace_ms)

@@ -25,6 +25,12 @@ pid_t vm_proc_spawn(char *const argv[], int log_fd);
 int vm_proc_wait_ready(pid_t pid, const char *sock, unsigned timeout_ms, int *status, char *err,
                        size_t errlen);
 
+/* Fresh entropy and the host's clock for the guest (RESEED): every
+ * sandbox gets them before its first command, as every `airlock run`
+ * does, so VMs restored from one snapshot share no random state.  0, or
+ * -errno with err saying why. */
+int vm_proc_reseed(const char *sock, char *err, size_t errlen);
+
 /* A new connection to the agent (hybrid vsock "CONNECT 1024"), or -errno. */
 int vm_proc_dial(const char *sock);
 

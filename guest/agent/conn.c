@@ -1,5 +1,5 @@
 /* One host connection: framing through the shared decoder, and the request
- * loop.  Requests run one after another; stray STDIN/STDIN_EOF/KILL that
+ * loop.  Requests run one after another; stray STDIN/STDIN_EOF/KILL/SIGNAL that
  * raced with the end of an exec are dropped, anything else out of place
  * ends the connection (the host is trusted, but a broken host must not
  * wedge the agent). */
@@ -46,6 +46,7 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
     case AGENT_STDIN:
     case AGENT_STDIN_EOF:
     case AGENT_KILL:
+    case AGENT_SIGNAL:
         return 0;
     default:
         aconn_send_error(c, EPROTO, AGENT_OP_PROTO);

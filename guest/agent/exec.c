@@ -246,6 +246,10 @@ static int on_host_msg(struct run *r, const struct agent_msg *m)
     case AGENT_KILL:
         kill(-r->pid, SIGKILL);
         return 0;
+    case AGENT_SIGNAL:
+        if (!r->exited) /* its group may be gone and its number reused */
+            kill(-r->pid, (int)m->u.signal.signo);
+        return 0;
     default:
         return -EPROTO;
     }

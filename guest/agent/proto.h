@@ -17,7 +17,7 @@
  *
  * A conversation (one connection, requests strictly one after another):
  *   agent: READY                                   once, on connect
- *   host:  EXEC [STDIN...] [STDIN_EOF] [KILL]
+ *   host:  EXEC [STDIN...] [STDIN_EOF] [SIGNAL...] [KILL]   (in any order)
  *   agent: STARTED (STDOUT|STDERR)* EXIT           or  ERROR (never started)
  *   host:  FILE_PUT FILE_DATA* FILE_END
  *   agent: FILE_END (written)                      or  ERROR
@@ -35,7 +35,9 @@
  * nothing, so a host could not tell whether the guest's CRNG was
  * reseeded.  A READY or frame of another version is refused: an image or
  * snapshot whose agent came from another build does not run commands. */
-#define AGENT_VERSION 2
+/* 3: SIGNAL (a background command in the sandbox API is signalled
+ * through its own conversation; a version-2 agent would end it). */
+#define AGENT_VERSION 3
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -82,6 +84,8 @@ enum agent_type {
     AGENT_FILE_PUT  = 0x05,
     AGENT_FILE_GET  = 0x06, /* payload: path, NUL-terminated (the only NUL) */
     AGENT_RESEED    = 0x09, /* fresh entropy and wall time (below) */
+    AGENT_SIGNAL    = 0x0a, /* u32 signal 1..64 for the command's process
+                             * group (since version 3) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -141,6 +145,12 @@ enum agent_type {
  * within its bound. */
 #define AGENT_RESEED_SIZE 40
 #define AGENT_RESEED_SEED 32
+
+/* SIGNAL payload (4 bytes): 0 u32 signal number, 1..64.  Sent while a
+ * command runs, it goes to the command's process group, as a terminal's
+ * ^C goes to its foreground group; before STARTED or after EXIT it is
+ * ignored (the command is not there to get it). */
+#define AGENT_SIGNAL_SIZE 4
 
 /* READY payload (8 bytes):
  *   0 u32 version    the agent's AGENT_VERSION

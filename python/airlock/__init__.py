@@ -1,6 +1,7 @@
 """Client for `airlock serve`: sandboxes (microVMs) that live for a whole
 task.  Standard library only.  See docs/sandboxes.md."""
 from ._client import AirlockError
-from ._sandbox import CommandResult, Files, Sandbox
+from ._commands import CommandHandle, CommandResult, Commands
+from ._sandbox import Files, Sandbox
 
-__all__ = ["AirlockError", "CommandResult", "Files", "Sandbox"]
+__all__ = ["AirlockError", "CommandHandle", "CommandResult", "Commands", "Files", "Sandbox"]

@@ -1,42 +1,10 @@
 """Sandbox: one VM of `airlock serve` for a whole task."""
 from __future__ import annotations
 
-import base64
-from dataclasses import dataclass
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ._client import Client, files_path
-
-Output = Callable[[str], None]
-
-
-@dataclass
-class CommandResult:
-    """What a command did.  exit_code is what `airlock run` would exit with:
-    the command's code, 128+N for signal N, 124 on timeout, 127 not found,
-    126 cannot run."""
-    exit_code: int
-    stdout_bytes: bytes
-    stderr_bytes: bytes
-    signal: Optional[int]
-    timed_out: bool
-    output_truncated: bool
-    duration_ms: int
-    error: Optional[str]
-
-    @property
-    def stdout(self) -> str:
-        return self.stdout_bytes.decode("utf-8", "replace")
-
-    @property
-    def stderr(self) -> str:
-        return self.stderr_bytes.decode("utf-8", "replace")
-
-
-def _data(event: dict) -> bytes:
-    if "data" in event:
-        return event["data"].encode("utf-8")
-    return base64.b64decode(event.get("data_b64", ""))
+from ._commands import CommandResult, Commands, Output, collect, command_body, event_data
 
 
 class Files:
@@ -70,6 +38,7 @@ class Sandbox:
                  socket: Optional[str] = None, _id: Optional[str] = None) -> None:
         self._client = Client(socket)
         self.files = Files(self)
+        self.commands = Commands(self)
         if _id is not None:
             self.id = _id
             self.info = self._client.json("GET", f"/v1/sandboxes/{_id}")
@@ -99,51 +68,23 @@ class Sandbox:
         """Runs cmd (a shell string, or argv) and yields ("stdout", bytes) and
         ("stderr", bytes) as the output comes, then ("exit", CommandResult)
         with empty stdout_bytes/stderr_bytes."""
-        body: dict = {"cmd": cmd} if isinstance(cmd, str) else {"argv": list(cmd)}
-        if env:
-            body["env"] = dict(env)
-        if cwd is not None:
-            body["cwd"] = cwd
-        if user is not None:
-            body["user"] = str(user)
-        if timeout is not None:
-            body["timeout_s"] = timeout
-        if isinstance(stdin, str):
-            body["stdin"] = stdin
-        elif stdin is not None:
-            body["stdin_b64"] = base64.b64encode(bytes(stdin)).decode()
+        body = command_body(cmd, env, cwd, user, timeout, stdin)
         for event in self._client.lines("POST", f"/v1/sandboxes/{self.id}/commands", body):
             kind = event.get("type")
             if kind in ("stdout", "stderr"):
-                yield kind, _data(event)
+                yield kind, event_data(event)
             elif kind == "exit":
-                yield "exit", CommandResult(
-                    exit_code=event["exit_code"], stdout_bytes=b"", stderr_bytes=b"",
-                    signal=event.get("signal"), timed_out=bool(event.get("timed_out")),
-                    output_truncated=bool(event.get("output_truncated")),
-                    duration_ms=int(event.get("duration_ms", 0)), error=event.get("error"))
+                yield "exit", CommandResult.from_event(event)
 
     def run(self, cmd: Union[str, Sequence[str]], *, on_stdout: Optional[Output] = None,
             on_stderr: Optional[Output] = None, **kwargs) -> CommandResult:
         """Runs cmd to its end; on_stdout/on_stderr get the output as it comes
         (decoded text).  A failing command is a result, not an exception."""
-        out, err = bytearray(), bytearray()
-        result: Optional[CommandResult] = None
-        for kind, value in self.stream(cmd, **kwargs):
-            if kind == "stdout":
-                out += value  # type: ignore[operator]
-                if on_stdout:
-                    on_stdout(value.decode("utf-8", "replace"))  # type: ignore[union-attr]
-            elif kind == "stderr":
-                err += value  # type: ignore[operator]
-                if on_stderr:
-                    on_stderr(value.decode("utf-8", "replace"))  # type: ignore[union-attr]
-            else:
-                result = value  # type: ignore[assignment]
-        if result is None:
-            raise ConnectionError("the daemon's stream ended without an exit record")
-        result.stdout_bytes, result.stderr_bytes = bytes(out), bytes(err)
-        return result
+        return collect(self.stream(cmd, **kwargs), on_stdout, on_stderr)
+
+    def set_timeout(self, seconds: int) -> None:
+        """A new lease: idle `seconds` from now, the sandbox goes (0: never)."""
+        self.info = self._client.json("PATCH", f"/v1/sandboxes/{self.id}", {"timeout_s": seconds})
 
     def close(self) -> None:
         """Destroys the sandbox (its VM and everything written in it)."""

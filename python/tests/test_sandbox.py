@@ -88,6 +88,48 @@ def test_files_round_trip(sb):
     assert e.value.status == 404 and e.value.field == "path"
 
 
+def test_background_command(sb):
+    h = sb.commands.run("echo first; sleep 0.5; echo second >&2; exit 3", background=True)
+    seen = []
+    r = h.wait(on_stdout=seen.append)
+    assert (r.exit_code, r.stdout, r.stderr) == (3, "first\n", "second\n")
+    assert "".join(seen) == "first\n"
+    # Re-attached by id, from an offset, as another process would.
+    again = sb.commands.connect(h.id)
+    assert list(again.output(offset=3))[0] == ("stdout", b"st\n")
+    assert again.info()["exit"]["exit_code"] == 3
+    assert h.id in [c["id"] for c in sb.commands.list()]
+
+
+def test_background_stdin_and_signal(sb):
+    cat = sb.commands.run(["cat"], background=True, stdin_open=True)
+    cat.send_stdin("to cat ")
+    cat.send_stdin(b"\x00bytes", eof=True)
+    r = cat.wait()
+    assert (r.exit_code, r.stdout_bytes) == (0, b"to cat \x00bytes")
+    loop = sb.commands.run("trap 'echo bye; exit 9' INT; echo ready; while :; do sleep 0.1; done",
+                           background=True)
+    for _ in range(300):  # the trap is set once it said so
+        if loop.info()["output_bytes"]:
+            break
+        time.sleep(0.1)
+    loop.signal("INT")
+    r = loop.wait()
+    assert (r.exit_code, r.stdout) == (9, "ready\nbye\n")
+    with pytest.raises(AirlockError) as e:
+        loop.signal("TERM")
+    assert e.value.status == 409
+    loop.forget()
+    with pytest.raises(AirlockError) as e:
+        sb.commands.connect(loop.id)
+    assert e.value.status == 404
+
+
+def test_set_timeout(sb):
+    sb.set_timeout(1200)
+    assert Sandbox.connect(sb.id).info["timeout_s"] == 1200
+
+
 def test_connect_and_list(sb):
     sb.run("echo kept > /tmp/state")
     again = Sandbox.connect(sb.id)

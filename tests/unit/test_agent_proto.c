@@ -2,6 +2,7 @@
  * well-formed frames and hostile ones (each a frame a compromised agent, or
  * a broken host, could send). */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -219,6 +220,33 @@ START_TEST(misdirected_type)
     ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
     n = (size_t)agent_encode_exit(buf, BIG, AGENT_EXIT_CODE, 0, 0);
     ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+}
+END_TEST
+
+/* SIGNAL: a request of exactly 4 bytes naming a signal 1..64; the
+ * encoder refuses what the decoder would. */
+START_TEST(signal_codec)
+{
+    struct agent_msg m;
+    size_t n = (size_t)agent_encode_signal(buf, BIG, 15);
+    ck_assert_int_eq(n, AGENT_HDR_SIZE + AGENT_SIGNAL_SIZE);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_SIGNAL);
+    ck_assert_uint_eq(m.u.signal.signo, 15);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO); /* not from the agent */
+    ck_assert_int_eq(agent_encode_signal(buf, BIG, 0), -EINVAL);
+    ck_assert_int_eq(agent_encode_signal(buf, BIG, 65), -EINVAL);
+    uint8_t p[8] = {0};
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SIGNAL, 4, p, 4); /* signal 0 */
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    p[0] = 65;
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SIGNAL, 4, p, 4);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    p[0] = 9;
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SIGNAL, 3, p, 3); /* short */
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SIGNAL, 8, p, 8); /* long */
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EMSGSIZE);
 }
 END_TEST
 
@@ -530,6 +558,83 @@ START_TEST(helper_exec_happy)
 }
 END_TEST
 
+struct sig_job {
+    int sock, sig_r;
+    struct agent_exec_result res;
+    int rc;
+};
+
+static void *sig_job_run(void *arg)
+{
+    struct sig_job *j = arg;
+    static const char *const argv[] = {"sleep"};
+    struct agent_exec_req req;
+    agent_exec_req_init(&req);
+    req.argv = argv;
+    req.argc = 1;
+    j->rc = agent_exec_signals(j->sock, &req, -1, -1, -1, j->sig_r, UINT64_MAX, &j->res);
+    return NULL;
+}
+
+/* Signal numbers written to agent_exec_signals' fd reach the agent as
+ * SIGNAL frames, in order, once the command started; a byte out of range
+ * sends nothing. */
+START_TEST(helper_exec_signals)
+{
+    int sv[2], sp[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    ck_assert_int_eq(pipe2(sp, O_CLOEXEC), 0);
+    struct sig_job j = {.sock = sv[0], .sig_r = sp[0]};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, sig_job_run, &j), 0);
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode_started(AT, 7));
+    ck_assert_int_eq(write(sv[1], script, slen), (ssize_t)slen);
+    uint8_t sigs[3] = {15, 0, 2};
+    ck_assert_int_eq(write(sp[1], sigs, 3), 3);
+    struct agent_decoder d;
+    ck_assert_int_eq(agent_decoder_init(&d, AGENT_DIR_REQUEST), 0);
+    uint32_t seen[4];
+    unsigned nseen = 0, execs = 0;
+    uint8_t in[4096];
+    while (nseen < 2) {
+        ssize_t r = read(sv[1], in, sizeof(in));
+        ck_assert_int_gt(r, 0);
+        size_t off = 0;
+        while (off < (size_t)r) {
+            size_t used;
+            struct agent_msg m;
+            int rc = agent_decode(&d, in + off, (size_t)r - off, &used, &m);
+            ck_assert_int_ge(rc, 0);
+            off += used;
+            if (rc == 1 && m.type == AGENT_EXEC)
+                execs++;
+            else if (rc == 1) {
+                ck_assert_uint_eq(m.type, AGENT_SIGNAL);
+                ck_assert_uint_lt(nseen, 4);
+                seen[nseen++] = m.u.signal.signo;
+            }
+        }
+    }
+    agent_decoder_free(&d);
+    ck_assert_uint_eq(execs, 1);
+    ck_assert_uint_eq(seen[0], 15);
+    ck_assert_uint_eq(seen[1], 2);
+    slen = 0;
+    ADD(agent_encode_exit(AT, AGENT_EXIT_SIGNAL, 2, 0));
+    ck_assert_int_eq(write(sv[1], script, slen), (ssize_t)slen);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(j.rc, 0);
+    ck_assert(j.res.signaled);
+    ck_assert_int_eq(agent_result_status(&j.res), 128 + 2);
+    for (int i = 0; i < 2; i++) {
+        close(sv[i]);
+        close(sp[i]);
+    }
+}
+END_TEST
+
 /* The wall clock does not depend on the guest: an agent that started the
  * command and then says nothing (a stalled PID 1) is given up on at
  * timeout + grace, as a timeout; an agent that reports its own timeout in
@@ -811,6 +916,7 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, wrong_version);
     tcase_add_test(tc, unknown_type);
     tcase_add_test(tc, misdirected_type);
+    tcase_add_test(tc, signal_codec);
     tcase_add_test(tc, length_over_max);
     tcase_add_test(tc, length_shorter_than_fields);
     tcase_add_test(tc, argv_count_larger_than_payload);
@@ -826,6 +932,7 @@ Suite *agent_proto_suite(void)
     tc = tcase_create("helpers");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, helper_exec_happy);
+    tcase_add_test(tc, helper_exec_signals);
     tcase_add_test(tc, helper_exec_host_timeout);
     tcase_add_test(tc, helper_exec_error_reply);
     tcase_add_test(tc, helper_exec_output_cap);

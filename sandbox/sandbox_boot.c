@@ -1,0 +1,148 @@
+#include "sandbox/sandbox_boot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/api_fields.h"
+#include "sandbox/vm_proc.h"
+#include "util/exit_codes.h"
+
+/* The files of a sandbox's folder, then the folder. */
+static void remove_dir(const struct sandbox *sb)
+{
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s/vm.log", sb->dir);
+    unlink(p);
+    unlink(sb->sock); /* the VM removes it; not when it was killed */
+    rmdir(sb->dir);
+}
+
+/* The one-line reason a VM process gave on stderr ("airlock: ..."), and
+ * the create field it is about (the flag it names). */
+static void vm_reason(const struct sandbox *sb, char *msg, size_t cap, const char **field)
+{
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s/vm.log", sb->dir);
+    msg[0] = '\0';
+    *field = NULL;
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return;
+    char line[1024];
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "airlock: ", 9))
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(msg, cap, "%.500s", line + 9);
+        static const struct { const char *flag, *field; } map[] = {
+            {"--allow-ip", "allow_ip"}, {"--allow", "allow"}, {"--image", "image"},
+            {"--mem", "mem"}, {"--cpus", "cpus"}, {"--append", "append"},
+        };
+        for (size_t i = 0; i < sizeof(map) / sizeof(map[0]) && !*field; i++)
+            if (!strncmp(msg, map[i].flag, strlen(map[i].flag)))
+                *field = map[i].field;
+        break;
+    }
+    fclose(f);
+}
+
+/* argv for `airlock sandbox-vm`; strings point into `b` and `sb`. */
+static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b, char **argv,
+                   size_t cap, char num[2][24])
+{
+    size_t n = 0;
+    json_t *e;
+    size_t i;
+    argv[n++] = "airlock";
+    argv[n++] = "sandbox-vm";
+    argv[n++] = "--vsock-uds";
+    argv[n++] = (char *)sb->sock;
+    if (b->from_snapshot) { /* the snapshot fixed the image, memory and vCPUs */
+        argv[n++] = "--from-snapshot";
+        argv[n++] = (char *)b->from_snapshot;
+    } else {
+        argv[n++] = "--image";
+        argv[n++] = (char *)sb->image;
+        snprintf(num[0], 24, "%u", sb->mem_mib);
+        snprintf(num[1], 24, "%u", sb->cpus);
+        argv[n++] = "--mem";
+        argv[n++] = num[0];
+        argv[n++] = "--cpus";
+        argv[n++] = num[1];
+    }
+    if (b->append) {
+        argv[n++] = "--append";
+        argv[n++] = (char *)b->append;
+    }
+    json_array_foreach(b->allow, i, e) {
+        if (n + 3 > cap)
+            return -E2BIG;
+        argv[n++] = "--allow";
+        argv[n++] = (char *)json_string_value(e);
+    }
+    json_array_foreach(b->allow_ip, i, e) {
+        if (n + 3 > cap)
+            return -E2BIG;
+        argv[n++] = "--allow-ip";
+        argv[n++] = (char *)json_string_value(e);
+    }
+    argv[n] = NULL;
+    return 0;
+}
+
+int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
+                 char *err, size_t cap, const char **field)
+{
+    *field = NULL;
+    err[0] = '\0';
+    int dl = snprintf(sb->dir, sizeof(sb->dir), "%s/%s", state_dir, sb->id);
+    int sl = snprintf(sb->sock, sizeof(sb->sock), "%s/%s/agent.sock", state_dir, sb->id);
+    char *argv[20 + 4 * FIELD_MAX_LIST + 1];
+    char num[2][24];
+    char log[PATH_MAX + 16];
+    snprintf(log, sizeof(log), "%s/vm.log", sb->dir);
+    int log_fd = -1, status = 0;
+    pid_t pid = -1;
+    if (dl >= (int)sizeof(sb->dir) || sl >= (int)sizeof(sb->sock) || mkdir(sb->dir, 0700) < 0 ||
+        (log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+        snprintf(err, cap, "cannot make the sandbox's folder %.400s: %s", sb->dir,
+                 strerror(errno));
+    else if (vm_argv(sb, b, argv, sizeof(argv) / sizeof(argv[0]), num) < 0)
+        snprintf(err, cap, "too many allow rules");
+    else if ((pid = vm_proc_spawn(argv, log_fd)) < 0)
+        snprintf(err, cap, "cannot start the sandbox's VM: %s", strerror((int)-pid));
+    if (log_fd >= 0)
+        close(log_fd);
+    int rc = err[0] ? -1 : vm_proc_wait_ready(pid, sb->sock, SANDBOX_READY_MS, &status, err, cap);
+    if (!rc) {
+        sb->pid = pid;
+        return 0;
+    }
+    int http = 500;
+    if (rc == -ECHILD && WIFEXITED(status) && WEXITSTATUS(status) == EXIT_AIRLOCK_ERROR) {
+        char reason[512];
+        vm_reason(sb, reason, sizeof(reason), field);
+        if (reason[0]) { /* the VM refused what it was given: the client's input */
+            snprintf(err, cap, "%s", reason);
+            http = *field ? 400 : 500;
+        }
+    }
+    if (pid > 0)
+        vm_proc_stop(pid, SANDBOX_STOP_MS);
+    remove_dir(sb);
+    return http;
+}
+
+void sandbox_teardown(struct sandbox *sb)
+{
+    if (sb->pid > 0)
+        vm_proc_stop(sb->pid, SANDBOX_STOP_MS);
+    sb->pid = 0;
+    remove_dir(sb);
+}

@@ -1,0 +1,32 @@
+#include "util/guest_paths.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void guest_default_path(char *out, size_t cap, const char *name)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = 0;
+    const char *dir = slash ? self : ".";
+    char installed[4096 + 64];
+    snprintf(installed, sizeof(installed), "%s/../lib/airlock/%s", dir, name);
+    if (snprintf(out, cap, "%s/guest/%s", dir, name) >= (int)cap)
+        snprintf(out, cap, "guest/%s", name); /* absurdly deep: relative is all we can do */
+    else if (access(out, F_OK) != 0 && access(installed, F_OK) == 0 && strlen(installed) < cap)
+        snprintf(out, cap, "%s", installed);
+}
+
+void guest_image_path(char *out, size_t cap, const char *image)
+{
+    if (!image || !strcmp(image, "python"))
+        guest_default_path(out, cap, "python.ext4");
+    else if (!strcmp(image, "small"))
+        guest_default_path(out, cap, "rootfs.ext4");
+    else
+        snprintf(out, cap, "%s", image);
+}

@@ -1,0 +1,19 @@
+/* Where an airlock finds its guest kernel and images: guest/ beside the
+ * binary (the build tree: build/airlock -> build/guest/NAME), else
+ * lib/airlock/ beside its bin/ (`make install`: /usr/local/bin/airlock ->
+ * /usr/local/lib/airlock/NAME).  `airlock run` and the daemon (which keys
+ * its cached snapshots by the image file) resolve names the same way. */
+#ifndef AIRLOCK_UTIL_GUEST_PATHS_H
+#define AIRLOCK_UTIL_GUEST_PATHS_H
+
+#include <stddef.h>
+
+/* NAME's path; the build tree's spelling when neither exists, so an
+ * error names the path a developer expects. */
+void guest_default_path(char *out, size_t cap, const char *name);
+
+/* The file an --image value names: NULL or "python" the python3 image,
+ * "small" the busybox one, anything else is a path, as given. */
+void guest_image_path(char *out, size_t cap, const char *image);
+
+#endif
