@@ -7,7 +7,7 @@ import json
 import os
 import socket
 from typing import Any, Iterator, Optional
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 
 class AirlockError(Exception):
@@ -55,19 +55,37 @@ class _UnixConnection(http.client.HTTPConnection):
 
 
 class Client:
-    """One daemon.  Each request is its own connection (streams can be long)."""
+    """One daemon: its Unix socket, or "http://IP:PORT" (`airlock serve
+    --listen`) with its bearer token (token=, else $AIRLOCK_TOKEN).  Each
+    request is its own connection (streams can be long)."""
 
-    def __init__(self, socket_path: Optional[str] = None, timeout: Optional[float] = None):
+    def __init__(self, socket_path: Optional[str] = None, timeout: Optional[float] = None,
+                 token: Optional[str] = None):
         self.socket_path = default_socket(socket_path)
         self.timeout = timeout
+        self.token = token if token is not None else os.environ.get("AIRLOCK_TOKEN")
+
+    def _connect(self) -> http.client.HTTPConnection:
+        if not self.socket_path.startswith("http://"):
+            return _UnixConnection(self.socket_path, self.timeout)
+        url = urlsplit(self.socket_path)
+        if not url.hostname or url.path not in ("", "/"):
+            raise AirlockError(0, f"{self.socket_path}: want http://IP:PORT")
+        return http.client.HTTPConnection(url.hostname, url.port or 80, timeout=self.timeout)
 
     def request(self, method: str, path: str, body: Any = None, raw: Optional[bytes] = None,
                 want: int = 200) -> http.client.HTTPResponse:
-        conn = _UnixConnection(self.socket_path, self.timeout)
+        conn = self._connect()
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         headers = {"Content-Type": "application/json" if raw is None else
                    "application/octet-stream"}
-        conn.request(method, path, body=data, headers=headers)
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        try:
+            conn.request(method, path, body=data, headers=headers)
+        except OSError as e:
+            conn.close()
+            raise AirlockError(0, f"no daemon at {self.socket_path} ({e.strerror or e})") from None
         resp = conn.getresponse()
         if resp.status != want:
             text = resp.read()

@@ -35,8 +35,9 @@ class Sandbox:
                  allow_ip: Sequence[str] = (), env: Optional[Dict[str, str]] = None,
                  labels: Optional[Dict[str, str]] = None, timeout: Optional[int] = None,
                  max_lifetime: Optional[int] = None, append: Optional[str] = None,
-                 socket: Optional[str] = None, _id: Optional[str] = None) -> None:
-        self._client = Client(socket)
+                 socket: Optional[str] = None, token: Optional[str] = None,
+                 _id: Optional[str] = None) -> None:
+        self._client = Client(socket, token=token)
         self.files = Files(self)
         self.commands = Commands(self)
         if _id is not None:
@@ -53,13 +54,14 @@ class Sandbox:
         self.id: str = self.info["id"]
 
     @classmethod
-    def connect(cls, sandbox_id: str, socket: Optional[str] = None) -> "Sandbox":
+    def connect(cls, sandbox_id: str, socket: Optional[str] = None,
+                token: Optional[str] = None) -> "Sandbox":
         """The sandbox `sandbox_id`, made earlier (by this process or another)."""
-        return cls(socket=socket, _id=sandbox_id)
+        return cls(socket=socket, token=token, _id=sandbox_id)
 
     @staticmethod
-    def list(socket: Optional[str] = None) -> List[dict]:
-        return Client(socket).json("GET", "/v1/sandboxes")["sandboxes"]
+    def list(socket: Optional[str] = None, token: Optional[str] = None) -> List[dict]:
+        return Client(socket, token=token).json("GET", "/v1/sandboxes")["sandboxes"]
 
     def stream(self, cmd: Union[str, Sequence[str]], *, env: Optional[Dict[str, str]] = None,
                cwd: Optional[str] = None, user: Optional[str] = None,

@@ -154,6 +154,35 @@ def test_bad_input_names_the_field(daemon):
     assert e.value.status == 400 and e.value.field == "mem"
 
 
+def test_tcp_with_a_token(tmp_path):
+    """airlock serve --listen: the SDK over TCP with the bearer token."""
+    import socket as socketlib
+    probe = socketlib.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    token = tmp_path / "token"
+    token.write_text("sdk-test-token-0123456789\n")
+    token.chmod(0o600)
+    sock = str(tmp_path / "tcp.sock")
+    proc = subprocess.Popen([os.environ["AIRLOCK"], "serve", "--socket", sock, "--listen",
+                             f"127.0.0.1:{port}", "--token-file", str(token)],
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}"
+        assert Sandbox.list(socket=url, token="sdk-test-token-0123456789") == []
+        with pytest.raises(AirlockError) as e:
+            Sandbox.list(socket=url, token="wrong-token-0123456789")
+        assert e.value.status == 401
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
 def test_no_daemon():
     with pytest.raises(AirlockError) as e:
         Sandbox(socket="/nonexistent/airlock.sock")
