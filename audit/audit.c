@@ -34,6 +34,14 @@ int audit_open(struct audit *a, const char *path)
     return a->fd < 0 ? -errno : 0;
 }
 
+int audit_set_id(struct audit *a, const char *id)
+{
+    if (strlen(id) != 16 || strspn(id, "0123456789abcdef") != 16)
+        return -EINVAL;
+    memcpy(a->vm_id, id, 17);
+    return 0;
+}
+
 void audit_none(struct audit *a)
 {
     make_id(a->vm_id);

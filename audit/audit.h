@@ -23,6 +23,10 @@ struct audit {
 
 /* Opens (creates, appends to) path; -errno. */
 int audit_open(struct audit *a, const char *path);
+/* Its records carry `id` (16 lowercase hex digits) as "vm" instead of a
+ * random one: a sandbox's VM and its daemon write under the sandbox's id.
+ * -EINVAL for anything else. */
+int audit_set_id(struct audit *a, const char *id);
 /* No log: records are dropped. */
 void audit_none(struct audit *a);
 void audit_close(struct audit *a);

@@ -38,6 +38,11 @@ static int fail(const char *what, int e)
 static int open_audit(struct run_ctx *r, const struct run_args *a)
 {
     int e = a->audit_path ? audit_open(&r->audit, a->audit_path) : (audit_none(&r->audit), 0);
+    if (!e && a->audit_id && audit_set_id(&r->audit, a->audit_id)) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "--audit-id '%.40s': want 16 hex digits", a->audit_id);
+        return usage_error(msg);
+    }
     if (e) {
         char msg[PATH_MAX + 64];
         snprintf(msg, sizeof(msg), "--audit %s: %s", a->audit_path, strerror(-e));

@@ -4,6 +4,7 @@
  * on a thread of its own, and supervises the sandboxes' VM processes,
  * which die with it (PR_SET_PDEATHSIG, sandbox/vm_proc.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -43,7 +44,7 @@ static void serve_usage(void)
 {
     printf("usage: airlock serve [--socket PATH] [--listen IP:PORT --token-file F]\n"
            "                     [--pool IMAGE=N[,mem=MiB][,cpus=N]]... [--cache DIR]\n"
-           "                     [--max-sandboxes N] [--max-mem MiB]\n"
+           "                     [--audit FILE] [--max-sandboxes N] [--max-mem MiB]\n"
            "\n"
            "Keeps sandboxes (VMs that live across commands) and serves the HTTP/1.1 + JSON\n"
            "API that makes and drives them, on a Unix socket (mode 0600).\n"
@@ -61,6 +62,8 @@ static void serve_usage(void)
            "                      shape without egress rules takes one\n"
            "  --cache DIR         where pool snapshots are kept (default /var/cache/airlock\n"
            "                      as root, else ~/.cache/airlock)\n"
+           "  --audit FILE        append every sandbox's audit records (JSON lines: exec,\n"
+           "                      exit, limit, egress) to FILE\n"
            "  --max-sandboxes N   sandboxes at once (default %d, at most %d)\n"
            "  --max-mem MiB       guest RAM of all sandboxes together (default: no limit)\n"
            "\n"
@@ -133,11 +136,12 @@ int cmd_serve(int argc, char **argv)
         {"token-file", required_argument, NULL, 't'},
         {"pool", required_argument, NULL, 'p'},
         {"cache", required_argument, NULL, 'c'},
+        {"audit", required_argument, NULL, 'a'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
     char sock[PATH_MAX] = "";
-    const char *listen_spec = NULL, *token_file = NULL;
+    const char *listen_spec = NULL, *token_file = NULL, *audit_path = NULL;
     static char token[API_TOKEN_MAX + 1];
     char why[512];
     uint64_t max = SERVE_DEFAULT_MAX_SANDBOXES, max_mem = 0;
@@ -172,6 +176,9 @@ int cmd_serve(int argc, char **argv)
                 return EXIT_AIRLOCK_ERROR;
             }
             break;
+        case 'a':
+            audit_path = optarg;
+            break;
         case 'c':
             if (*optarg != '/' || strlen(optarg) >= sizeof(srv.pool.cache_dir))
                 return usage_error("--cache '%.200s': want an absolute path", optarg);
@@ -193,6 +200,13 @@ int cmd_serve(int argc, char **argv)
                            "credentials to guard it", listen_spec);
     if (token_file && !listen_spec)
         return usage_error("--token-file %.200s: only --listen takes a token", token_file);
+    api_server_init(&srv, (unsigned)max, max_mem);
+    if (audit_path &&
+        (srv.audit_fd = open(audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+                             0600)) < 0) {
+        fprintf(stderr, "airlock: --audit %s: %s\n", audit_path, strerror(errno));
+        return EXIT_AIRLOCK_ERROR;
+    }
     if (!srv.pool.cache_dir[0])
         pool_default_cache(srv.pool.cache_dir, sizeof(srv.pool.cache_dir));
     if (token_file && api_token_load(token_file, token, sizeof(token), why, sizeof(why))) {
@@ -215,7 +229,6 @@ int cmd_serve(int argc, char **argv)
     else
         slash[slash == dir] = '\0'; /* "/x.sock" -> "/" */
     snprintf(srv.state_dir, sizeof(srv.state_dir), "%s/airlock-serve.XXXXXX", dir);
-    registry_init(&srv.reg, (unsigned)max, max_mem);
     /* Signals come through a signalfd to the main thread; every thread
      * made from here on inherits the mask. */
     sigset_t mask;
@@ -239,6 +252,7 @@ int cmd_serve(int argc, char **argv)
         unlink(sock);
         return EXIT_AIRLOCK_ERROR;
     }
+    snapshots_init(&srv.snaps, srv.state_dir);
     if ((e = pool_start(&srv.pool, &srv.reg, srv.state_dir))) {
         fprintf(stderr, "airlock: cannot start the pool: %s\n", strerror(-e));
         unlink(sock);

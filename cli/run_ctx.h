@@ -59,6 +59,7 @@ struct run_ctx {
     const char *snap_dir; /* snapshot: --out DIR */
     bool snap_zlib;       /* snapshot: --compress */
     struct snap_out snap_out;
+    int control_fd;       /* sandbox-vm: --control-fd (cli/run_control.h), else -1 */
     char kernel[PATH_MAX], image_spec[PATH_MAX + 32], cmdline[2048];
     char restore_specs[SNAP_MAX_DISKS][PATH_MAX + 32]; /* --from-snapshot's disks */
 };

@@ -34,7 +34,7 @@ enum {
     RO_TIMEOUT = 0x200, RO_USER, RO_IMAGE, RO_APPEND, RO_COPY_IN, RO_COPY_OUT, RO_NPROC,
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
-    RO_END
+    RO_AUDIT_ID, RO_CONTROL_FD, RO_END
 };
 
 static const struct option run_own[] = {
@@ -54,6 +54,8 @@ static const struct option run_own[] = {
     {"from-snapshot", required_argument, NULL, RO_FROM_SNAPSHOT},
     {"out", required_argument, NULL, RO_OUT},
     {"compress", no_argument, NULL, RO_COMPRESS},
+    {"audit-id", required_argument, NULL, RO_AUDIT_ID},
+    {"control-fd", required_argument, NULL, RO_CONTROL_FD},
     {0},
 };
 
@@ -168,6 +170,12 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
         return e ? bad_arg(err, errlen, c == RO_ALLOW ? "--allow" : "--allow-ip", val, why) : 0;
     }
     case RO_AUDIT: a->audit_path = val; return 0;
+    case RO_AUDIT_ID: a->audit_id = val; return 0;
+    case RO_CONTROL_FD:
+        if (parse_uint(val, 1024, &v) || v < 3)
+            return bad_value(err, errlen, "--control-fd", val, "an fd number from 3 to 1024");
+        r->control_fd = (int)v;
+        return 0;
     case RO_QUIET: eg->quiet = true; return 0;
     case RO_EG_CONNS:
         if (parse_uint(val, EGRESS_MAX_THREADS, &v) || v == 0)
@@ -216,6 +224,7 @@ static void set_defaults(struct run_ctx *r, struct run_args *a, enum run_mode mo
         .console_rate_kib = CONSOLE_DEFAULT_RATE_KIB, .console_max_mib = CONSOLE_DEFAULT_MAX_MIB,
     };
     r->mode = mode;
+    r->control_fd = -1;
     r->max_output = (uint64_t)RUN_DEFAULT_MAX_OUTPUT_MIB << 20;
     r->egress_cfg.max_conns = EGRESS_DEFAULT_MAX_CONNS;
     r->egress_cfg.max_bytes = (uint64_t)EGRESS_DEFAULT_MAX_MIB << 20;
@@ -276,6 +285,14 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
                      "agent is reached)");
             return -EINVAL;
         }
+    }
+    if (given[RO_CONTROL_FD] && r->mode != RUN_HOLD) {
+        snprintf(err, errlen, "--control-fd is for airlock sandbox-vm");
+        return -EINVAL;
+    }
+    if (given[RO_AUDIT_ID] && (r->mode != RUN_HOLD || !given[RO_AUDIT])) {
+        snprintf(err, errlen, "--audit-id is for airlock sandbox-vm, with --audit");
+        return -EINVAL;
     }
     if (given[RO_OUT] || given[RO_COMPRESS]) {
         snprintf(err, errlen, "%s is for airlock snapshot", given[RO_OUT] ? "--out" : "--compress");

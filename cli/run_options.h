@@ -17,6 +17,7 @@ struct run_args {
     const char *image;         /* --image: NULL (python), "small" or a path */
     const char *append;        /* --append */
     const char *audit_path;    /* --audit */
+    const char *audit_id;      /* --audit-id (sandbox-vm: its sandbox's id as "vm") */
     const char *from_snapshot; /* --from-snapshot DIR */
     uint64_t disk_cap_mib;     /* --disk-cap */
     int cmd_index;             /* argv index of CMD */

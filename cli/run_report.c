@@ -1,69 +1,25 @@
 /* airlock run's records about its command; see run_report.h. */
 #include "cli/run_report.h"
 
-#include <string.h>
-
-#include "guest/agent/proto.h"
-#include "util/exit_codes.h"
+#include "agent_client/command_audit.h"
 #include "audit/limits.h"
 
 void run_report_exec(const struct audit *au, const struct agent_exec_req *req)
 {
-    struct audit_rec a;
-    audit_begin(au, &a, "exec");
-    audit_strv(&a, "argv", req->argv, req->argc);
-    audit_str(&a, "cwd", req->cwd && *req->cwd ? req->cwd : "/");
-    audit_u64(&a, "uid", req->uid == AGENT_ID_DEFAULT ? AGENT_NOBODY : req->uid);
-    audit_u64(&a, "gid", req->gid == AGENT_ID_DEFAULT ? AGENT_NOBODY : req->gid);
-    audit_u64(&a, "timeout_s", req->timeout_ms / 1000); /* 0: none */
-    audit_end(au, &a);
+    command_audit_exec(au, req);
 }
 
-/* The limits that fired, each once: the output cap, the wall clock (the
- * agent's own kill, or the host's backstop when the agent never said). */
-static void report_limits(const struct agent_exec_req *req, uint64_t max_output, int rc,
-                          const struct agent_exec_result *res)
+/* A limit that fired: one stderr line and one record (audit/limits.h). */
+static void say_limit(void *ctx, const char *limit, uint64_t max, uint64_t dropped,
+                      const char *msg)
 {
-    unsigned secs = req->timeout_ms / 1000;
-    if (res->dropped)
-        limit_report("output", max_output, res->dropped,
-                     "output cap reached: %llu bytes dropped (--max-output %llu)",
-                     (unsigned long long)res->dropped, (unsigned long long)(max_output >> 20));
-    if (rc)
-        return;
-    if (res->host_timeout && res->output_stalled)
-        limit_report("timeout", secs, 0,
-                     "CMD ran past --timeout %u s while our stdout or stderr took nothing (its "
-                     "reader stopped reading): the VM is stopped (exit 124)", secs);
-    else if (res->host_timeout)
-        limit_report("timeout", secs, 0,
-                     "CMD ran past --timeout %u s and the guest did not end it within %u s "
-                     "more: the VM is stopped (exit 124)",
-                     secs, (unsigned)(req->host_grace_ms / 1000));
-    else if (res->timed_out)
-        limit_report("timeout", secs, 0,
-                     "CMD ran past --timeout %u s: its process group was killed (exit 124)", secs);
+    (void)ctx;
+    limit_report(limit, max, dropped, "%s", msg);
 }
 
 void run_report_exit(const struct audit *au, const struct agent_exec_req *req, uint64_t max_output,
                      int rc, const struct agent_exec_result *res, uint64_t ms)
 {
-    report_limits(req, max_output, rc, res);
-    struct audit_rec a;
-    audit_begin(au, &a, "exit");
-    if (rc) {
-        audit_str(&a, "error", strerror(-rc));
-        audit_u64(&a, "status", EXIT_AIRLOCK_ERROR);
-    } else {
-        audit_u64(&a, "status", (uint64_t)agent_result_status(res));
-        if (res->signaled)
-            audit_u64(&a, "signal", (uint64_t)res->value);
-        audit_bool(&a, "timed_out", res->timed_out);
-        if (res->output_closed)
-            audit_bool(&a, "output_closed", true);
-    }
-    audit_u64(&a, "duration_ms", ms);
-    audit_u64(&a, "stdout_bytes", res->out_bytes);
-    audit_u64(&a, "stderr_bytes", res->err_bytes);
-    audit_end(au, &a);
+    command_limits(req, max_output, rc, res, say_limit, NULL);
+    command_audit_exit(au, rc, res, ms);
 }

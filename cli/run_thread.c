@@ -16,6 +16,7 @@
 #include "util/exit_codes.h"
 #include "audit/limits.h"
 #include "cli/run_ctx.h"
+#include "cli/run_control.h"
 #include "cli/run_report.h"
 #include "jail/seccomp.h"
 #include "snapshot/snapshot_dir.h"
@@ -232,6 +233,8 @@ static int run_started(void *opaque, struct boot_session *s, struct vm *vm,
     if (r->mode == RUN_SNAPSHOT)
         return pthread_create(&r->thread, NULL, snapshot_thread, r);
     int e = egress_start(&r->egress);
+    if (!e && r->mode == RUN_HOLD && r->control_fd >= 0)
+        e = run_control_start(r);
     if (e || r->mode == RUN_HOLD) /* held: the agent's commands come through --vsock-uds */
         return e;
     return pthread_create(&r->thread, NULL, run_thread, r);

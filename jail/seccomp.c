@@ -216,8 +216,9 @@ static const struct allow detach_allow[] = {
 #endif
 };
 
-/* `airlock snapshot` only: the guest has run nothing but its kernel and
- * the agent when this thread pauses it, and it reads state, never sets it. */
+/* `airlock snapshot`'s thread, and sandbox-vm's control thread, which
+ * saves a running sandbox on the daemon's request: each reads state,
+ * never sets it. */
 static const struct allow snapshot_allow[] = {
     COMMON,
     {.name = "ioctl", .why = "KVM_GET_*: vCPU registers, XSAVE, XCRs, LAPIC, MP state, events, "
@@ -228,6 +229,8 @@ static const struct allow snapshot_allow[] = {
                 KVM_GET_CLOCK}},
     {.name = "poll", .why = "waiting for the agent's ready mark"},
     {.name = "ppoll", .why = "the C library's poll"},
+    {.name = "recvmsg", .why = "sandbox-vm: the daemon's snapshot request and its files (SCM_RIGHTS)"},
+    {.name = "sendto", .why = "sandbox-vm: the answer to it"},
     {.name = "preadv", .why = "a cow disk's overlay clusters, into its snapshot file"},
     {.name = "pwrite64", .why = "the memory file: non-zero runs at their offsets, the gaps stay holes"},
     {.name = "ftruncate", .why = "the memory file is as long as guest RAM"},

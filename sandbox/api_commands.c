@@ -13,6 +13,7 @@
 #include "sandbox/api_fields.h"
 #include "sandbox/background.h"
 #include "sandbox/exec_stream.h"
+#include "sandbox/sandbox_audit.h"
 #include "util/base64.h"
 
 /* A request that runs or follows a command holds its sandbox's lease
@@ -186,7 +187,15 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
         }
     } else {
         lease_hold(srv, sb, 1);
-        int rc = exec_stream_run(c, sb->sock, &req, &in, (uint64_t)max_out << 20);
+        struct exec_outcome done;
+        sandbox_audit_exec(sb, &req);
+        int rc = exec_stream_run(c, sb->sock, &req, &in, (uint64_t)max_out << 20, &done);
+        if (rc)
+            sandbox_audit_exit(sb, &req, (uint64_t)max_out << 20, rc,
+                               &(struct agent_exec_result){0}, 0);
+        else
+            sandbox_audit_exit(sb, &req, (uint64_t)max_out << 20, done.rc, &done.res,
+                               (uint64_t)done.ms);
         lease_hold(srv, sb, -1);
         if (rc)
             api_error(c, 503, NULL, "the sandbox's agent does not answer: %s", strerror(-rc));

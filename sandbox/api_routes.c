@@ -13,7 +13,9 @@
 #include "agent_client/command_defaults.h"
 #include "sandbox/api_commands.h"
 #include "sandbox/api_fields.h"
+#include "sandbox/background.h"
 #include "sandbox/exec_stream.h"
+#include "sandbox/sandbox_audit.h"
 #include "sandbox/sandbox_boot.h"
 #include "sandbox/files.h"
 #include "sandbox/vm_proc.h"
@@ -34,6 +36,7 @@ static json_t *sandbox_json(const struct sandbox *sb)
     json_object_set_new(o, "created_ms", json_integer(sb->created_ms));
     json_object_set_new(o, "create_ms", json_integer(sb->create_ms));
     json_object_set_new(o, "how", json_string(sb->how ? sb->how : "cold"));
+    json_object_set_new(o, "snapshot", sb->snapshot[0] ? json_string(sb->snapshot) : json_null());
     json_object_set_new(o, "timeout_s", json_integer(sb->lease_s));
     json_object_set_new(o, "max_lifetime_s", json_integer(sb->max_lifetime_s));
     json_object_set_new(o, "commands_running", json_integer(sb->running));
@@ -50,18 +53,58 @@ static int64_t wall_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* The sandbox's new audit lines into the daemon's --audit log. */
+static void forward_audit(struct api_server *srv, struct sandbox *sb)
+{
+    pthread_mutex_lock(&srv->audit_lock);
+    sandbox_audit_forward(sb, srv->audit_fd);
+    pthread_mutex_unlock(&srv->audit_lock);
+}
+
+/* GET .../audit: the sandbox's records as they are in its log. */
+static void audit_get(struct api_conn *c, struct sandbox *sb)
+{
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s/%s", sb->dir, SANDBOX_AUDIT_FILE);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        api_error(c, 500, NULL, "cannot read the sandbox's audit log: %s", strerror(errno));
+    } else {
+        /* Up to the last whole record: one being written is for the next read. */
+        uint64_t len = (uint64_t)st.st_size;
+        char tail[4096];
+        while (len) {
+            size_t n = len < sizeof(tail) ? (size_t)len : sizeof(tail);
+            if (pread(fd, tail, n, (off_t)(len - n)) != (ssize_t)n)
+                break;
+            char *nl = memrchr(tail, '\n', n);
+            if (nl) {
+                len -= n - (size_t)(nl + 1 - tail);
+                break;
+            }
+            len -= n;
+        }
+        api_reply_fd(c, 200, "application/x-ndjson", fd, len);
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
 /* Stops the VM and frees the slot once unused; the caller's reference
  * is dropped. */
 static void destroy(struct api_server *srv, struct sandbox *sb)
 {
-    if (registry_retire(&srv->reg, sb))
+    if (registry_retire(&srv->reg, sb)) {
+        forward_audit(srv, sb);
         sandbox_teardown(sb);
+    }
     registry_put(&srv->reg, sb);
 }
 
 static const char *const create_fields[] = {
     "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
-    "append", NULL,
+    "append", "snapshot", NULL,
 };
 
 static void create(struct api_server *srv, struct api_conn *c)
@@ -79,6 +122,24 @@ static void create(struct api_server *srv, struct api_conn *c)
     json_t *env = get_vars(&f, "env"), *labels = get_vars(&f, "labels");
     long long lease = get_uint(&f, "timeout_s", 0, 31536000, SANDBOX_DEFAULT_LEASE_S);
     long long life = get_uint(&f, "max_lifetime_s", 0, 31536000, 0);
+    const char *snap_id = get_text(&f, "snapshot");
+    struct snapshot_rec snap;
+    if (!f.failed && snap_id) {
+        /* The snapshot fixed the VM: its image, memory and vCPUs. */
+        static const char *const fixed[] = {"image", "mem", "cpus", "append"};
+        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) && !f.failed; i++)
+            if (json_object_get(o, fixed[i]))
+                field_error(&f, fixed[i], "%s is fixed by the snapshot", fixed[i]);
+        if (!f.failed && !snapshots_find(&srv->snaps, snap_id, &snap)) {
+            json_decref(o);
+            return api_error(c, 404, "snapshot", "no snapshot '%.64s'", snap_id);
+        }
+        if (!f.failed) {
+            image = snap.image;
+            mem = snap.mem_mib;
+            cpus = snap.cpus;
+        }
+    }
     if (f.failed) {
         json_decref(o);
         return;
@@ -89,7 +150,7 @@ static void create(struct api_server *srv, struct api_conn *c)
     /* The pool when the create asks for exactly its VM; a restore of the
      * pool's snapshot when only the egress rules differ (they are the
      * VM's own flags); else a cold boot. */
-    int k = pool_match(&srv->pool, image, (unsigned)mem, (unsigned)cpus);
+    int k = snap_id ? -1 : pool_match(&srv->pool, image, (unsigned)mem, (unsigned)cpus);
     bool plain = !append && !json_array_size(allow) && !json_array_size(allow_ip);
     struct sandbox *sb = k >= 0 && plain ? pool_take(&srv->pool, k) : NULL;
     int why = 0;
@@ -115,10 +176,14 @@ static void create(struct api_server *srv, struct api_conn *c)
     sb->labels = labels ? json_incref(labels) : json_object();
     if (!sb->how) {
         snprintf(sb->image, sizeof(sb->image), "%s", image);
-        char snap[PATH_MAX];
+        char pool_snap[PATH_MAX];
         struct sandbox_boot_req b = {.append = append, .allow = allow, .allow_ip = allow_ip};
-        if (k >= 0 && !append && pool_snapshot(&srv->pool, k, snap, sizeof(snap)))
-            b.from_snapshot = snap;
+        if (snap_id) {
+            b.from_snapshot = snap.dir;
+            snprintf(sb->snapshot, sizeof(sb->snapshot), "%s", snap.id);
+        } else if (k >= 0 && !append && pool_snapshot(&srv->pool, k, pool_snap, sizeof(pool_snap))) {
+            b.from_snapshot = pool_snap;
+        }
         sb->how = b.from_snapshot ? "restore" : "cold";
         char err[600];
         const char *field;
@@ -178,6 +243,53 @@ static void renew(struct api_server *srv, struct api_conn *c, struct sandbox *sb
     api_reply(c, 200, out);
 }
 
+static bool method_is(struct api_conn *c, const char *m)
+{
+    return !strcmp(c->req.method, m);
+}
+
+/* ---- snapshots ---- */
+
+static void take_snapshot(struct api_server *srv, struct api_conn *c, struct sandbox *sb)
+{
+    json_t *o = body_object(c); /* nothing to give yet: {} */
+    if (!o)
+        return;
+    struct fields f = {c, o, false};
+    only_known(&f, (const char *const[]){NULL});
+    json_decref(o);
+    if (f.failed)
+        return;
+    json_t *out = NULL;
+    char err[600];
+    int http = snapshots_take(&srv->snaps, sb, &out, err, sizeof(err));
+    if (http)
+        return api_error(c, http, NULL, "%s", err);
+    api_reply(c, 201, out);
+}
+
+/* /v1/snapshots and /v1/snapshots/{sid} (id NULL: the list). */
+static void snapshot_routes(struct api_server *srv, struct api_conn *c, const char *id)
+{
+    if (!id) {
+        if (!method_is(c, "GET"))
+            return api_method_not_allowed(c, "GET");
+        return api_reply(c, 200, snapshots_list(&srv->snaps));
+    }
+    struct snapshot_rec rec;
+    if (method_is(c, "GET")) {
+        if (!snapshots_find(&srv->snaps, id, &rec))
+            return api_error(c, 404, NULL, "no snapshot '%.64s'", id);
+        return api_reply(c, 200, snapshot_json(&rec));
+    }
+    if (method_is(c, "DELETE")) {
+        if (!snapshots_delete(&srv->snaps, id))
+            return api_error(c, 404, NULL, "no snapshot '%.64s'", id);
+        return api_reply(c, 204, NULL);
+    }
+    api_method_not_allowed(c, "GET, DELETE");
+}
+
 /* ---- routing ---- */
 
 /* A request that used the sandbox renews its lease. */
@@ -188,10 +300,6 @@ static void touch(struct api_server *srv, struct sandbox *sb)
     pthread_mutex_unlock(&srv->reg.lock);
 }
 
-static bool method_is(struct api_conn *c, const char *m)
-{
-    return !strcmp(c->req.method, m);
-}
 
 void api_handle(struct api_server *srv, struct api_conn *c)
 {
@@ -211,6 +319,8 @@ void api_handle(struct api_server *srv, struct api_conn *c)
             return api_method_not_allowed(c, "GET");
         return api_reply(c, 200, pool_json(&srv->pool));
     }
+    if (!strncmp(path, "/v1/snapshots", 13) && (!path[13] || path[13] == '/'))
+        return snapshot_routes(srv, c, path[13] ? path + 14 : NULL);
     if (!strcmp(path, "/v1/sandboxes")) {
         if (method_is(c, "GET"))
             return list(srv, c);
@@ -226,7 +336,8 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     if (rest)
         *rest++ = '\0';
     bool commands = rest && !strncmp(rest, "commands", 8) && (!rest[8] || rest[8] == '/');
-    if (rest && !commands && strcmp(rest, "files"))
+    if (rest && !commands && strcmp(rest, "files") && strcmp(rest, "audit") &&
+        strcmp(rest, "snapshot"))
         return api_error(c, 404, NULL, "no such path: %.200s", c->req.target);
     struct sandbox *sb = registry_get(&srv->reg, id);
     if (!sb)
@@ -240,6 +351,16 @@ void api_handle(struct api_server *srv, struct api_conn *c)
         else
             api_method_not_allowed(c, "GET, PUT");
         touch(srv, sb);
+    } else if (rest && !strcmp(rest, "snapshot")) {
+        if (method_is(c, "POST"))
+            take_snapshot(srv, c, sb);
+        else
+            api_method_not_allowed(c, "POST");
+    } else if (rest && !strcmp(rest, "audit")) {
+        if (method_is(c, "GET"))
+            audit_get(c, sb);
+        else
+            api_method_not_allowed(c, "GET");
     } else if (commands) {
         api_commands(srv, c, sb, rest + 8);
     } else if (method_is(c, "GET")) {
@@ -257,6 +378,23 @@ void api_handle(struct api_server *srv, struct api_conn *c)
         api_method_not_allowed(c, "GET, PATCH, DELETE");
     }
     registry_put(&srv->reg, sb);
+}
+
+/* ---- the server ---- */
+
+/* A freed slot's background commands go with it (none runs, nobody
+ * reads one: each held a reference to the sandbox). */
+static void release_sandbox(struct sandbox *sb)
+{
+    bg_table_free(sb->bg);
+}
+
+void api_server_init(struct api_server *srv, unsigned max, uint64_t max_mem_mib)
+{
+    registry_init(&srv->reg, max, max_mem_mib);
+    srv->reg.release = release_sandbox;
+    srv->audit_fd = -1;
+    pthread_mutex_init(&srv->audit_lock, NULL);
 }
 
 /* ---- supervision ---- */
@@ -284,9 +422,16 @@ void api_supervise(struct api_server *srv)
             if (due)
                 sb->refs++;
         }
+        bool running = sb->state == SB_RUNNING && !due;
+        if (running)
+            sb->refs++;
         pthread_mutex_unlock(&srv->reg.lock);
         if (due)
             destroy(srv, sb);
+        if (running) {
+            forward_audit(srv, sb);
+            registry_put(&srv->reg, sb);
+        }
     }
 }
 
@@ -303,4 +448,5 @@ void api_destroy_all(struct api_server *srv)
         if (live)
             destroy(srv, sb);
     }
+    snapshots_delete_all(&srv->snaps);
 }

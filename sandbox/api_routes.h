@@ -7,6 +7,9 @@
  *   POST   /v1/sandboxes/{id}/commands    200, a stream of JSON lines
  *                                         (sandbox/exec_stream.h)
  *   PUT|GET /v1/sandboxes/{id}/files?path= one file in or out (sandbox/files.h)
+ *   GET    /v1/sandboxes/{id}/audit       its audit records (sandbox/sandbox_audit.h)
+ *   POST   /v1/sandboxes/{id}/snapshot    201, a snapshot of it (sandbox/snapshots.h)
+ *   GET    /v1/snapshots[/{sid}], DELETE /v1/snapshots/{sid}
  *   GET    /v1/pool                       the warm pools (sandbox/pool.h)
  * and the daemon's supervision of the sandboxes it made. */
 #ifndef AIRLOCK_SANDBOX_API_ROUTES_H
@@ -17,6 +20,7 @@
 #include "sandbox/api_http.h"
 #include "sandbox/pool.h"
 #include "sandbox/registry.h"
+#include "sandbox/snapshots.h"
 
 /* A lease when create gives none: idle this long, the sandbox goes. */
 #define SANDBOX_DEFAULT_LEASE_S 600
@@ -24,8 +28,14 @@
 struct api_server {
     struct registry reg;
     struct pool pool;
+    struct snapshots snaps;
+    int audit_fd;                 /* --audit: every sandbox's records (-1: none) */
+    pthread_mutex_t audit_lock;   /* one copier at a time (sandbox_audit_forward) */
     char state_dir[PATH_MAX]; /* one private folder per sandbox under it */
 };
+
+/* The registry (--max-sandboxes, --max-mem), no --audit log yet. */
+void api_server_init(struct api_server *srv, unsigned max, uint64_t max_mem_mib);
 
 /* Serves one request that api_read_request read. */
 void api_handle(struct api_server *srv, struct api_conn *c);

@@ -13,6 +13,7 @@
 #include "agent_client/agent_conn.h"
 #include "sandbox/exec_output.h"
 #include "sandbox/registry.h"
+#include "sandbox/sandbox_audit.h"
 #include "sandbox/vm_proc.h"
 
 struct bg_chunk {
@@ -232,7 +233,9 @@ static void *runner(void *arg)
                 close(err[i]);
         }
     }
-    json_t *exit = exec_exit_record(rc, &j.res, agent_mono_ms() - cmd->t0);
+    int64_t ms = agent_mono_ms() - cmd->t0;
+    json_t *exit = exec_exit_record(rc, &j.res, ms);
+    sandbox_audit_exit(cmd->sb, &cmd->req, cmd->max_output, rc, &j.res, (uint64_t)ms);
     close(cmd->agent);
     if (cmd->in_fd >= 0)
         close(cmd->in_fd); /* a stdin write now says EPIPE */
@@ -371,6 +374,7 @@ int bg_start(struct registry *reg, struct sandbox *sb, const struct bg_spec *spe
     cmd->listed = true;
     cmd->refs = 2; /* the listing and the runner */
     registry_ref(reg, sb);
+    sandbox_audit_exec(sb, &cmd->req);
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);

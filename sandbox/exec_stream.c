@@ -57,7 +57,7 @@ int exec_input_fd(const struct exec_input *in)
 }
 
 int exec_stream_run(struct api_conn *c, const char *sock, const struct agent_exec_req *req,
-                    const struct exec_input *in, uint64_t max_output)
+                    const struct exec_input *in, uint64_t max_output, struct exec_outcome *done)
 {
     int agent = vm_proc_dial(sock);
     if (agent < 0)
@@ -96,7 +96,10 @@ int exec_stream_run(struct api_conn *c, const char *sock, const struct agent_exe
             }
         }
         pthread_join(t, NULL);
-        api_stream_line(c, exec_exit_record(j.rc, &j.res, agent_mono_ms() - t0));
+        done->rc = j.rc;
+        done->res = j.res;
+        done->ms = agent_mono_ms() - t0;
+        api_stream_line(c, exec_exit_record(j.rc, &j.res, done->ms));
         api_stream_end(c);
         out[0] = err[0] = -1; /* closed by pump */
         out[1] = err[1] = -1; /* closed by exec_thread */

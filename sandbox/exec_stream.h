@@ -23,9 +23,15 @@ int exec_input_fd(const struct exec_input *in);
  * The answer is always 200 once the command could be asked for: a
  * command that fails is data.  A client that goes away ends the command
  * (its agent connection closes, and the agent kills its process group).
- * Returns 0, or -errno when the agent could not be reached (nothing was
- * sent to c then). */
+ * Returns 0 with *done filled, or -errno when the agent could not be
+ * reached (nothing was sent to c then). */
+/* What came of it, for the audit records. */
+struct exec_outcome {
+    int rc;                      /* agent_exec's */
+    struct agent_exec_result res;
+    int64_t ms;
+};
 int exec_stream_run(struct api_conn *c, const char *sock, const struct agent_exec_req *req,
-                    const struct exec_input *in, uint64_t max_output);
+                    const struct exec_input *in, uint64_t max_output, struct exec_outcome *done);
 
 #endif

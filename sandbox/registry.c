@@ -5,7 +5,6 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "sandbox/background.h"
 
 void registry_init(struct registry *reg, unsigned max, uint64_t max_mem_mib)
 {
@@ -16,11 +15,12 @@ void registry_init(struct registry *reg, unsigned max, uint64_t max_mem_mib)
 }
 
 /* Under the lock. */
-static void slot_free(struct sandbox *sb)
+static void slot_free(struct registry *reg, struct sandbox *sb)
 {
     json_decref(sb->env);
     json_decref(sb->labels);
-    bg_table_free(sb->bg);
+    if (reg->release)
+        reg->release(sb);
     memset(sb, 0, sizeof(*sb));
 }
 
@@ -57,6 +57,8 @@ struct sandbox *registry_add(struct registry *reg, unsigned mem_mib, int *why)
         sb->refs = 1;
         sb->mem_mib = mem_mib;
         sb->pool = -1;
+        sb->audit.fd = -1;
+        sb->control_fd = -1;
         for (size_t i = 0; i < sizeof(raw); i++)
             snprintf(sb->id + 2 * i, 3, "%02x", raw[i]);
     }
@@ -92,7 +94,7 @@ void registry_put(struct registry *reg, struct sandbox *sb)
 {
     pthread_mutex_lock(&reg->lock);
     if (--sb->refs == 0 && sb->state == SB_GONE)
-        slot_free(sb);
+        slot_free(reg, sb);
     pthread_mutex_unlock(&reg->lock);
 }
 

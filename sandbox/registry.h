@@ -14,6 +14,8 @@
 
 #include <jansson.h>
 
+#include "audit/audit.h"
+
 struct bg_table;
 
 #define SANDBOX_MAX     256 /* the most --max-sandboxes allows */
@@ -45,11 +47,19 @@ struct sandbox {
     uint64_t commands;    /* commands run so far */
     struct bg_table *bg;  /* background commands (sandbox/background.h), made on first use */
     int pool;             /* SB_POOLED, or taken from it: its pool's index; else -1 */
+    struct audit audit;   /* dir/audit.jsonl, records under its id (sandbox/sandbox_audit.h) */
+    int control_fd;       /* its VM's control socket (snapshots), -1: none */
+    pthread_mutex_t control_lock; /* one request at a time on it */
+    char snapshot[SANDBOX_ID_HEX + 1]; /* restored from this snapshot of the API, or "" */
+    uint64_t audit_forwarded; /* bytes of it copied to the daemon's --audit */
     const char *how;      /* "pool", "restore" or "cold" */
 };
 
 struct registry {
     pthread_mutex_t lock;
+    /* Called (under the lock) as a slot is freed, for what others hung
+     * on it (background commands): the registry knows nothing of them. */
+    void (*release)(struct sandbox *sb);
     struct sandbox slots[SANDBOX_MAX];
     unsigned max;       /* --max-sandboxes */
     uint64_t max_mem_mib; /* --max-mem: RAM of all sandboxes together (0: no limit) */

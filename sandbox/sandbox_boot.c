@@ -5,11 +5,13 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/api_fields.h"
+#include "sandbox/sandbox_audit.h"
 #include "sandbox/vm_proc.h"
 #include "util/exit_codes.h"
 
@@ -18,6 +20,8 @@ static void remove_dir(const struct sandbox *sb)
 {
     char p[PATH_MAX + 16];
     snprintf(p, sizeof(p), "%s/vm.log", sb->dir);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s/%s", sb->dir, SANDBOX_AUDIT_FILE);
     unlink(p);
     unlink(sb->sock); /* the VM removes it; not when it was killed */
     rmdir(sb->dir);
@@ -53,8 +57,8 @@ static void vm_reason(const struct sandbox *sb, char *msg, size_t cap, const cha
 }
 
 /* argv for `airlock sandbox-vm`; strings point into `b` and `sb`. */
-static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b, char **argv,
-                   size_t cap, char num[2][24])
+static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
+                   const char *audit_path, char **argv, size_t cap, char num[2][24])
 {
     size_t n = 0;
     json_t *e;
@@ -63,6 +67,12 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b, c
     argv[n++] = "sandbox-vm";
     argv[n++] = "--vsock-uds";
     argv[n++] = (char *)sb->sock;
+    argv[n++] = "--audit";
+    argv[n++] = (char *)audit_path;
+    argv[n++] = "--audit-id";
+    argv[n++] = (char *)sb->id;
+    argv[n++] = "--control-fd";
+    argv[n++] = VM_PROC_CONTROL_FD_TEXT;
     if (b->from_snapshot) { /* the snapshot fixed the image, memory and vCPUs */
         argv[n++] = "--from-snapshot";
         argv[n++] = (char *)b->from_snapshot;
@@ -96,6 +106,13 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b, c
     return 0;
 }
 
+static void close_control(struct sandbox *sb)
+{
+    if (sb->control_fd >= 0)
+        close(sb->control_fd);
+    sb->control_fd = -1;
+}
+
 int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
                  char *err, size_t cap, const char **field)
 {
@@ -105,20 +122,27 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
     int sl = snprintf(sb->sock, sizeof(sb->sock), "%s/%s/agent.sock", state_dir, sb->id);
     char *argv[20 + 4 * FIELD_MAX_LIST + 1];
     char num[2][24];
-    char log[PATH_MAX + 16];
+    char log[PATH_MAX + 16], audit[PATH_MAX + 16];
     snprintf(log, sizeof(log), "%s/vm.log", sb->dir);
-    int log_fd = -1, status = 0;
+    snprintf(audit, sizeof(audit), "%s/%s", sb->dir, SANDBOX_AUDIT_FILE);
+    int log_fd = -1, status = 0, e = 0, control[2] = {-1, -1};
     pid_t pid = -1;
     if (dl >= (int)sizeof(sb->dir) || sl >= (int)sizeof(sb->sock) || mkdir(sb->dir, 0700) < 0 ||
-        (log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+        (log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0 ||
+        (e = sandbox_audit_open(sb)))
         snprintf(err, cap, "cannot make the sandbox's folder %.400s: %s", sb->dir,
-                 strerror(errno));
-    else if (vm_argv(sb, b, argv, sizeof(argv) / sizeof(argv[0]), num) < 0)
+                 strerror(e ? -e : errno));
+    else if (vm_argv(sb, b, audit, argv, sizeof(argv) / sizeof(argv[0]), num) < 0)
         snprintf(err, cap, "too many allow rules");
-    else if ((pid = vm_proc_spawn(argv, log_fd)) < 0)
+    else if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) < 0)
+        snprintf(err, cap, "cannot make the sandbox's control socket: %s", strerror(errno));
+    else if ((pid = vm_proc_spawn(argv, log_fd, control[1])) < 0)
         snprintf(err, cap, "cannot start the sandbox's VM: %s", strerror((int)-pid));
     if (log_fd >= 0)
         close(log_fd);
+    if (control[1] >= 0)
+        close(control[1]);
+    sb->control_fd = control[0];
     int rc = err[0] ? -1 : vm_proc_wait_ready(pid, sb->sock, SANDBOX_READY_MS, &status, err, cap);
     if (!rc) {
         sb->pid = pid;
@@ -135,6 +159,8 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
     }
     if (pid > 0)
         vm_proc_stop(pid, SANDBOX_STOP_MS);
+    close_control(sb);
+    sandbox_audit_close(sb);
     remove_dir(sb);
     return http;
 }
@@ -144,5 +170,7 @@ void sandbox_teardown(struct sandbox *sb)
     if (sb->pid > 0)
         vm_proc_stop(sb->pid, SANDBOX_STOP_MS);
     sb->pid = 0;
+    close_control(sb);
+    sandbox_audit_close(sb);
     remove_dir(sb);
 }

@@ -26,13 +26,13 @@ static struct {
     pthread_cond_t cv;
     bool busy, done;
     char *const *argv;
-    int log_fd;
+    int log_fd, control_fd;
     pid_t result;
-} job = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, NULL, -1, 0};
+} job = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, NULL, -1, -1, 0};
 static pid_t daemon_pid;
 
 /* In the child: async-signal-safe calls only (the daemon has threads). */
-static void child(char *const argv[], int log_fd, int null_fd)
+static void child(char *const argv[], int log_fd, int null_fd, int control_fd)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != daemon_pid)
         _exit(125); /* the daemon is already gone */
@@ -42,18 +42,23 @@ static void child(char *const argv[], int log_fd, int null_fd)
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(log_fd, 2) < 0)
         _exit(125);
+    /* The control socket at its fixed number, kept across the exec. */
+    if (control_fd >= 0 && (control_fd == VM_PROC_CONTROL_FD
+                                ? fcntl(control_fd, F_SETFD, 0)
+                                : dup2(control_fd, VM_PROC_CONTROL_FD)) < 0)
+        _exit(125);
     execv("/proc/self/exe", argv);
     _exit(125);
 }
 
-static pid_t spawn_now(char *const argv[], int log_fd)
+static pid_t spawn_now(char *const argv[], int log_fd, int control_fd)
 {
     int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null_fd < 0)
         return -errno;
     pid_t pid = fork();
     if (pid == 0)
-        child(argv, log_fd, null_fd);
+        child(argv, log_fd, null_fd, control_fd);
     int e = errno;
     close(null_fd);
     return pid < 0 ? -e : pid;
@@ -66,7 +71,7 @@ static void *launcher(void *unused)
     for (;;) {
         while (!job.busy || job.done)
             pthread_cond_wait(&job.cv, &job.lock);
-        job.result = spawn_now(job.argv, job.log_fd);
+        job.result = spawn_now(job.argv, job.log_fd, job.control_fd);
         job.done = true;
         pthread_cond_broadcast(&job.cv);
     }
@@ -83,7 +88,7 @@ int vm_proc_launcher_start(void)
     return -e;
 }
 
-pid_t vm_proc_spawn(char *const argv[], int log_fd)
+pid_t vm_proc_spawn(char *const argv[], int log_fd, int control_fd)
 {
     pthread_mutex_lock(&job.lock);
     while (job.busy)
@@ -92,6 +97,7 @@ pid_t vm_proc_spawn(char *const argv[], int log_fd)
     job.done = false;
     job.argv = argv;
     job.log_fd = log_fd;
+    job.control_fd = control_fd;
     pthread_cond_broadcast(&job.cv);
     while (!job.done)
         pthread_cond_wait(&job.cv, &job.lock);

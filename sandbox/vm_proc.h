@@ -13,10 +13,16 @@
  * and never by a connection's thread.  0 or -errno. */
 int vm_proc_launcher_start(void);
 
+/* The fd number a VM process finds its control socket at
+ * (`sandbox-vm --control-fd 3`). */
+#define VM_PROC_CONTROL_FD 3
+#define VM_PROC_CONTROL_FD_TEXT "3"
+
 /* Forks and execs /proc/self/exe with argv (argv[0] "airlock"), stdin and
- * stdout on /dev/null, stderr into log_fd, in its own process group, with
- * SIGKILL when the daemon dies.  The pid, or -errno. */
-pid_t vm_proc_spawn(char *const argv[], int log_fd);
+ * stdout on /dev/null, stderr into log_fd, control_fd (unless -1) as
+ * VM_PROC_CONTROL_FD, in its own process group, with SIGKILL when the
+ * daemon dies.  The pid, or -errno. */
+pid_t vm_proc_spawn(char *const argv[], int log_fd, int control_fd);
 
 /* Waits until the agent answers on `sock` and reseeds it (fresh entropy
  * and the wall clock), at most timeout_ms.  0; -ECHILD when the process

@@ -1,6 +1,7 @@
 """Sandbox: one VM of `airlock serve` for a whole task."""
 from __future__ import annotations
 
+import json
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ._client import Client, files_path
@@ -83,6 +84,11 @@ class Sandbox:
         """Runs cmd to its end; on_stdout/on_stderr get the output as it comes
         (decoded text).  A failing command is a result, not an exception."""
         return collect(self.stream(cmd, **kwargs), on_stdout, on_stderr)
+
+    def audit(self) -> List[dict]:
+        """Its audit records (exec, exit, limit, egress), oldest first."""
+        text = self._client.request("GET", f"/v1/sandboxes/{self.id}/audit").read()
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
 
     def set_timeout(self, seconds: int) -> None:
         """A new lease: idle `seconds` from now, the sandbox goes (0: never)."""

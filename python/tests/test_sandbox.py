@@ -125,6 +125,14 @@ def test_background_stdin_and_signal(sb):
     assert e.value.status == 404
 
 
+def test_audit(sb):
+    sb.run(["echo", "audited"])
+    records = sb.audit()
+    assert all(r["vm"] == sb.id for r in records)
+    assert any(r["event"] == "exec" and r["argv"] == ["echo", "audited"] for r in records)
+    assert any(r["event"] == "exit" and r["status"] == 0 for r in records)
+
+
 def test_set_timeout(sb):
     sb.set_timeout(1200)
     assert Sandbox.connect(sb.id).info["timeout_s"] == 1200
