@@ -45,17 +45,6 @@ void command_limits(const struct agent_exec_req *req, uint64_t max_output, int r
     fn(ctx, "timeout", secs, 0, msg);
 }
 
-void command_audit_limit(const struct audit *au, const char *limit, uint64_t max,
-                         uint64_t dropped)
-{
-    struct audit_rec r;
-    audit_begin(au, &r, "limit");
-    audit_str(&r, "limit", limit);
-    audit_u64(&r, "max", max);
-    audit_u64(&r, "dropped_bytes", dropped);
-    audit_end(au, &r);
-}
-
 void command_audit_exit(const struct audit *au, int rc, const struct agent_exec_result *res,
                         uint64_t ms)
 {

@@ -26,8 +26,4 @@ typedef void command_limit_fn(void *ctx, const char *limit, uint64_t max, uint64
 void command_limits(const struct agent_exec_req *req, uint64_t max_output, int rc,
                     const struct agent_exec_result *res, command_limit_fn *fn, void *ctx);
 
-/* A "limit" record (for a command_limit_fn that writes to a log). */
-void command_audit_limit(const struct audit *a, const char *limit, uint64_t max,
-                         uint64_t dropped);
-
 #endif

@@ -68,14 +68,18 @@ void limit_report(const char *limit, uint64_t max, uint64_t dropped, const char 
     int n = snprintf(line, sizeof(line), "airlock: %s\n", msg);
     fflush(stderr); /* what stdio still holds goes first */
     nbfd_say(limits_err_fd, line, n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-    if (!limits_audit)
-        return;
+    if (limits_audit)
+        limit_record(limits_audit, limit, max, dropped);
+}
+
+void limit_record(const struct audit *a, const char *limit, uint64_t max, uint64_t dropped)
+{
     struct audit_rec r;
-    audit_begin(limits_audit, &r, "limit");
+    audit_begin(a, &r, "limit");
     audit_str(&r, "limit", limit);
     audit_u64(&r, "max", max);
     audit_u64(&r, "dropped_bytes", dropped);
-    audit_end(limits_audit, &r);
+    audit_end(a, &r);
 }
 
 void limits_disk_full(void *opaque, const struct disk *d, uint64_t refused)

@@ -56,4 +56,7 @@ void limit_report(const char *limit, uint64_t max, uint64_t dropped, const char 
  * (the guest got an I/O error).  opaque: the flag that set the cap. */
 void limits_disk_full(void *opaque, const struct disk *d, uint64_t refused);
 
+/* The record alone, into `a` (the daemon writes its sandboxes' own). */
+void limit_record(const struct audit *a, const char *limit, uint64_t max, uint64_t dropped);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "agent_client/agent_client.h"
 #include "agent_client/command_audit.h"
+#include "audit/limits.h"
 
 int sandbox_audit_open(struct sandbox *sb)
 {
@@ -30,17 +31,17 @@ void sandbox_audit_exec(struct sandbox *sb, const struct agent_exec_req *req)
     command_audit_exec(&sb->audit, req);
 }
 
-static void limit_record(void *ctx, const char *limit, uint64_t max, uint64_t dropped,
+static void record_limit(void *ctx, const char *limit, uint64_t max, uint64_t dropped,
                          const char *msg)
 {
     (void)msg; /* `airlock run`'s words; the record says it */
-    command_audit_limit(ctx, limit, max, dropped);
+    limit_record(ctx, limit, max, dropped);
 }
 
 void sandbox_audit_exit(struct sandbox *sb, const struct agent_exec_req *req, uint64_t max_output,
                         int rc, const struct agent_exec_result *res, uint64_t ms)
 {
-    command_limits(req, max_output, rc, res, limit_record, &sb->audit);
+    command_limits(req, max_output, rc, res, record_limit, &sb->audit);
     command_audit_exit(&sb->audit, rc, res, ms);
 }
 

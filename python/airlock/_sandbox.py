@@ -36,6 +36,7 @@ class Sandbox:
                  allow_ip: Sequence[str] = (), env: Optional[Dict[str, str]] = None,
                  labels: Optional[Dict[str, str]] = None, timeout: Optional[int] = None,
                  max_lifetime: Optional[int] = None, append: Optional[str] = None,
+                 snapshot: Optional[str] = None,
                  socket: Optional[str] = None, token: Optional[str] = None,
                  _id: Optional[str] = None) -> None:
         self._client = Client(socket, token=token)
@@ -45,8 +46,12 @@ class Sandbox:
             self.id = _id
             self.info = self._client.json("GET", f"/v1/sandboxes/{_id}")
             return
-        body: dict = {"image": image, "allow": list(allow), "allow_ip": list(allow_ip),
+        body: dict = {"allow": list(allow), "allow_ip": list(allow_ip),
                       "env": dict(env or {}), "labels": dict(labels or {})}
+        if snapshot is not None:  # the snapshot fixed the image and the VM's shape
+            body["snapshot"] = snapshot
+        else:
+            body["image"] = image
         for key, value in (("mem", mem), ("cpus", cpus), ("timeout_s", timeout),
                            ("max_lifetime_s", max_lifetime), ("append", append)):
             if value is not None:
@@ -89,6 +94,11 @@ class Sandbox:
         """Its audit records (exec, exit, limit, egress), oldest first."""
         text = self._client.request("GET", f"/v1/sandboxes/{self.id}/audit").read()
         return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def snapshot(self) -> str:
+        """Saves the sandbox as it is now (it runs on): the snapshot's id, for
+        Sandbox(snapshot=...) to fork from."""
+        return self._client.json("POST", f"/v1/sandboxes/{self.id}/snapshot", {}, want=201)["id"]
 
     def set_timeout(self, seconds: int) -> None:
         """A new lease: idle `seconds` from now, the sandbox goes (0: never)."""

@@ -133,6 +133,16 @@ def test_audit(sb):
     assert any(r["event"] == "exit" and r["status"] == 0 for r in records)
 
 
+def test_snapshot_and_fork(sb):
+    assert sb.run("echo set-up > /tmp/setup-done").exit_code == 0
+    snap = sb.snapshot()
+    with Sandbox(snapshot=snap) as fork:
+        assert fork.info["how"] == "restore" and fork.info["snapshot"] == snap
+        assert fork.run("cat /tmp/setup-done").stdout == "set-up\n"
+        assert fork.run("echo fork-only > /tmp/f").exit_code == 0
+    assert sb.run("cat /tmp/f").exit_code == 1
+
+
 def test_set_timeout(sb):
     sb.set_timeout(1200)
     assert Sandbox.connect(sb.id).info["timeout_s"] == 1200

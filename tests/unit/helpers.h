@@ -150,6 +150,7 @@ Suite *vsock_suite(void);
 Suite *http_request_suite(void);
 Suite *http_server_request_suite(void);
 Suite *base64_suite(void);
+Suite *exec_output_suite(void);
 Suite *egress_policy_suite(void);
 Suite *surface_suite(void);
 Suite *audit_suite(void), *egress_broker_suite(void), *egress_relay_suite(void);

@@ -298,7 +298,7 @@ int main(void)
         disk_suite, blk_suite,
         agent_proto_suite, agent_reseed_suite, run_copy_suite,
         vsock_suite,
-        http_request_suite, http_server_request_suite, base64_suite,
+        http_request_suite, http_server_request_suite, base64_suite, exec_output_suite,
         egress_policy_suite,
         surface_suite,
         audit_suite, egress_broker_suite, egress_relay_suite,
