@@ -14,6 +14,7 @@
 #include "egress/egress.h"
 #include "kvm/console.h"
 #include "snapshot/snapshot_dir.h"
+#include "jail/jail.h"
 #include "util/guest_paths.h"
 #include "util/parse.h"
 
@@ -175,6 +176,7 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
         if (parse_uint(val, 1024, &v) || v < 3)
             return bad_value(err, errlen, "--control-fd", val, "an fd number from 3 to 1024");
         r->control_fd = (int)v;
+        jail_keep_fd(r->control_fd); /* inherited on purpose: not one to close */
         return 0;
     case RO_QUIET: eg->quiet = true; return 0;
     case RO_EG_CONNS:

@@ -72,6 +72,12 @@ void jail_note_inherited_fds(void)
     closedir(d);
 }
 
+void jail_keep_fd(int fd)
+{
+    if (fd > 2 && fd < INHERITED_MAX)
+        inherited[fd / 8] &= (unsigned char)~(1u << (fd % 8));
+}
+
 /* ---- the parent's side ------------------------------------------------ */
 
 /* The child asks with a port (4 bytes); we dial PATH_<port> as ourselves

@@ -64,6 +64,8 @@ int jail_parse_flag(struct jail_options *j, int which, const char *val, char *er
 /* Call first thing in main(): notes the fds airlock was started with, the
  * ones the jail closes (everything airlock opens itself, it needs). */
 void jail_note_inherited_fds(void);
+/* ... except this one, given to us on purpose (sandbox-vm --control-fd). */
+void jail_keep_fd(int fd);
 
 struct jail {
     bool active;

@@ -173,7 +173,13 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
         json_decref(describe);
         struct bg_cmd *bc = rc ? NULL : bg_find(&srv->reg, sb, id);
         if (bc) {
-            api_reply(c, 201, bg_json(bc));
+            json_t *rec = bg_json(bc);
+            if (stdin_open && in.data) { /* the first bytes, then it stays open */
+                size_t written;
+                bg_write_stdin(bc, in.data, in.len, false, &written);
+                json_object_set_new(rec, "stdin_written", json_integer((json_int_t)written));
+            }
+            api_reply(c, 201, rec);
             bg_put(bc);
         } else if (rc == -ENOSPC) {
             api_error(c, 503, NULL, "%d background commands run in this sandbox already",

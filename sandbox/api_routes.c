@@ -131,8 +131,9 @@ static void create(struct api_server *srv, struct api_conn *c)
             if (json_object_get(o, fixed[i]))
                 field_error(&f, fixed[i], "%s is fixed by the snapshot", fixed[i]);
         if (!f.failed && !snapshots_find(&srv->snaps, snap_id, &snap)) {
-            json_decref(o);
-            return api_error(c, 404, "snapshot", "no snapshot '%.64s'", snap_id);
+            api_error(c, 404, "snapshot", "no snapshot '%.64s'", snap_id);
+            json_decref(o); /* snap_id is its */
+            return;
         }
         if (!f.failed) {
             image = snap.image;

@@ -303,7 +303,8 @@ static int make_room(struct bg_table *t, size_t cap)
 /* Its stdin: a pipe we keep writing to, or the given bytes, or none. */
 static int open_stdin(struct bg_cmd *cmd, const struct bg_spec *spec)
 {
-    if (!spec->stdin_open) {
+    if (!spec->stdin_open) { /* the given bytes, then EOF (with stdin_open the caller
+                              * writes them through bg_write_stdin) */
         int fd = exec_input_fd(spec->in);
         cmd->in_fd = fd < 0 ? -1 : fd;
         return fd < -1 ? fd : 0;

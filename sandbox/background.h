@@ -39,7 +39,7 @@ struct bg_cmd;
 
 struct bg_spec {
     const struct agent_exec_req *req; /* copied: the caller may free it on return */
-    const struct exec_input *in;      /* first stdin bytes (may be NULL) */
+    const struct exec_input *in;      /* stdin's bytes without stdin_open (may be NULL) */
     bool stdin_open;     /* stdin stays open for bg_write_stdin; else it
                           * ends after `in` (or is /dev/null) */
     size_t buffer;       /* replay buffer bytes, BG_BUFFER_MIN..BG_BUFFER_MAX */

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include <zlib.h>
 
 #include "agent_client/agent_conn.h"
 #include "sandbox/sandbox_boot.h"
@@ -100,7 +100,7 @@ static int make_dirs(const char *path)
     return mkdir(p, 0700) < 0 && errno != EEXIST ? -errno : 0;
 }
 
-static void add_file(EVP_MD_CTX *h, const char *path)
+static uLong add_file(uLong crc, const char *path)
 {
     struct stat st;
     char line[PATH_MAX + 160];
@@ -109,13 +109,16 @@ static void add_file(EVP_MD_CTX *h, const char *path)
                                        (unsigned long)st.st_dev, (unsigned long)st.st_ino,
                                        (long long)st.st_size, (long long)st.st_mtim.tv_sec,
                                        st.st_mtim.tv_nsec);
-    EVP_DigestUpdate(h, line, (size_t)n);
+    return crc32(crc, (const Bytef *)line, (uInt)n);
 }
 
-/* Where spec s's snapshot is cached: a hash of what it depends on (this
- * airlock binary, which also fixes the snapshot format and the CPUID it
- * gives, the image file, the kernel and the VM's shape), so a rebuilt
- * airlock or image gets a new one and never restores a stale one. */
+/* Where spec s's snapshot is cached: a checksum of what it depends on
+ * (this airlock binary, which also fixes the snapshot format and the CPUID
+ * it gives, the image file, the kernel, each by path, inode, size and
+ * mtime, and the VM's shape), so a rebuilt airlock or image gets a new
+ * one.  A checksum, not a cryptographic hash: nothing here is an
+ * adversary's, and a restore checks the image's identity and the CPUID
+ * itself, so even a collision could not restore a stale snapshot. */
 static void cache_path(const struct pool *p, const struct pool_spec *s, char *out, size_t cap)
 {
     char self[PATH_MAX], image[PATH_MAX], kernel[PATH_MAX], shape[64];
@@ -123,23 +126,15 @@ static void cache_path(const struct pool *p, const struct pool_spec *s, char *ou
     self[n > 0 ? n : 0] = '\0';
     guest_image_path(image, sizeof(image), s->image);
     guest_default_path(kernel, sizeof(kernel), "vmlinux");
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned mdlen = 0;
-    EVP_MD_CTX *h = EVP_MD_CTX_new();
-    if (h && EVP_DigestInit_ex(h, EVP_sha256(), NULL)) {
-        add_file(h, self);
-        add_file(h, image);
-        add_file(h, kernel);
-        int sl = snprintf(shape, sizeof(shape), "mem %u cpus %u\n", s->mem_mib, s->cpus);
-        EVP_DigestUpdate(h, shape, (size_t)sl);
-        EVP_DigestFinal_ex(h, md, &mdlen);
-    }
-    EVP_MD_CTX_free(h);
-    char hex[17] = "0000000000000000";
-    for (unsigned i = 0; i < 8 && i < mdlen; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    uLong crc = crc32(0, Z_NULL, 0);
+    crc = add_file(crc, self);
+    crc = add_file(crc, image);
+    crc = add_file(crc, kernel);
+    int sl = snprintf(shape, sizeof(shape), "mem %u cpus %u\n", s->mem_mib, s->cpus);
+    crc = crc32(crc, (const Bytef *)shape, (uInt)sl);
     const char *base = strrchr(s->image, '/');
-    snprintf(out, cap, "%.3900s/snapshots/%.64s-%s", p->cache_dir, base ? base + 1 : s->image, hex);
+    snprintf(out, cap, "%.3900s/snapshots/%.64s-%08lx", p->cache_dir, base ? base + 1 : s->image,
+             (unsigned long)crc);
 }
 
 /* Removes a snapshot folder a failed `airlock snapshot` left. */
