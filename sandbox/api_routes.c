@@ -553,19 +553,14 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     char *rest = strchr(id, '/');
     if (rest)
         *rest++ = '\0';
-    if (rest && strcmp(rest, "commands") && strcmp(rest, "files"))
+    if (rest && strcmp(rest, "commands") && !files_route_known(rest))
         return api_error(c, 404, NULL, "no such path: %.200s", c->req.target);
     struct sandbox *sb = registry_get(&srv->reg, id);
     if (!sb)
         return api_error(c, 404, NULL, "no sandbox '%.64s'", id);
-    if (rest && !strcmp(rest, "files")) {
+    if (rest && files_route_known(rest)) {
         touch(srv, sb);
-        if (method_is(c, "PUT"))
-            files_put(c, sb);
-        else if (method_is(c, "GET"))
-            files_get(c, sb);
-        else
-            api_method_not_allowed(c, "GET, PUT");
+        files_route(c, sb, rest);
         touch(srv, sb);
     } else if (rest) {
         if (method_is(c, "POST"))

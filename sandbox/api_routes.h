@@ -7,6 +7,8 @@
  *   POST   /v1/sandboxes/{id}/commands    200, a stream of JSON lines
  *                                         (sandbox/exec_stream.h)
  *   PUT|GET /v1/sandboxes/{id}/files?path= one file in or out (sandbox/files.h)
+ *   GET    /v1/sandboxes/{id}/directory?path=, /stat?path=   (sandbox/directory.h)
+ *   PUT|GET /v1/sandboxes/{id}/archive?path= a tar in or out (sandbox/archive.h)
  * and the daemon's supervision of the sandboxes it made. */
 #ifndef AIRLOCK_SANDBOX_API_ROUTES_H
 #define AIRLOCK_SANDBOX_API_ROUTES_H
