@@ -167,8 +167,10 @@ int tar_in_extract(tar_in_read_fn *read, void *read_opaque, size_t max_name,
     archive_read_support_filter_gzip(a);
     int rc = 0;
     if (archive_read_open(a, t, NULL, feed, NULL) != ARCHIVE_OK) {
-        rc = refuse(res, 400, NULL, archive_error_string(a) ? archive_error_string(a)
-                                                            : "not a tar archive");
+        char msg[200];
+        snprintf(msg, sizeof(msg), "not a tar archive: %.150s",
+                 archive_error_string(a) ? archive_error_string(a) : "unreadable");
+        rc = refuse(res, 400, NULL, msg);
     } else {
         struct archive_entry *e;
         int r;
