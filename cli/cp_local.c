@@ -127,7 +127,8 @@ int cp_local_pack(const char *src, const char *top, bool contents, int out_fd, c
                     printable(name, shown, sizeof(shown)));
         } else if (k) {
             archive_entry_set_pathname(e, out);
-            if (archive_write_header(w, e) != ARCHIVE_OK ||
+            /* WARN: a name that is not text in this locale goes byte for byte */
+            if (archive_write_header(w, e) < ARCHIVE_WARN ||
                 (type == AE_IFREG && copy_data(disk, w))) {
                 snprintf(err, errlen, "%s: %s", printable(name, shown, sizeof(shown)),
                          archive_error_string(w) ? archive_error_string(w)
@@ -205,6 +206,8 @@ int cp_local_unpack(cp_read_fn *read, void *opaque, const char *dest, const char
         }
         char name[8192];
         const char *raw = archive_entry_pathname(e);
+        if (!raw) /* a UTF-8 pax name this locale cannot show: its bytes */
+            raw = archive_entry_pathname_utf8(e);
         int k = raw ? rename_top(raw, new_top, name, sizeof(name)) : -1;
         if (k < 0) {
             snprintf(err, errlen, "%s: a name that cannot be copied",

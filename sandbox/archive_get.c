@@ -190,7 +190,9 @@ static int write_member(struct out *o, struct walk *w, const struct member *m, c
         archive_entry_set_filetype(e, AE_IFREG);
         archive_entry_set_size(e, (la_int64_t)m->e.size);
     }
-    int rc = archive_write_header(o->a, e) == ARCHIVE_OK ? 0 : -1;
+    /* WARN: a name that is not text in the daemon's C locale goes out
+     * byte for byte (pax hdrcharset=BINARY), as it should */
+    int rc = archive_write_header(o->a, e) >= ARCHIVE_WARN ? 0 : -1;
     archive_entry_free(e);
     if (rc || m->e.kind != AGENT_ENTRY_FILE)
         return rc;

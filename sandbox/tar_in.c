@@ -101,6 +101,8 @@ static int one(struct tar_in *t, struct archive_entry *e, size_t max_name,
                const struct tar_sink *sink, struct tar_in_result *res)
 {
     const char *raw = archive_entry_pathname(e);
+    if (!raw) /* a UTF-8 pax name the daemon's C locale cannot show: its bytes */
+        raw = archive_entry_pathname_utf8(e);
     char rel[AGENT_MAX_PATH];
     const char *why = NULL;
     int clean = raw ? tar_in_clean_name(raw, rel, max_name + 1 < sizeof(rel) ? max_name + 1
@@ -121,6 +123,8 @@ static int one(struct tar_in *t, struct archive_entry *e, size_t max_name,
         rc = clean ? sink->dir(sink->opaque, rel, mode) : 0;
     } else if (type == AE_IFLNK) {
         const char *target = archive_entry_symlink(e);
+        if (!target)
+            target = archive_entry_symlink_utf8(e);
         if (!target || !target[0] || strlen(target) >= AGENT_MAX_PATH)
             return refuse(res, 400, raw, "a symlink without a target, or one over 4095 bytes");
         rc = sink->symlink(sink->opaque, rel, target);
