@@ -52,11 +52,13 @@ FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_hdr.c devic
 FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c
 FUZZ_SRCS_fuzz_http_request := http/http_request.c
 FUZZ_SRCS_fuzz_api_request := http/http_request.c http/http_query.c
+FUZZ_SRCS_fuzz_tar_in := sandbox/tar_in.c util/printable.c
+FUZZ_LIBS_fuzz_tar_in := $(shell pkg-config --libs libarchive 2>/dev/null)
 SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
-              fuzz_http_request fuzz_api_request fuzz_snapshot
+              fuzz_http_request fuzz_api_request fuzz_snapshot fuzz_tar_in
 FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
