@@ -174,6 +174,37 @@ ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path)
     return agent_encode_path_req(buf, cap, AGENT_FILE_GET, path);
 }
 
+ssize_t agent_encode_path_req(uint8_t *buf, size_t cap, uint16_t type, const char *path)
+{
+    size_t pl = agent_path_payload(path);
+    if (!pl || (type != AGENT_STAT && type != AGENT_LIST && type != AGENT_FILE_GET))
+        return -EINVAL;
+    return agent_encode(buf, cap, type, path, pl);
+}
+
+ssize_t agent_encode_mkdir(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
+                           uint32_t mode)
+{
+    uint8_t p[AGENT_MKDIR_FIXED + AGENT_MAX_PATH];
+    size_t n = agent_mkdir_payload(p, path, root_len, mode);
+    return n ? agent_encode(buf, cap, AGENT_MKDIR, p, n) : -EINVAL;
+}
+
+ssize_t agent_encode_symlink(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
+                             const char *target)
+{
+    uint8_t p[AGENT_SYMLINK_FIXED + 2 * AGENT_MAX_PATH];
+    size_t n = agent_symlink_payload(p, path, root_len, target);
+    return n ? agent_encode(buf, cap, AGENT_SYMLINK, p, n) : -EINVAL;
+}
+
+ssize_t agent_encode_entry(uint8_t *buf, size_t cap, const struct agent_entry *e)
+{
+    uint8_t p[AGENT_ENTRY_FIXED + AGENT_MAX_NAME + 1 + AGENT_MAX_PATH];
+    size_t n = agent_entry_payload(p, e);
+    return n ? agent_encode(buf, cap, AGENT_ENTRY, p, n) : -EINVAL;
+}
+
 static ssize_t encode_u32s(uint8_t *buf, size_t cap, uint16_t type, const uint32_t *v,
                            unsigned n)
 {
@@ -231,15 +262,7 @@ static int walk_strings(const uint8_t *p, size_t size, uint32_t n, const char **
 /* A path: the whole of [p, p+size), one NUL at its end, not empty. */
 static const char *check_path(const uint8_t *p, size_t size, int allow_empty)
 {
-    if (size < 1 || size > AGENT_MAX_PATH || p[size - 1] != 0 ||
-        memchr(p, 0, size - 1) != NULL || (size == 1 && !allow_empty))
-        return NULL;
-    return (const char *)p;
-}
-
-const char *agent_path_in(const uint8_t *p, size_t size)
-{
-    return check_path(p, size, 0);
+    return agent_path_in(p, size, allow_empty);
 }
 
 int agent_exec_parse(const uint8_t *p, size_t len, struct agent_exec_req *req,

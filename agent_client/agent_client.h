@@ -127,8 +127,16 @@ uint32_t agent_dir_type_max(enum agent_dir dir, uint16_t type);
 /* Checks a complete MKDIR, SYMLINK or ENTRY payload and fills m->u: 0 or
  * -EPROTO (any other type is -EPROTO too). */
 int agent_dir_check_payload(uint16_t type, const uint8_t *p, uint32_t len, struct agent_msg *m);
-/* [p, p+size) as a path: one NUL, at its end, and not empty; else NULL. */
-const char *agent_path_in(const uint8_t *p, size_t size);
+/* [p, p+size) as a path: one NUL, at its end, and not empty (unless
+ * allow_empty); else NULL. */
+const char *agent_path_in(const uint8_t *p, size_t size, int allow_empty);
+/* The payloads agent_encode_{path_req,mkdir,symlink,entry} frame, laid out
+ * at p (room for the type's maximum): their length, 0 when the arguments
+ * break the protocol's rules. */
+size_t agent_path_payload(const char *path);
+size_t agent_mkdir_payload(uint8_t *p, const char *path, uint32_t root_len, uint32_t mode);
+size_t agent_symlink_payload(uint8_t *p, const char *path, uint32_t root_len, const char *target);
+size_t agent_entry_payload(uint8_t *p, const struct agent_entry *e);
 
 struct agent_decoder {
     enum agent_dir dir;

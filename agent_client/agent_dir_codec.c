@@ -1,6 +1,7 @@
 /* The folder requests of the agent protocol as bytes (guest/agent/proto.h:
- * STAT, LIST, MKDIR, SYMLINK and their ENTRY answers): encoders and the
- * payload checks agent_client.c's decoder calls.  An ENTRY comes from the
+ * STAT, LIST, MKDIR, SYMLINK and their ENTRY answers): their payloads, laid
+ * out and checked, below agent_client.c (its encoders frame them, its
+ * decoder calls the checks; nothing here calls back).  An ENTRY comes from the
  * guest, so its name is checked to be one path component: whatever the
  * host builds from it (a tar member, a JSON listing, the next LIST's
  * path) cannot climb out of the folder it was listed in. */
@@ -43,46 +44,47 @@ static int two_strings(const uint8_t *p, size_t size, const char **a, size_t *al
     return 0;
 }
 
-/* A path the agent acts on: absolute, 2..AGENT_MAX_PATH bytes with its NUL. */
+const char *agent_path_in(const uint8_t *p, size_t size, int allow_empty)
+{
+    if (size < 1 || size > AGENT_MAX_PATH || p[size - 1] != 0 ||
+        memchr(p, 0, size - 1) != NULL || (size == 1 && !allow_empty))
+        return NULL;
+    return (const char *)p;
+}
+
+/* A path the agent acts on: 2..AGENT_MAX_PATH bytes with its NUL; else 0. */
 static size_t path_size(const char *path)
 {
     size_t pl = path ? strnlen(path, AGENT_MAX_PATH) + 1 : 0;
     return pl >= 2 && pl <= AGENT_MAX_PATH ? pl : 0;
 }
 
-ssize_t agent_encode_path_req(uint8_t *buf, size_t cap, uint16_t type, const char *path)
+size_t agent_path_payload(const char *path)
 {
-    size_t pl = path_size(path);
-    if (!pl || (type != AGENT_STAT && type != AGENT_LIST && type != AGENT_FILE_GET))
-        return -EINVAL;
-    return agent_encode(buf, cap, type, path, pl);
+    return path_size(path);
 }
 
-ssize_t agent_encode_mkdir(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
-                           uint32_t mode)
+size_t agent_mkdir_payload(uint8_t *p, const char *path, uint32_t root_len, uint32_t mode)
 {
     size_t pl = path_size(path);
     if (!pl || (mode & ~07777u) || !agent_root_len_ok(path, pl - 1, root_len))
-        return -EINVAL;
-    uint8_t p[AGENT_MKDIR_FIXED + AGENT_MAX_PATH];
+        return 0;
     put32(p, mode);
     put32(p + 4, root_len);
     memcpy(p + AGENT_MKDIR_FIXED, path, pl);
-    return agent_encode(buf, cap, AGENT_MKDIR, p, AGENT_MKDIR_FIXED + pl);
+    return AGENT_MKDIR_FIXED + pl;
 }
 
-ssize_t agent_encode_symlink(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
-                             const char *target)
+size_t agent_symlink_payload(uint8_t *p, const char *path, uint32_t root_len, const char *target)
 {
     size_t pl = path_size(path);
     size_t tl = target ? strnlen(target, AGENT_MAX_PATH) + 1 : 0;
     if (!pl || tl < 2 || tl > AGENT_MAX_PATH || !agent_root_len_ok(path, pl - 1, root_len))
-        return -EINVAL;
-    uint8_t p[AGENT_SYMLINK_FIXED + 2 * AGENT_MAX_PATH];
+        return 0;
     put32(p, root_len);
     memcpy(p + AGENT_SYMLINK_FIXED, path, pl);
     memcpy(p + AGENT_SYMLINK_FIXED + pl, target, tl);
-    return agent_encode(buf, cap, AGENT_SYMLINK, p, AGENT_SYMLINK_FIXED + pl + tl);
+    return AGENT_SYMLINK_FIXED + pl + tl;
 }
 
 /* What an entry may hold, for the encoder and the decoder alike. */
@@ -97,7 +99,7 @@ static int entry_ok(const struct agent_entry *e, size_t name_len, size_t target_
     return e->kind == AGENT_ENTRY_SYMLINK ? target_len > 0 : target_len == 0;
 }
 
-ssize_t agent_encode_entry(uint8_t *buf, size_t cap, const struct agent_entry *e)
+size_t agent_entry_payload(uint8_t *p, const struct agent_entry *e)
 {
     const char *target = e->target ? e->target : "";
     size_t nl = e->name ? strnlen(e->name, AGENT_MAX_NAME + 1) : 0;
@@ -106,15 +108,14 @@ ssize_t agent_encode_entry(uint8_t *buf, size_t cap, const struct agent_entry *e
     c.name = e->name ? e->name : "";
     c.target = target;
     if (!entry_ok(&c, nl, tl, nl == 0))
-        return -EINVAL;
-    uint8_t p[AGENT_ENTRY_FIXED + AGENT_MAX_NAME + 1 + AGENT_MAX_PATH];
+        return 0;
     put32(p, e->kind);
     put32(p + 4, e->mode);
     put64(p + 8, e->size);
     put64(p + 16, (uint64_t)e->mtime);
     memcpy(p + AGENT_ENTRY_FIXED, c.name, nl + 1);
     memcpy(p + AGENT_ENTRY_FIXED + nl + 1, target, tl + 1);
-    return agent_encode(buf, cap, AGENT_ENTRY, p, AGENT_ENTRY_FIXED + nl + 1 + tl + 1);
+    return AGENT_ENTRY_FIXED + nl + 1 + tl + 1;
 }
 
 uint32_t agent_dir_type_max(enum agent_dir dir, uint16_t type)
@@ -140,7 +141,7 @@ int agent_dir_check_payload(uint16_t type, const uint8_t *p, uint32_t len, struc
             return -EPROTO;
         m->u.mkdir.mode = get32(p);
         m->u.mkdir.root_len = get32(p + 4);
-        m->u.mkdir.path = agent_path_in(p + AGENT_MKDIR_FIXED, len - AGENT_MKDIR_FIXED);
+        m->u.mkdir.path = agent_path_in(p + AGENT_MKDIR_FIXED, len - AGENT_MKDIR_FIXED, 0);
         if (!m->u.mkdir.path || (m->u.mkdir.mode & ~07777u) ||
             !agent_root_len_ok(m->u.mkdir.path, len - AGENT_MKDIR_FIXED - 1, m->u.mkdir.root_len))
             return -EPROTO;
