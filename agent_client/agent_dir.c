@@ -68,12 +68,11 @@ int agent_list(int fd, const char *path, agent_entry_fn *each, void *opaque)
     return rc;
 }
 
-int agent_mkdir(int fd, const char *path, uint32_t root_len, uint32_t mode)
+/* A request whose answer is DONE or ERROR. */
+static int ask_done(int fd, const uint8_t *f, ssize_t fl)
 {
-    uint8_t f[AGENT_HDR_SIZE + AGENT_MKDIR_FIXED + AGENT_MAX_PATH];
     int rc;
-    struct agent_conn *c =
-        ask(fd, f, agent_encode_mkdir(f, sizeof(f), path, root_len, mode), &rc);
+    struct agent_conn *c = ask(fd, f, fl, &rc);
     if (!c)
         return rc;
     rc = ac_verdict(c, AGENT_DONE);
@@ -81,15 +80,14 @@ int agent_mkdir(int fd, const char *path, uint32_t root_len, uint32_t mode)
     return rc;
 }
 
+int agent_mkdir(int fd, const char *path, uint32_t root_len, uint32_t mode)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_MKDIR_FIXED + AGENT_MAX_PATH];
+    return ask_done(fd, f, agent_encode_mkdir(f, sizeof(f), path, root_len, mode));
+}
+
 int agent_symlink(int fd, const char *path, uint32_t root_len, const char *target)
 {
     uint8_t f[AGENT_HDR_SIZE + AGENT_SYMLINK_FIXED + 2 * AGENT_MAX_PATH];
-    int rc;
-    struct agent_conn *c =
-        ask(fd, f, agent_encode_symlink(f, sizeof(f), path, root_len, target), &rc);
-    if (!c)
-        return rc;
-    rc = ac_verdict(c, AGENT_DONE);
-    ac_free(c);
-    return rc;
+    return ask_done(fd, f, agent_encode_symlink(f, sizeof(f), path, root_len, target));
 }

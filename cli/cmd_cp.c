@@ -8,7 +8,6 @@
  *   a file onto an existing file replaces it; a folder onto a file fails.
  * Links are copied as links; modes are kept (and mtimes, coming out). */
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -239,21 +238,10 @@ static int upload(const char *sock, const struct side *src, const struct side *d
 
 int cmd_cp(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"socket", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'}, {0},
-    };
     const char *sock_flag = NULL;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'S': sock_flag = optarg; break;
-        case 'h': printf("%s", CP_USAGE); return 0;
-        case ':': return verb_fail("%s needs a value", argv[optind - 1]);
-        default: return verb_fail("unknown option '%s' (see airlock cp --help)", argv[optind - 1]);
-        }
-    }
+    int opt = verb_socket_option(argc, argv, "cp", CP_USAGE, &sock_flag);
+    if (opt)
+        return opt < 0 ? 0 : opt;
     if (argc - optind != 2)
         return verb_fail("want SRC and DST: airlock cp [--socket PATH] SRC DST");
     struct side src, dst;

@@ -20,12 +20,17 @@ static int add_entry(void *opaque, const struct agent_entry *e)
     return 0;
 }
 
+/* The path parameter and an agent connection: the fd, or -1 with the
+ * answer sent. */
+static int begin(struct api_conn *c, const struct sandbox *sb, char *path)
+{
+    return guest_fs_path(c, path) ? -1 : guest_fs_dial(c, sb);
+}
+
 void directory_list(struct api_conn *c, const struct sandbox *sb)
 {
     char path[AGENT_MAX_PATH], target[AGENT_MAX_PATH];
-    if (guest_fs_path(c, path))
-        return;
-    int agent = guest_fs_dial(c, sb);
+    int agent = begin(c, sb, path);
     if (agent < 0)
         return;
     struct listing l = {json_array(), 0};
@@ -54,9 +59,7 @@ void directory_list(struct api_conn *c, const struct sandbox *sb)
 void directory_stat(struct api_conn *c, const struct sandbox *sb)
 {
     char path[AGENT_MAX_PATH], target[AGENT_MAX_PATH];
-    if (guest_fs_path(c, path))
-        return;
-    int agent = guest_fs_dial(c, sb);
+    int agent = begin(c, sb, path);
     if (agent < 0)
         return;
     struct agent_entry e;
