@@ -9,24 +9,7 @@
 #include <unistd.h>
 
 #include "agent_client/agent_client.h"
-
-static void put16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = v >> (8 * i);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = v >> (8 * i);
-}
-static uint16_t get16(const uint8_t *p) { return p[0] | (uint16_t)p[1] << 8; }
-static uint32_t get32(const uint8_t *p)
-{
-    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+#include "agent_client/wire.h"
 
 void agent_exec_req_init(struct agent_exec_req *req)
 {
@@ -49,7 +32,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_FILE_GET: return AGENT_MAX_PATH;
         case AGENT_RESEED: return AGENT_RESEED_SIZE;
         case AGENT_SIGNAL: return AGENT_SIGNAL_SIZE;
-        default: return 0;
+        default: return agent_dir_type_max(dir, type);
         }
     }
     switch (type) {
@@ -58,7 +41,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
     case AGENT_STDOUT: case AGENT_STDERR: case AGENT_FILE_DATA: return AGENT_MAX_CHUNK;
     case AGENT_EXIT: return AGENT_EXIT_SIZE;
     case AGENT_ERROR: return AGENT_ERROR_SIZE;
-    default: return 0;
+    default: return agent_dir_type_max(dir, type);
     }
 }
 
@@ -68,7 +51,7 @@ static int agent_type_known(enum agent_dir dir, uint16_t type)
         return 1;
     if (dir == AGENT_DIR_REQUEST)
         return type == AGENT_STDIN_EOF || type == AGENT_KILL || type == AGENT_FILE_END;
-    return type == AGENT_FILE_END || type == AGENT_RESEEDED;
+    return type == AGENT_FILE_END || type == AGENT_RESEEDED || type == AGENT_DONE;
 }
 
 size_t agent_dir_max(enum agent_dir dir)
@@ -160,17 +143,18 @@ ssize_t agent_encode_exec(uint8_t *buf, size_t cap, const struct agent_exec_req 
     return AGENT_HDR_SIZE + len;
 }
 
-ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32_t mode,
-                              uint64_t size)
+ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
+                              uint32_t mode, uint64_t size)
 {
     size_t pl = path ? strnlen(path, AGENT_MAX_PATH) + 1 : 0;
-    if (pl < 2 || pl > AGENT_MAX_PATH || size > AGENT_MAX_FILE || (mode & ~07777u))
+    if (pl < 2 || pl > AGENT_MAX_PATH || size > AGENT_MAX_FILE || (mode & ~07777u) ||
+        !agent_root_len_ok(path, pl - 1, root_len))
         return -EINVAL;
     uint8_t *p = frame(buf, cap, AGENT_FILE_PUT, AGENT_FILE_PUT_FIXED + pl);
     if (!p)
         return -EMSGSIZE;
     put32(p, mode);
-    put32(p + 4, 0);
+    put32(p + 4, root_len);
     put64(p + 8, size);
     memcpy(p + AGENT_FILE_PUT_FIXED, path, pl);
     return AGENT_HDR_SIZE + AGENT_FILE_PUT_FIXED + pl;
@@ -188,10 +172,38 @@ ssize_t agent_encode_reseed(uint8_t *buf, size_t cap, uint64_t realtime_ns, cons
 
 ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path)
 {
-    size_t pl = path ? strnlen(path, AGENT_MAX_PATH) + 1 : 0;
-    if (pl < 2 || pl > AGENT_MAX_PATH)
+    return agent_encode_path_req(buf, cap, AGENT_FILE_GET, path);
+}
+
+ssize_t agent_encode_path_req(uint8_t *buf, size_t cap, uint16_t type, const char *path)
+{
+    size_t pl = agent_path_payload(path);
+    if (!pl || (type != AGENT_STAT && type != AGENT_LIST && type != AGENT_FILE_GET))
         return -EINVAL;
-    return agent_encode(buf, cap, AGENT_FILE_GET, path, pl);
+    return agent_encode(buf, cap, type, path, pl);
+}
+
+ssize_t agent_encode_mkdir(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
+                           uint32_t mode)
+{
+    uint8_t p[AGENT_MKDIR_FIXED + AGENT_MAX_PATH];
+    size_t n = agent_mkdir_payload(p, path, root_len, mode);
+    return n ? agent_encode(buf, cap, AGENT_MKDIR, p, n) : -EINVAL;
+}
+
+ssize_t agent_encode_symlink(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
+                             const char *target)
+{
+    uint8_t p[AGENT_SYMLINK_FIXED + 2 * AGENT_MAX_PATH];
+    size_t n = agent_symlink_payload(p, path, root_len, target);
+    return n ? agent_encode(buf, cap, AGENT_SYMLINK, p, n) : -EINVAL;
+}
+
+ssize_t agent_encode_entry(uint8_t *buf, size_t cap, const struct agent_entry *e)
+{
+    uint8_t p[AGENT_ENTRY_FIXED + AGENT_MAX_NAME + 1 + AGENT_MAX_PATH];
+    size_t n = agent_entry_payload(p, e);
+    return n ? agent_encode(buf, cap, AGENT_ENTRY, p, n) : -EINVAL;
 }
 
 static ssize_t encode_u32s(uint8_t *buf, size_t cap, uint16_t type, const uint32_t *v,
@@ -258,10 +270,7 @@ static int walk_strings(const uint8_t *p, size_t size, uint32_t n, const char **
 /* A path: the whole of [p, p+size), one NUL at its end, not empty. */
 static const char *check_path(const uint8_t *p, size_t size, int allow_empty)
 {
-    if (size < 1 || size > AGENT_MAX_PATH || p[size - 1] != 0 ||
-        memchr(p, 0, size - 1) != NULL || (size == 1 && !allow_empty))
-        return NULL;
-    return (const char *)p;
+    return agent_path_in(p, size, allow_empty);
 }
 
 int agent_exec_parse(const uint8_t *p, size_t len, struct agent_exec_req *req,
@@ -322,18 +331,22 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
     case AGENT_EXEC:
         return agent_exec_parse(p, len, NULL, NULL, NULL);
     case AGENT_STDIN_EOF: case AGENT_KILL: case AGENT_FILE_END: case AGENT_RESEEDED:
+    case AGENT_DONE:
         return len == 0 ? 0 : -EPROTO;
     case AGENT_FILE_PUT:
         if (len < AGENT_FILE_PUT_FIXED)
             return -EPROTO;
         m->u.file_put.mode = get32(p);
+        m->u.file_put.root_len = get32(p + 4);
         m->u.file_put.size = get64(p + 8);
         m->u.file_put.path = check_path(p + AGENT_FILE_PUT_FIXED, len - AGENT_FILE_PUT_FIXED, 0);
-        if ((m->u.file_put.mode & ~07777u) || get32(p + 4) ||
-            m->u.file_put.size > AGENT_MAX_FILE || !m->u.file_put.path)
+        if ((m->u.file_put.mode & ~07777u) || m->u.file_put.size > AGENT_MAX_FILE ||
+            !m->u.file_put.path ||
+            !agent_root_len_ok(m->u.file_put.path, len - AGENT_FILE_PUT_FIXED - 1,
+                               m->u.file_put.root_len))
             return -EPROTO;
         return 0;
-    case AGENT_FILE_GET:
+    case AGENT_FILE_GET: case AGENT_STAT: case AGENT_LIST:
         m->u.file_get.path = check_path(p, len, 0);
         return m->u.file_get.path ? 0 : -EPROTO;
     case AGENT_RESEED:
@@ -380,7 +393,7 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
                        m->u.error.op <= AGENT_OP_MAX ? 0 : -EPROTO;
     }
     (void)dir;
-    return -EPROTO;
+    return agent_dir_check_payload(type, p, len, m);
 }
 
 /* ---- the incremental decoder ---- */

@@ -50,9 +50,36 @@ ssize_t agent_encode(uint8_t *buf, size_t cap, uint16_t type, const void *payloa
  * there straight from its source: no copy); writes only the header. */
 ssize_t agent_encode_in_place(uint8_t *buf, size_t cap, uint16_t type, size_t len);
 ssize_t agent_encode_exec(uint8_t *buf, size_t cap, const struct agent_exec_req *req);
-ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32_t mode,
-                              uint64_t size);
+/* root_len: 0, or path is a root folder and a name beneath it (proto.h). */
+ssize_t agent_encode_file_put(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
+                              uint32_t mode, uint64_t size);
 ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path);
+
+/* ---- the folder requests (agent_dir_codec.c) ---- */
+
+/* One entry of a folder, or STAT's answer (name ""): what ENTRY carries. */
+struct agent_entry {
+    uint32_t kind;       /* AGENT_ENTRY_* */
+    uint32_t mode;       /* & 07777 */
+    uint64_t size;
+    int64_t mtime;       /* seconds */
+    const char *name;    /* one component, or "" for STAT */
+    const char *target;  /* a symlink's, else "" */
+};
+
+/* FILE_GET, STAT or LIST of one path. */
+ssize_t agent_encode_path_req(uint8_t *buf, size_t cap, uint16_t type, const char *path);
+ssize_t agent_encode_mkdir(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
+                           uint32_t mode);
+ssize_t agent_encode_symlink(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
+                             const char *target);
+ssize_t agent_encode_entry(uint8_t *buf, size_t cap, const struct agent_entry *e);
+/* Whether root_len fits path (path_len bytes, no NUL): 0 (none), or a
+ * '/'-ended prefix of an absolute path with a name after it. */
+int agent_root_len_ok(const char *path, size_t path_len, uint32_t root_len);
+/* Whether name[0, len) is one path component: 1..AGENT_MAX_NAME bytes, no
+ * '/' or NUL, not "." or "..". */
+int agent_name_ok(const char *name, size_t len);
 ssize_t agent_encode_reseed(uint8_t *buf, size_t cap, uint64_t realtime_ns, const uint8_t *seed);
 /* SIGNAL with signo 1..64 (else -EINVAL). */
 ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo);
@@ -81,8 +108,11 @@ struct agent_msg {
         struct { uint32_t pid; } started;
         struct { uint32_t kind, value, flags; } exit;
         struct { uint32_t code, op; } error;
-        struct { uint32_t mode; uint64_t size; const char *path; } file_put;
-        struct { const char *path; } file_get;
+        struct { uint32_t mode, root_len; uint64_t size; const char *path; } file_put;
+        struct { const char *path; } file_get; /* also STAT's and LIST's */
+        struct { uint32_t mode, root_len; const char *path; } mkdir;
+        struct { uint32_t root_len; const char *path, *target; } symlink;
+        struct agent_entry entry;
         struct { uint64_t realtime_ns; const uint8_t *seed; } reseed; /* AGENT_RESEED_SEED bytes */
         struct { uint32_t signo; } signal;
     } u;
@@ -95,6 +125,21 @@ size_t agent_dir_max(enum agent_dir dir);
 /* Largest payload allowed for `type` in `dir`; 0 when the type is not
  * valid in that direction (or, for empty types, ask agent_type_known). */
 uint32_t agent_type_max(enum agent_dir dir, uint16_t type);
+/* The same for the folder requests and ENTRY (agent_dir_codec.c). */
+uint32_t agent_dir_type_max(enum agent_dir dir, uint16_t type);
+/* Checks a complete MKDIR, SYMLINK or ENTRY payload and fills m->u: 0 or
+ * -EPROTO (any other type is -EPROTO too). */
+int agent_dir_check_payload(uint16_t type, const uint8_t *p, uint32_t len, struct agent_msg *m);
+/* [p, p+size) as a path: one NUL, at its end, and not empty (unless
+ * allow_empty); else NULL. */
+const char *agent_path_in(const uint8_t *p, size_t size, int allow_empty);
+/* The payloads agent_encode_{path_req,mkdir,symlink,entry} frame, laid out
+ * at p (room for the type's maximum): their length, 0 when the arguments
+ * break the protocol's rules. */
+size_t agent_path_payload(const char *path);
+size_t agent_mkdir_payload(uint8_t *p, const char *path, uint32_t root_len, uint32_t mode);
+size_t agent_symlink_payload(uint8_t *p, const char *path, uint32_t root_len, const char *target);
+size_t agent_entry_payload(uint8_t *p, const struct agent_entry *e);
 
 struct agent_decoder {
     enum agent_dir dir;
@@ -267,6 +312,32 @@ const char *agent_reseed_now(int fd, const uint8_t *seed, char *buf, size_t cap)
 int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size);
 /* Copies guest `path` into out_fd, at most max_bytes (-EFBIG beyond). */
 int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes);
+
+/* The same with the bytes from or to a callback (a tar being read or
+ * written): a reader gives up to len bytes (0 or less: no more, and the
+ * put fails with -EIO), a writer takes all of them (0, or -errno to stop). */
+typedef ssize_t agent_read_fn(void *opaque, void *buf, size_t len);
+typedef int agent_write_fn(void *opaque, const void *buf, size_t len);
+/* root_len as for agent_encode_file_put. */
+int agent_file_put_from(int fd, const char *path, uint32_t root_len, uint32_t mode,
+                        uint64_t size, agent_read_fn *read_fn, void *opaque);
+int agent_file_get_to(int fd, const char *path, uint64_t max_bytes, agent_write_fn *write_fn,
+                      void *opaque);
+
+/* ---- folders (agent_dir.c); each 0 or -errno (the guest's errno for a
+ * refused request, -EPROTO for a broken answer) ---- */
+
+/* lstat of a guest path: *e (name ""; its target points into target_buf,
+ * AGENT_MAX_PATH bytes). */
+int agent_stat(int fd, const char *path, struct agent_entry *e, char *target_buf);
+/* Each entry of a guest folder to `each` (valid during the call); a
+ * nonzero return from it stops the listing and is returned (the stream is
+ * then mid-answer: close the connection).  An entry with the name "" is
+ * -EPROTO. */
+typedef int agent_entry_fn(void *opaque, const struct agent_entry *e);
+int agent_list(int fd, const char *path, agent_entry_fn *each, void *opaque);
+int agent_mkdir(int fd, const char *path, uint32_t root_len, uint32_t mode);
+int agent_symlink(int fd, const char *path, uint32_t root_len, const char *target);
 
 /* The exit status airlock reports for a result: the command's code,
  * 128+signal, 124 on timeout, 127 not found, 126 cannot run, 141

@@ -14,27 +14,13 @@
 
 #include "agent_client/agent_conn.h"
 
-/* Waits for the agent's verdict on a put: FILE_END or ERROR. */
-static int put_verdict(struct agent_conn *c)
-{
-    struct agent_msg m;
-    int rc = agent_reader_wait(&c->rd, &m);
-    if (rc < 0)
-        return rc;
-    if (m.type == AGENT_FILE_END)
-        return 0;
-    return m.type == AGENT_ERROR ? -(int)m.u.error.code : -EPROTO;
-}
-
-static int put_data(int fd, int in_fd, uint64_t size)
+static int put_data(int fd, agent_read_fn *read_fn, void *opaque, uint64_t size)
 {
     uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK]; /* read straight into its payload */
     uint64_t sent = 0;
     while (sent < size) {
         size_t want = size - sent < AGENT_MAX_CHUNK ? (size_t)(size - sent) : AGENT_MAX_CHUNK;
-        ssize_t n = read(in_fd, f + AGENT_HDR_SIZE, want);
-        if (n < 0 && errno == EINTR)
-            continue;
+        ssize_t n = read_fn(opaque, f + AGENT_HDR_SIZE, want);
         if (n <= 0)
             break; /* short: FILE_END with a wrong total makes the agent refuse */
         ssize_t fl = agent_encode_in_place(f, sizeof(f), AGENT_FILE_DATA, (size_t)n);
@@ -134,27 +120,43 @@ const char *agent_reseed_failure(int rc, int err, uint32_t op, unsigned wait_ms,
     return buf;
 }
 
-int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size)
+int agent_file_put_from(int fd, const char *path, uint32_t root_len, uint32_t mode,
+                        uint64_t size, agent_read_fn *read_fn, void *opaque)
 {
     uint8_t f[AGENT_HDR_SIZE + AGENT_FILE_PUT_FIXED + AGENT_MAX_PATH];
-    ssize_t fl = agent_encode_file_put(f, sizeof(f), path, mode, size);
+    ssize_t fl = agent_encode_file_put(f, sizeof(f), path, root_len, mode, size);
     if (fl < 0)
         return (int)fl;
     int rc = agent_send_all(fd, f, (size_t)fl);
     if (rc)
         return rc;
-    int data_rc = put_data(fd, in_fd, size);
+    int data_rc = put_data(fd, read_fn, opaque, size);
     if (data_rc && data_rc != -EIO)
         return data_rc;
     struct agent_conn *c = ac_new(fd, &rc);
     if (!c)
         return rc;
-    rc = put_verdict(c);
+    rc = ac_verdict(c, AGENT_FILE_END);
     ac_free(c);
     return data_rc ? data_rc : rc;
 }
 
-static int get_loop(struct agent_conn *c, int out_fd, uint64_t max_bytes)
+/* A file descriptor as agent_read_fn: read(2), EINTR retried. */
+static ssize_t read_fd(void *opaque, void *buf, size_t len)
+{
+    ssize_t n;
+    while ((n = read(*(int *)opaque, buf, len)) < 0 && errno == EINTR)
+        ;
+    return n;
+}
+
+int agent_file_put(int fd, const char *path, uint32_t mode, int in_fd, uint64_t size)
+{
+    return agent_file_put_from(fd, path, 0, mode, size, read_fd, &in_fd);
+}
+
+static int get_loop(struct agent_conn *c, agent_write_fn *write_fn, void *opaque,
+                    uint64_t max_bytes)
 {
     uint64_t total = 0;
     for (;;) {
@@ -167,7 +169,7 @@ static int get_loop(struct agent_conn *c, int out_fd, uint64_t max_bytes)
             total += m.len;
             if (total > max_bytes)
                 return -EFBIG;
-            rc = agent_write_all(out_fd, m.payload, m.len);
+            rc = write_fn(opaque, m.payload, m.len);
             if (rc)
                 return rc;
             break;
@@ -181,7 +183,8 @@ static int get_loop(struct agent_conn *c, int out_fd, uint64_t max_bytes)
     }
 }
 
-int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes)
+int agent_file_get_to(int fd, const char *path, uint64_t max_bytes, agent_write_fn *write_fn,
+                      void *opaque)
 {
     uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_PATH];
     ssize_t fl = agent_encode_file_get(f, sizeof(f), path);
@@ -193,7 +196,17 @@ int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes)
     struct agent_conn *c = ac_new(fd, &rc);
     if (!c)
         return rc;
-    rc = get_loop(c, out_fd, max_bytes);
+    rc = get_loop(c, write_fn, opaque, max_bytes);
     ac_free(c);
     return rc;
+}
+
+static int write_fd(void *opaque, const void *buf, size_t len)
+{
+    return agent_write_all(*(int *)opaque, buf, len);
+}
+
+int agent_file_get(int fd, const char *path, int out_fd, uint64_t max_bytes)
+{
+    return agent_file_get_to(fd, path, max_bytes, write_fd, &out_fd);
 }

@@ -27,6 +27,17 @@ void ac_free(struct agent_conn *c)
     free(c);
 }
 
+int ac_verdict(struct agent_conn *c, uint16_t ok_type)
+{
+    struct agent_msg m;
+    int rc = agent_reader_wait(&c->rd, &m);
+    if (rc < 0)
+        return rc;
+    if (m.type == ok_type)
+        return 0;
+    return m.type == AGENT_ERROR ? -(int)m.u.error.code : -EPROTO;
+}
+
 int64_t agent_mono_ms(void)
 {
     struct timespec t;

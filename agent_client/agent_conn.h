@@ -17,6 +17,10 @@ struct agent_conn {
 struct agent_conn *ac_new(int fd, int *rc);
 void ac_free(struct agent_conn *c);
 
+/* Waits for a request's verdict: 0 when ok_type came, the guest's -errno
+ * for an ERROR, -EPROTO for anything else, or the transport's -errno. */
+int ac_verdict(struct agent_conn *c, uint16_t ok_type);
+
 /* CLOCK_MONOTONIC in milliseconds, for the requests' deadlines. */
 int64_t agent_mono_ms(void);
 

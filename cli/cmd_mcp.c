@@ -208,13 +208,8 @@ static json_t *call_write(struct mcp *m, json_t *args)
     const char *id = sandbox(m, err, sizeof(err));
     if (!id)
         return tool_error("airlock: %s", err);
-    /* the path percent-encoded for the query */
-    size_t n = (size_t)snprintf(q, sizeof(q), "/v1/sandboxes/%s/files?path=", id);
-    for (const unsigned char *p = (const unsigned char *)path; *p && n + 4 < sizeof(q); p++)
-        n += (size_t)snprintf(q + n, sizeof(q) - n,
-                              (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                                      (*p >= '0' && *p <= '9') || strchr("/._-", *p)
-                                  ? "%c" : "%%%02X", *p);
+    if (api_client_path(q, sizeof(q), id, "files", path))
+        return tool_error("%s", "write_file: the path is too long");
     struct api_client c;
     if (api_client_request_raw(&c, m->sock, "PUT", q, json_string_value(content),
                                json_string_length(content), err, sizeof(err)))

@@ -278,24 +278,11 @@ int cmd_ls(int argc, char **argv)
 
 int cmd_rm(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"socket", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'}, {0},
-    };
     const char *sock_flag = NULL;
-    int c;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'S': sock_flag = optarg; break;
-        case 'h':
-            printf("usage: airlock rm [--socket PATH] ID...\n"
-                   "Destroys each sandbox and prints its id.\n");
-            return 0;
-        case ':': return verb_fail("%s needs a value", argv[optind - 1]);
-        default: return verb_fail("unknown option '%s' (see airlock rm --help)", argv[optind - 1]);
-        }
-    }
+    int opt = verb_socket_option(argc, argv, "rm", "usage: airlock rm [--socket PATH] ID...\n"
+                                 "Destroys each sandbox and prints its id.\n", &sock_flag);
+    if (opt)
+        return opt < 0 ? 0 : opt;
     if (optind >= argc)
         return verb_fail("no sandbox id: airlock rm ID...");
     char sock[4096], err[512];

@@ -99,3 +99,24 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
     *out = body;
     return rc;
 }
+
+int verb_socket_option(int argc, char **argv, const char *verb, const char *usage,
+                       const char **sock_flag)
+{
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'}, {0},
+    };
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': *sock_flag = optarg; break;
+        case 'h': printf("%s", usage); return -1;
+        case ':': return verb_fail("%s needs a value", argv[optind - 1]);
+        default:
+            return verb_fail("unknown option '%s' (see airlock %s --help)", argv[optind - 1], verb);
+        }
+    }
+    return 0;
+}

@@ -23,6 +23,12 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
 /* Prints "airlock: " and the message on stderr; returns 125. */
 int verb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The options of a verb that takes only --socket PATH and --help: 0 with
+ * optind at its first argument, -1 when --help printed usage, or 125
+ * after a one-line error. */
+int verb_socket_option(int argc, char **argv, const char *verb, const char *usage,
+                       const char **sock_flag);
+
 /* "K=V" into obj[K] = V; -1 when there is no '=' or no name. */
 int sandbox_add_var(json_t *obj, const char *kv);
 

@@ -79,14 +79,15 @@ static int read_line(struct api_client *c, char *out, size_t cap)
 }
 
 static int request(struct api_client *c, const char *sock, const char *method, const char *path,
-                   const char *type, const char *data, size_t blen, char *err, size_t errlen);
+                   const char *type, const char *data, int body_fd, size_t blen, char *err,
+                   size_t errlen);
 
 int api_client_request(struct api_client *c, const char *sock, const char *method,
                        const char *path, json_t *body, char *err, size_t errlen)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    int rc = request(c, sock, method, path, "application/json", text, text ? strlen(text) : 0,
-                     err, errlen);
+    int rc = request(c, sock, method, path, "application/json", text, -1,
+                     text ? strlen(text) : 0, err, errlen);
     free(text);
     return rc;
 }
@@ -95,11 +96,48 @@ int api_client_request_raw(struct api_client *c, const char *sock, const char *m
                            const char *path, const void *data, size_t len, char *err,
                            size_t errlen)
 {
-    return request(c, sock, method, path, "application/octet-stream", data, len, err, errlen);
+    return request(c, sock, method, path, "application/octet-stream", data, -1, len, err, errlen);
+}
+
+int api_client_request_fd(struct api_client *c, const char *sock, const char *method,
+                          const char *path, const char *type, int fd, size_t len, char *err,
+                          size_t errlen)
+{
+    return request(c, sock, method, path, type, NULL, fd, len, err, errlen);
+}
+
+/* Sends len bytes of fd after the head; a refusal may close the socket
+ * first, and its answer is read all the same. */
+static void send_fd(int sock_fd, int fd, size_t len)
+{
+    char buf[65536];
+    while (len) {
+        ssize_t n = read(fd, buf, len < sizeof(buf) ? len : sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0 || agent_send_all(sock_fd, buf, (size_t)n))
+            return;
+        len -= (size_t)n;
+    }
+}
+
+int api_client_path(char *out, size_t cap, const char *id, const char *what, const char *path)
+{
+    size_t n = (size_t)snprintf(out, cap, "/v1/sandboxes/%s/%s?path=", id, what);
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (n + 4 > cap)
+            return -1;
+        n += (size_t)snprintf(out + n, cap - n,
+                              (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                      (*p >= '0' && *p <= '9') || strchr("/._-", *p)
+                                  ? "%c" : "%%%02X", *p);
+    }
+    return n < cap ? 0 : -1;
 }
 
 static int request(struct api_client *c, const char *sock, const char *method, const char *path,
-                   const char *type, const char *data, size_t blen, char *err, size_t errlen)
+                   const char *type, const char *data, int body_fd, size_t blen, char *err,
+                   size_t errlen)
 {
     memset(c, 0, sizeof(*c));
     c->fd = -1;
@@ -124,16 +162,17 @@ static int request(struct api_client *c, const char *sock, const char *method, c
                       "%s %s HTTP/1.1\r\nHost: airlock\r\nConnection: close\r\n"
                       "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n",
                       method, path, type, blen);
-    char *req = hn > 0 && (size_t)hn < sizeof(head) ? malloc((size_t)hn + blen) : NULL;
-    int rn = req ? hn + (int)blen : -1;
+    size_t inline_len = body_fd < 0 ? blen : 0;
+    char *req = hn > 0 && (size_t)hn < sizeof(head) ? malloc((size_t)hn + inline_len) : NULL;
+    bool ok = req != NULL;
     if (req) {
         memcpy(req, head, (size_t)hn);
-        if (blen)
-            memcpy(req + hn, data, blen);
+        if (inline_len)
+            memcpy(req + hn, data, inline_len);
+        agent_send_all(c->fd, req, (size_t)hn + inline_len); /* a refusal may close it early */
+        if (body_fd >= 0)
+            send_fd(c->fd, body_fd, blen);
     }
-    bool ok = rn > 0;
-    if (ok)
-        agent_send_all(c->fd, req, (size_t)rn); /* a refusal may close it early */
     free(req);
     char line[1024];
     int minor;
@@ -198,6 +237,11 @@ static ssize_t body_read(struct api_client *c, char *out, size_t cap)
     c->off += n;
     c->left -= n;
     return (ssize_t)n;
+}
+
+ssize_t api_client_body(struct api_client *c, void *buf, size_t cap)
+{
+    return body_read(c, buf, cap);
 }
 
 json_t *api_client_json(struct api_client *c, char *err, size_t errlen)

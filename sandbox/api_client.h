@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -39,6 +40,20 @@ int api_client_request(struct api_client *c, const char *sock, const char *metho
 int api_client_request_raw(struct api_client *c, const char *sock, const char *method,
                            const char *path, const void *data, size_t len, char *err,
                            size_t errlen);
+
+/* The same with the body read from fd (len bytes) as it is sent: an
+ * upload too big to hold (a tar). */
+int api_client_request_fd(struct api_client *c, const char *sock, const char *method,
+                          const char *path, const char *type, int fd, size_t len, char *err,
+                          size_t errlen);
+
+/* "/v1/sandboxes/ID/WHAT?path=PATH" with PATH percent-encoded: 0, or -1
+ * when it does not fit cap. */
+int api_client_path(char *out, size_t cap, const char *id, const char *what, const char *path);
+
+/* Up to cap bytes of a raw answer's body (chunked framing removed): the
+ * count, 0 at its end, -1 when it broke off (a tar cut short). */
+ssize_t api_client_body(struct api_client *c, void *buf, size_t cap);
 
 /* A whole JSON answer (after api_client_request); NULL with err. */
 json_t *api_client_json(struct api_client *c, char *err, size_t errlen);

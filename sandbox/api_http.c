@@ -43,15 +43,16 @@ static void send_all(struct api_conn *c, const void *p, size_t n)
         c->broken = true;
 }
 
+/* chunked: the Content-Type of a chunked body, or NULL for a JSON one. */
 static void send_head(struct api_conn *c, int status, const char *extra, size_t body_len,
-                      bool chunked)
+                      const char *chunked)
 {
     char head[512];
     int n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n%s", status, phrase(status),
                      extra ? extra : "");
     if (chunked)
         n += snprintf(head + n, sizeof(head) - (size_t)n,
-                      "Content-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n");
+                      "Content-Type: %s\r\nTransfer-Encoding: chunked\r\n", chunked);
     else if (status != 204) /* RFC 9110 8.6: no Content-Length on a 204 */
         n += snprintf(head + n, sizeof(head) - (size_t)n,
                       "Content-Type: application/json\r\nContent-Length: %zu\r\n", body_len);
@@ -66,7 +67,7 @@ static void reply_with(struct api_conn *c, int status, const char *extra, json_t
     json_decref(body);
     size_t len = text ? strlen(text) : 0;
     /* + "\n": curl and shells show the answer on a line of its own */
-    send_head(c, status, extra, text ? len + 1 : 0, false);
+    send_head(c, status, extra, text ? len + 1 : 0, NULL);
     if (text) {
         send_all(c, text, len);
         send_all(c, "\n", 1);
@@ -142,10 +143,37 @@ void api_unauthorized(struct api_conn *c)
     reply_with(c, 401, "WWW-Authenticate: Bearer realm=\"airlock\"\r\n", o);
 }
 
-void api_stream_begin(struct api_conn *c, int status)
+void api_chunked_begin(struct api_conn *c, int status, const char *type)
 {
     c->streaming = true;
-    send_head(c, status, NULL, 0, true);
+    send_head(c, status, NULL, 0, type);
+}
+
+void api_chunked_write(struct api_conn *c, const void *p, size_t n)
+{
+    if (!n)
+        return; /* an empty chunk would end the body */
+    char size[32];
+    int k = snprintf(size, sizeof(size), "%zx\r\n", n);
+    send_all(c, size, (size_t)k);
+    send_all(c, p, n);
+    send_all(c, "\r\n", 2);
+}
+
+void api_chunked_end(struct api_conn *c)
+{
+    send_all(c, "0\r\n\r\n", 5);
+}
+
+void api_chunked_abort(struct api_conn *c)
+{
+    c->close = true;
+    c->broken = true;
+}
+
+void api_stream_begin(struct api_conn *c, int status)
+{
+    api_chunked_begin(c, status, "application/x-ndjson");
 }
 
 void api_stream_line(struct api_conn *c, json_t *line)
@@ -157,17 +185,14 @@ void api_stream_line(struct api_conn *c, json_t *line)
         return;
     }
     size_t len = strlen(text);
-    char size[32];
-    int n = snprintf(size, sizeof(size), "%zx\r\n", len + 1);
-    send_all(c, size, (size_t)n);
-    send_all(c, text, len);
-    send_all(c, "\n\r\n", 3);
+    text[len] = '\n'; /* json_dumps's NUL becomes the line's end: one chunk */
+    api_chunked_write(c, text, len + 1);
     free(text);
 }
 
 void api_stream_end(struct api_conn *c)
 {
-    send_all(c, "0\r\n\r\n", 5);
+    api_chunked_end(c);
 }
 
 /* ---- requests ---- */
@@ -278,6 +303,16 @@ int api_read_body(struct api_conn *c)
     }
     c->body[len] = '\0';
     return 0;
+}
+
+int api_body_check(struct api_conn *c, uint64_t max)
+{
+    return c->req.body_len > max ? too_large(c, max) : 0;
+}
+
+ssize_t api_body_read(struct api_conn *c, void *p, size_t n)
+{
+    return body_some(c, p, n);
 }
 
 int api_body_to_fd(struct api_conn *c, int fd, uint64_t max)

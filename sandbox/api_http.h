@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -39,6 +40,11 @@ int api_read_request(struct api_conn *c);
 int api_read_body(struct api_conn *c);
 /* The body written to fd (at most max bytes: else 413).  0 or -1 as above. */
 int api_body_to_fd(struct api_conn *c, int fd, uint64_t max);
+/* A streamed body: refuse one over max bytes (413, sent: -1; else 0), then
+ * read it piecewise: up to n bytes, 0 at its end, -1 when the client went
+ * away or stalled (the connection is then closed). */
+int api_body_check(struct api_conn *c, uint64_t max);
+ssize_t api_body_read(struct api_conn *c, void *p, size_t n);
 /* After the answer: a body left unread closes the connection. */
 void api_request_done(struct api_conn *c);
 
@@ -55,6 +61,15 @@ void api_method_not_allowed(struct api_conn *c, const char *allow);
 /* 401 with `WWW-Authenticate: Bearer` (sandbox/api_auth.h), then the
  * connection closes. */
 void api_unauthorized(struct api_conn *c);
+
+/* A body of unknown length (chunked) with this Content-Type: begin, write
+ * (any number of bytes, an empty write is none), end.  abort instead of
+ * end cuts the connection without the last chunk, so the client sees a
+ * broken body, never a short one passed off as whole. */
+void api_chunked_begin(struct api_conn *c, int status, const char *type);
+void api_chunked_write(struct api_conn *c, const void *p, size_t n);
+void api_chunked_end(struct api_conn *c);
+void api_chunked_abort(struct api_conn *c);
 
 /* A stream of JSON lines (application/x-ndjson, chunked): begin, lines
  * (each takes the reference), end.  A failed write marks c->broken; the

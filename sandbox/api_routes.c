@@ -337,20 +337,15 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     if (rest)
         *rest++ = '\0';
     bool commands = rest && !strncmp(rest, "commands", 8) && (!rest[8] || rest[8] == '/');
-    if (rest && !commands && strcmp(rest, "files") && strcmp(rest, "audit") &&
+    if (rest && !commands && !files_route_known(rest) && strcmp(rest, "audit") &&
         strcmp(rest, "snapshot"))
         return api_error(c, 404, NULL, "no such path: %.200s", c->req.target);
     struct sandbox *sb = registry_get(&srv->reg, id);
     if (!sb)
         return api_error(c, 404, NULL, "no sandbox '%.64s'", id);
-    if (rest && !strcmp(rest, "files")) {
+    if (rest && files_route_known(rest)) {
         touch(srv, sb);
-        if (method_is(c, "PUT"))
-            files_put(c, sb);
-        else if (method_is(c, "GET"))
-            files_get(c, sb);
-        else
-            api_method_not_allowed(c, "GET, PUT");
+        files_route(c, sb, rest);
         touch(srv, sb);
     } else if (rest && !strcmp(rest, "snapshot")) {
         if (method_is(c, "POST"))

@@ -7,6 +7,8 @@
  *   POST   /v1/sandboxes/{id}/commands    200, a stream of JSON lines
  *                                         (sandbox/exec_stream.h)
  *   PUT|GET /v1/sandboxes/{id}/files?path= one file in or out (sandbox/files.h)
+ *   GET    /v1/sandboxes/{id}/directory?path=, /stat?path=   (sandbox/directory.h)
+ *   PUT|GET /v1/sandboxes/{id}/archive?path= a tar in or out (sandbox/archive.h)
  *   GET    /v1/sandboxes/{id}/audit       its audit records (sandbox/sandbox_audit.h)
  *   POST   /v1/sandboxes/{id}/snapshot    201, a snapshot of it (sandbox/snapshots.h)
  *   GET    /v1/snapshots[/{sid}], DELETE /v1/snapshots/{sid}

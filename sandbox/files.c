@@ -11,32 +11,14 @@
 #include "agent_client/agent_client.h"
 #include "guest/agent/proto.h"
 #include "http/http_query.h"
-#include "sandbox/vm_proc.h"
-
-/* The path parameter: absolute, at most AGENT_MAX_PATH; else a 400 sent. */
-static int get_path(struct api_conn *c, char *path)
-{
-    int rc = query_param(c->req.target, "path", path, AGENT_MAX_PATH);
-    if (rc <= 0 || path[0] != '/') {
-        api_error(c, 400, "path", rc < 0 ? "path: a bad %%-escape, a NUL, or too long"
-                                         : "path: want ?path=/an/absolute/path");
-        return -1;
-    }
-    return 0;
-}
-
-/* The guest's errno for PATH as an answer. */
-static void guest_error(struct api_conn *c, const char *path, int e)
-{
-    int status = e == ENOENT || e == ENOTDIR ? 404 : e == EACCES || e == EPERM ? 403
-               : e == EFBIG ? 413 : e == ECONNREFUSED || e == ECONNRESET || e == EPIPE ? 503 : 400;
-    api_error(c, status, "path", "%.1000s: %s", path, strerror(e));
-}
+#include "sandbox/archive.h"
+#include "sandbox/directory.h"
+#include "sandbox/guest_fs.h"
 
 void files_put(struct api_conn *c, const struct sandbox *sb)
 {
     char path[AGENT_MAX_PATH], mode_s[16];
-    if (get_path(c, path))
+    if (guest_fs_path(c, path))
         return;
     unsigned long mode = 0644;
     int m = query_param(c->req.target, "mode", mode_s, sizeof(mode_s));
@@ -57,14 +39,16 @@ void files_put(struct api_conn *c, const struct sandbox *sb)
         return;
     }
     lseek(fd, 0, SEEK_SET);
-    int agent = vm_proc_dial(sb->sock);
-    int rc = agent < 0 ? agent
-                       : agent_file_put(agent, path, (uint32_t)mode, fd, c->req.body_len);
-    if (agent >= 0)
-        close(agent);
+    int agent = guest_fs_dial(c, sb);
+    if (agent < 0) {
+        close(fd);
+        return;
+    }
+    int rc = agent_file_put(agent, path, (uint32_t)mode, fd, c->req.body_len);
+    close(agent);
     close(fd);
     if (rc) {
-        guest_error(c, path, -rc);
+        guest_fs_error(c, path, -rc);
         return;
     }
     json_t *o = json_object();
@@ -76,27 +60,50 @@ void files_put(struct api_conn *c, const struct sandbox *sb)
 void files_get(struct api_conn *c, const struct sandbox *sb)
 {
     char path[AGENT_MAX_PATH];
-    if (get_path(c, path))
+    if (guest_fs_path(c, path))
         return;
     int fd = memfd_create("airlock-get", MFD_CLOEXEC);
     if (fd < 0) {
         api_error(c, 503, NULL, "cannot hold the download: %s", strerror(errno));
         return;
     }
-    int agent = vm_proc_dial(sb->sock);
-    int rc = agent < 0 ? agent : agent_file_get(agent, path, fd, FILES_MAX);
-    if (agent >= 0)
-        close(agent);
+    int agent = guest_fs_dial(c, sb);
+    if (agent < 0) {
+        close(fd);
+        return;
+    }
+    int rc = agent_file_get(agent, path, fd, FILES_MAX);
+    close(agent);
     if (rc) {
         close(fd);
         if (rc == -EFBIG)
             api_error(c, 413, "path", "%.1000s: larger than %llu bytes", path, FILES_MAX);
         else
-            guest_error(c, path, -rc);
+            guest_fs_error(c, path, -rc);
         return;
     }
     off_t size = lseek(fd, 0, SEEK_END);
     lseek(fd, 0, SEEK_SET);
     api_reply_fd(c, 200, "application/octet-stream", fd, (uint64_t)size);
     close(fd);
+}
+
+bool files_route_known(const char *rest)
+{
+    return !strcmp(rest, "files") || !strcmp(rest, "directory") || !strcmp(rest, "stat") ||
+           !strcmp(rest, "archive");
+}
+
+void files_route(struct api_conn *c, const struct sandbox *sb, const char *rest)
+{
+    bool get = !strcmp(c->req.method, "GET"), put = !strcmp(c->req.method, "PUT");
+    bool read_only = !strcmp(rest, "directory") || !strcmp(rest, "stat");
+    if (!get && (!put || read_only))
+        api_method_not_allowed(c, read_only ? "GET" : "GET, PUT");
+    else if (!strcmp(rest, "files"))
+        (get ? files_get : files_put)(c, sb);
+    else if (!strcmp(rest, "archive"))
+        (get ? archive_get : archive_put)(c, sb);
+    else
+        (!strcmp(rest, "stat") ? directory_stat : directory_list)(c, sb);
 }

@@ -9,6 +9,8 @@
 #ifndef AIRLOCK_SANDBOX_FILES_H
 #define AIRLOCK_SANDBOX_FILES_H
 
+#include <stdbool.h>
+
 #include "sandbox/api_http.h"
 #include "sandbox/registry.h"
 
@@ -16,5 +18,11 @@
 
 void files_put(struct api_conn *c, const struct sandbox *sb);
 void files_get(struct api_conn *c, const struct sandbox *sb);
+
+/* The sandbox's file paths: "files", "directory", "stat", "archive"
+ * (what follows /v1/sandboxes/{id}/).  files_route serves one with its
+ * methods (405 for others). */
+bool files_route_known(const char *rest);
+void files_route(struct api_conn *c, const struct sandbox *sb, const char *rest);
 
 #endif

@@ -1,5 +1,5 @@
 /* The guest agent's internal interface: one connection's state and the
- * request handlers (guest/agent/{main,conn,exec,files}.c). */
+ * request handlers (guest/agent/{main,conn,exec,files,dirs}.c). */
 #ifndef AIRLOCK_GUEST_AGENT_AGENT_H
 #define AIRLOCK_GUEST_AGENT_AGENT_H
 
@@ -27,6 +27,11 @@ int aconn_send_error(struct aconn *c, int code, uint32_t op);
 int agent_do_exec(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_put(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_get(struct aconn *c, const struct agent_msg *m);
+/* STAT, LIST, MKDIR, SYMLINK (dirs.c). */
+int agent_do_stat(struct aconn *c, const struct agent_msg *m);
+int agent_do_list(struct aconn *c, const struct agent_msg *m);
+int agent_do_mkdir(struct aconn *c, const struct agent_msg *m);
+int agent_do_symlink(struct aconn *c, const struct agent_msg *m);
 /* RESEED: entropy and wall time from the host (reseed.c). */
 int agent_do_reseed(struct aconn *c, const struct agent_msg *m);
 

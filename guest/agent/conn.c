@@ -43,6 +43,14 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
         return agent_do_file_get(c, m);
     case AGENT_RESEED:
         return agent_do_reseed(c, m);
+    case AGENT_STAT:
+        return agent_do_stat(c, m);
+    case AGENT_LIST:
+        return agent_do_list(c, m);
+    case AGENT_MKDIR:
+        return agent_do_mkdir(c, m);
+    case AGENT_SYMLINK:
+        return agent_do_symlink(c, m);
     case AGENT_STDIN:
     case AGENT_STDIN_EOF:
     case AGENT_KILL:

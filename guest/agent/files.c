@@ -2,7 +2,9 @@
  * AGENT_MAX_CHUNK pieces.  A put that fails for any reason (open, write,
  * a total other than the announced size) leaves no file behind and is
  * answered with one ERROR after the host's FILE_END, so the stream stays
- * in step; a get answers FILE_DATA* FILE_END or ERROR. */
+ * in step; a get answers FILE_DATA* FILE_END or ERROR.  A put with a
+ * root_len (a tar's member) goes through beneath.h: a new file, made
+ * where no symlink leads. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "guest/agent/agent.h"
+#include "guest/agent/beneath.h"
 
 /* Receives the put's data up to FILE_END; the first failure is kept in
  * *err and later chunks are discarded.  0, or -errno to drop the
@@ -42,24 +45,35 @@ static int put_receive(struct aconn *c, int fd, uint64_t size, uint64_t *total, 
 
 int agent_do_file_put(struct aconn *c, const struct agent_msg *m)
 {
-    /* The payload is overwritten by the next message: keep what we need. */
-    char path[AGENT_MAX_PATH];
-    snprintf(path, sizeof(path), "%s", m->u.file_put.path);
+    /* The payload is overwritten by the next message: at.buf keeps the path. */
+    static struct agent_at at;
     uint64_t size = m->u.file_put.size, total = 0;
     mode_t mode = m->u.file_put.mode & 07777;
-    int err = 0;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0)
-        err = errno;
-    else if (fchmod(fd, mode)) /* the umask is not the host's intent */
-        err = errno;
+    int err = -agent_at_open(&at, m->u.file_put.path, m->u.file_put.root_len);
+    char path[AGENT_MAX_PATH];
+    if (!at.beneath) { /* at.name is the payload's: keep a copy */
+        snprintf(path, sizeof(path), "%s", at.name);
+        at.name = path;
+    }
+    int fd = -1;
+    if (!err)
+        err = -agent_at_clear(&at);
+    if (!err) {
+        int how = at.beneath ? O_EXCL | O_NOFOLLOW : O_TRUNC;
+        fd = openat(at.dirfd, at.name, O_WRONLY | O_CREAT | O_CLOEXEC | how, mode);
+        if (fd < 0)
+            err = errno;
+        else if (fchmod(fd, mode)) /* the umask is not the host's intent */
+            err = errno;
+    }
     int rc = put_receive(c, fd, size, &total, &err);
     if (fd >= 0 && close(fd) && !err)
         err = errno;
     if (!err && total != size)
         err = EIO;
     if (fd >= 0 && (err || rc))
-        unlink(path);
+        unlinkat(at.dirfd, at.name, 0);
+    agent_at_close(&at);
     if (rc)
         return rc;
     if (err)

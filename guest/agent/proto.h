@@ -25,6 +25,12 @@
  *   agent: FILE_DATA* FILE_END                     or  ERROR
  *   host:  RESEED
  *   agent: RESEEDED                                or  ERROR (op RESEED/CLOCK)
+ *   host:  STAT
+ *   agent: ENTRY (the path itself, name "")        or  ERROR (op FILE)
+ *   host:  LIST
+ *   agent: ENTRY* DONE                             or  ERROR (op FILE)
+ *   host:  MKDIR | SYMLINK
+ *   agent: DONE                                    or  ERROR (op FILE)
  * Any frame that breaks these rules ends the connection on either side.
  */
 #ifndef AIRLOCK_GUEST_AGENT_PROTO_H
@@ -86,6 +92,10 @@ enum agent_type {
     AGENT_RESEED    = 0x09, /* fresh entropy and wall time (below) */
     AGENT_SIGNAL    = 0x0a, /* u32 signal 1..64 for the command's process
                              * group (since version 3) */
+    AGENT_STAT      = 0x0b, /* payload: path, NUL-terminated: lstat it */
+    AGENT_LIST      = 0x0c, /* payload: path, NUL-terminated: a folder's entries */
+    AGENT_MKDIR     = 0x0d, /* below */
+    AGENT_SYMLINK   = 0x0e, /* below */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -98,6 +108,8 @@ enum agent_type {
     AGENT_EXIT      = 0x85,
     AGENT_ERROR     = 0x86,
     AGENT_RESEEDED  = 0x87, /* empty: the RESEED took effect (since version 2) */
+    AGENT_ENTRY     = 0x88, /* one folder entry, or STAT's answer (below) */
+    AGENT_DONE      = 0x89, /* empty: MKDIR/SYMLINK took effect, or LIST's end */
 };
 
 /* EXEC payload (fixed part, AGENT_EXEC_FIXED bytes, then the strings):
@@ -124,13 +136,57 @@ enum agent_type {
 #define AGENT_EXEC_F_ALL   AGENT_EXEC_F_STDIN
 
 /* FILE_PUT payload:
- *   0  u32 mode   permission bits (& 07777 applied; file created as root)
- *   4  u32 rsvd   must be 0
- *   8  u64 size   exact byte count the FILE_DATA chunks will carry
- *                 (<= AGENT_MAX_FILE); FILE_END with a different total
- *                 fails the put and removes the file
+ *   0  u32 mode     permission bits (& 07777 applied; file created as root)
+ *   4  u32 root_len 0, or the path is a root folder and a name beneath it
+ *                   (AGENT_ROOT_LEN below)
+ *   8  u64 size     exact byte count the FILE_DATA chunks will carry
+ *                   (<= AGENT_MAX_FILE); FILE_END with a different total
+ *                   fails the put and removes the file
  *   16 path, NUL-terminated, the rest of the payload (<= AGENT_MAX_PATH) */
 #define AGENT_FILE_PUT_FIXED 16
+
+/* root_len (FILE_PUT, MKDIR, SYMLINK): a folder of many entries (a tar the
+ * host extracts) is written one entry at a time, and guest code may have
+ * planted symlinks in it.  With root_len n > 0, path[0, n) is the root
+ * folder (resolved as usual; path[n - 1] is '/') and path[n, ...) a
+ * relative name the agent resolves beneath it with no symlink and no ".."
+ * at all (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS; ELOOP/EXDEV
+ * otherwise); an existing non-folder at the last name is replaced, not
+ * written through.  With 0 the path is used as it is (a symlink is
+ * followed, an existing file is truncated in place). */
+
+/* MKDIR payload:
+ *   0  u32 mode     permission bits (& 07777); a folder that exists already
+ *                   is fine and keeps its mode
+ *   4  u32 root_len as for FILE_PUT
+ *   8  path, NUL-terminated, the rest of the payload */
+#define AGENT_MKDIR_FIXED 8
+
+/* SYMLINK payload:
+ *   0  u32 root_len as for FILE_PUT
+ *   4  path, NUL-terminated: the link to make (an existing non-folder
+ *      there is replaced)
+ *      target, NUL-terminated, 1..AGENT_MAX_PATH bytes: what it points at,
+ *      stored as given (never resolved by the agent) */
+#define AGENT_SYMLINK_FIXED 4
+
+/* ENTRY payload (agent -> host):
+ *   0  u32 kind     AGENT_ENTRY_FILE/DIR/SYMLINK/OTHER (lstat's)
+ *   4  u32 mode     permission bits (st_mode & 07777)
+ *   8  u64 size     st_size
+ *   16 i64 mtime    seconds since the epoch
+ *   24 name,   NUL-terminated: one path component (1..AGENT_MAX_NAME
+ *              bytes, no '/', not "." or ".."), or "" for STAT's answer
+ *      target, NUL-terminated: a symlink's target (1.. bytes), "" for any
+ *              other kind
+ * The two strings fill the rest of the payload exactly.  LIST sends its
+ * entries in readdir order, "." and ".." left out. */
+#define AGENT_ENTRY_FIXED 24
+#define AGENT_MAX_NAME    255
+#define AGENT_ENTRY_FILE    0u
+#define AGENT_ENTRY_DIR     1u
+#define AGENT_ENTRY_SYMLINK 2u
+#define AGENT_ENTRY_OTHER   3u /* a device, fifo or socket */
 
 /* RESEED payload (AGENT_RESEED_SIZE bytes), sent before an EXEC:
  *   0  u64 realtime_ns  the host's CLOCK_REALTIME

@@ -3,5 +3,7 @@ task.  Standard library only.  See docs/sandboxes.md."""
 from ._client import AirlockError
 from ._commands import CommandHandle, CommandResult, Commands
 from ._sandbox import Files, Sandbox
+from ._tree import DirEntry
 
-__all__ = ["AirlockError", "CommandHandle", "CommandResult", "Commands", "Files", "Sandbox"]
+__all__ = ["AirlockError", "CommandHandle", "CommandResult", "Commands", "DirEntry", "Files",
+           "Sandbox"]

@@ -73,12 +73,15 @@ class Client:
             raise AirlockError(0, f"{self.socket_path}: want http://IP:PORT")
         return http.client.HTTPConnection(url.hostname, url.port or 80, timeout=self.timeout)
 
-    def request(self, method: str, path: str, body: Any = None, raw: Optional[bytes] = None,
-                want: int = 200) -> http.client.HTTPResponse:
+    def request(self, method: str, path: str, body: Any = None, raw: Any = None,
+                want: int = 200, raw_len: Optional[int] = None,
+                raw_type: str = "application/octet-stream") -> http.client.HTTPResponse:
+        """raw: bytes, or a file object of raw_len bytes (sent as it is read)."""
         conn = self._connect()
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        headers = {"Content-Type": "application/json" if raw is None else
-                   "application/octet-stream"}
+        headers = {"Content-Type": "application/json" if raw is None else raw_type}
+        if raw_len is not None:
+            headers["Content-Length"] = str(raw_len)
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         try:
@@ -115,6 +118,8 @@ class Client:
             resp.close()
 
 
-def files_path(sandbox_id: str, path: str, mode: Optional[int] = None) -> str:
-    q = f"/v1/sandboxes/{sandbox_id}/files?path={quote(path, safe='')}"
+def files_path(sandbox_id: str, path: str, mode: Optional[int] = None,
+               route: str = "files") -> str:
+    """/v1/sandboxes/ID/ROUTE?path=PATH (files, directory, stat, archive)."""
+    q = f"/v1/sandboxes/{sandbox_id}/{route}?path={quote(path, safe='')}"
     return q + (f"&mode={mode:o}" if mode is not None else "")

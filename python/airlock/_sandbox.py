@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ._client import Client, files_path
 from ._commands import CommandResult, Commands, Output, collect, command_body, event_data
+from ._tree import DirEntry, entry_from_json, extract_below_top, pack_contents
 
 
 class Files:
-    """Single files in and out of the sandbox (at most 64 MiB each)."""
+    """Files in and out of the sandbox: single ones (at most 64 MiB each),
+    folder listings, and whole folders as tar."""
 
     def __init__(self, sandbox: "Sandbox") -> None:
         self._sb = sandbox
@@ -20,6 +24,41 @@ class Files:
 
     def read(self, path: str) -> bytes:
         return self._sb._client.request("GET", files_path(self._sb.id, path)).read()
+
+    def list(self, path: str) -> List[DirEntry]:
+        """The entries of folder `path` (at most 65536), in the guest's order."""
+        got = self._sb._client.json("GET", files_path(self._sb.id, path, route="directory"))
+        return [entry_from_json(e) for e in got["entries"]]
+
+    def stat(self, path: str) -> DirEntry:
+        """What `path` is (a symlink is reported, not followed); its name is
+        the path's last component."""
+        got = self._sb._client.json("GET", files_path(self._sb.id, path, route="stat"))
+        return entry_from_json(got, os.path.basename(path.rstrip("/")) or "/")
+
+    def upload_dir(self, local: str, remote: str) -> int:
+        """Copies what local folder `local` holds into sandbox folder
+        `remote` (made when missing), as root, modes and links kept;
+        returns how many entries were written."""
+        with tempfile.TemporaryFile() as spool:
+            pack_contents(local, spool)
+            size = spool.tell()
+            spool.seek(0)
+            got = self._sb._client.request(
+                "PUT", files_path(self._sb.id, remote, route="archive"), raw=spool,
+                raw_len=size, raw_type="application/x-tar").read()
+        return int(json.loads(got)["entries"])
+
+    def download_dir(self, remote: str, local: str) -> None:
+        """Copies what sandbox folder `remote` holds into local folder
+        `local` (made when missing), modes, mtimes and links kept.  Every
+        member is checked before it is written (ValueError naming it when it
+        would land outside `local`)."""
+        resp = self._sb._client.request("GET", files_path(self._sb.id, remote, route="archive"))
+        try:
+            extract_below_top(resp, local)
+        finally:
+            resp.close()
 
 
 class Sandbox:

@@ -256,3 +256,94 @@ def test_many_at_once(daemon):
     with ThreadPoolExecutor(max_workers=n) as pool:
         results = list(pool.map(one, range(n)))
     assert results == [[]] * n, results
+
+
+def _tree(root):
+    """kind, mode, name, link target or sha256 of every entry below root."""
+    import hashlib
+    out = []
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            st = os.lstat(p)
+            rel = os.path.relpath(p, root)
+            if os.path.islink(p):
+                out.append(("l", rel, os.readlink(p)))
+            elif os.path.isdir(p):
+                out.append(("d", rel, oct(st.st_mode & 0o7777)))
+            else:
+                with open(p, "rb") as f:
+                    out.append(("f", rel, oct(st.st_mode & 0o7777), hashlib.sha256(f.read()).hexdigest()))
+    return sorted(out)
+
+
+def test_dirs_round_trip(sb, tmp_path):
+    src = tmp_path / "src"
+    (src / "sub dir" / "deep").mkdir(parents=True)
+    (src / "bin.dat").write_bytes(os.urandom(300000))
+    (src / "tool.sh").write_text("echo hi\n")
+    (src / "sub dir" / "secret").write_text("s\n")
+    (src / "sub dir" / "deep" / "caf\u00e9.txt").write_text("caf\u00e9\n")
+    os.symlink("sub dir/secret", src / "link")
+    os.chmod(src / "tool.sh", 0o755)
+    os.chmod(src / "sub dir" / "secret", 0o600)
+    os.chmod(src / "sub dir", 0o750)
+    assert sb.files.upload_dir(str(src), "/tmp/sdk-up") == 8  # "." and 7 below it
+    listed = {e.name: e for e in sb.files.list("/tmp/sdk-up")}
+    assert sorted(listed) == ["bin.dat", "link", "sub dir", "tool.sh"]
+    assert (listed["tool.sh"].type, listed["tool.sh"].mode, listed["tool.sh"].size) == ("file", 0o755, 8)
+    assert (listed["link"].type, listed["link"].target) == ("symlink", "sub dir/secret")
+    assert (listed["sub dir"].type, listed["sub dir"].mode) == ("dir", 0o750)
+    st = sb.files.stat("/tmp/sdk-up/sub dir/secret")
+    assert (st.name, st.type, st.mode, st.size) == ("secret", "file", 0o600, 2)
+    back = tmp_path / "back"
+    sb.files.download_dir("/tmp/sdk-up", str(back))
+    assert _tree(str(src)) == _tree(str(back))
+
+
+def test_dirs_errors(sb, tmp_path):
+    sb.files.write("/tmp/plain-file", "x")
+    with pytest.raises(AirlockError) as e:
+        sb.files.list("/no/such/dir")
+    assert e.value.status == 404 and e.value.field == "path"
+    with pytest.raises(AirlockError) as e:
+        sb.files.list("/tmp/plain-file")
+    assert e.value.status == 400 and "not a directory" in e.value.message
+    with pytest.raises(AirlockError) as e:
+        sb.files.download_dir("/no/such/dir", str(tmp_path / "x"))
+    assert e.value.status == 404
+    with pytest.raises(NotADirectoryError):
+        sb.files.upload_dir(str(tmp_path / "missing"), "/tmp/x")
+
+
+def test_download_refuses_members_outside(tmp_path):
+    """The extraction's own checks, with tars a hostile daemon could send."""
+    import io
+    import tarfile
+    from airlock._tree import extract_below_top
+
+    def tar(*members):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tf:
+            for name, kind, link in members:
+                t = tarfile.TarInfo(name)
+                t.type = kind
+                t.linkname = link
+                data = b"x" if kind == tarfile.REGTYPE else b""
+                t.size = len(data)
+                tf.addfile(t, io.BytesIO(data))
+        buf.seek(0)
+        return buf
+
+    cases = [
+        [("top/../../escaped", tarfile.REGTYPE, "")],
+        [("/abs-escaped", tarfile.REGTYPE, "")],
+        [("top/lnk", tarfile.SYMTYPE, str(tmp_path)), ("top/lnk/escaped", tarfile.REGTYPE, "")],
+        [("top/hl", tarfile.LNKTYPE, "/etc/passwd")],
+        [("top/dev", tarfile.CHRTYPE, "")],
+    ]
+    for i, members in enumerate(cases):
+        dest = tmp_path / f"d{i}"
+        with pytest.raises(ValueError):
+            extract_below_top(tar(*members), str(dest))
+    assert not (tmp_path / "escaped").exists() and not os.path.exists("/abs-escaped")

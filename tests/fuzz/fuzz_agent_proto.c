@@ -14,7 +14,11 @@
  *   5    agent_reseed the same way, with a short bound: it must end
  *        (answer, error or timeout), and an answer is RESEEDED (err 0) or
  *        an ERROR of the reseed's own steps with an errno airlock can
- *        print */
+ *        print
+ *   6    agent_list the same way: every entry it hands out has a clean
+ *        one-component name, a known kind, permission bits only, and a
+ *        target exactly when it is a symlink
+ *   7    agent_stat the same way: an answer is the path's own entry ("") */
 #include <assert.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -102,6 +106,15 @@ static void *drain(void *arg)
     return NULL;
 }
 
+static int check_entry(void *opaque, const struct agent_entry *e)
+{
+    ++*(int *)opaque;
+    assert(agent_name_ok(e->name, strlen(e->name)));
+    assert(e->kind <= AGENT_ENTRY_OTHER && !(e->mode & ~07777u));
+    assert((e->kind == AGENT_ENTRY_SYMLINK) == (e->target[0] != 0));
+    return 0;
+}
+
 static void fuzz_client(int mode, const uint8_t *data, size_t size)
 {
     int sv[2];
@@ -163,6 +176,15 @@ static void fuzz_client(int mode, const uint8_t *data, size_t size)
                                   (op == AGENT_OP_RESEED || op == AGENT_OP_CLOCK));
         else
             assert(rc < 0 && agent_reseed_failure(rc, err, op, 50, line, sizeof(line)));
+    } else if (mode == 6) {
+        int n = 0;
+        int rc = agent_list(sv[0], "/d", check_entry, &n);
+        assert(rc <= 0);
+    } else if (mode == 7) {
+        struct agent_entry e;
+        static char target[AGENT_MAX_PATH];
+        if (agent_stat(sv[0], "/p", &e, target) == 0)
+            assert(!e.name[0] && e.kind <= AGENT_ENTRY_OTHER && !(e.mode & ~07777u));
     } else {
         agent_file_get(sv[0], "/f", null, 100000);
     }
@@ -177,7 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int mode = data[0] % 6;
+    int mode = data[0] % 8;
     if (mode < 2)
         fuzz_decoder(mode == 0 ? AGENT_DIR_REPLY : AGENT_DIR_REQUEST, data + 1, size - 1);
     else

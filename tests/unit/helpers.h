@@ -145,6 +145,8 @@ Suite *disk_suite(void);
 Suite *blk_suite(void);
 Suite *agent_proto_suite(void);
 Suite *agent_reseed_suite(void);
+Suite *agent_dir_suite(void);
+Suite *tar_in_suite(void);
 Suite *run_copy_suite(void);
 Suite *vsock_suite(void);
 Suite *http_request_suite(void);

@@ -130,7 +130,7 @@ END_TEST
 START_TEST(file_requests_round_trip)
 {
     struct agent_msg m;
-    size_t n = (size_t)agent_encode_file_put(buf, BIG, "/tmp/f", 0644, 123456);
+    size_t n = (size_t)agent_encode_file_put(buf, BIG, "/tmp/f", 0, 0644, 123456);
     ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 1);
     ck_assert_str_eq(m.u.file_put.path, "/tmp/f");
     ck_assert_uint_eq(m.u.file_put.mode, 0644);
@@ -139,7 +139,7 @@ START_TEST(file_requests_round_trip)
     ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 1);
     ck_assert_str_eq(m.u.file_get.path, "/etc/x");
     ck_assert_int_eq(agent_encode_file_get(buf, BIG, ""), -EINVAL);
-    ck_assert_int_eq(agent_encode_file_put(buf, BIG, "/x", 0100000, 1), -EINVAL);
+    ck_assert_int_eq(agent_encode_file_put(buf, BIG, "/x", 0, 0100000, 1), -EINVAL);
 }
 END_TEST
 

@@ -296,7 +296,7 @@ int main(void)
         virtq_suite,
         virtio_mmio_suite,
         disk_suite, blk_suite,
-        agent_proto_suite, agent_reseed_suite, run_copy_suite,
+        agent_proto_suite, agent_reseed_suite, agent_dir_suite, tar_in_suite, run_copy_suite,
         vsock_suite,
         http_request_suite, http_server_request_suite, base64_suite, exec_output_suite,
         egress_policy_suite,

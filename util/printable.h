@@ -1,0 +1,13 @@
+/* Bytes someone else chose (a tar member's name, a guest's file name) in
+ * a one-line message: anything outside printable ASCII, and '\', become
+ * \xNN, so the line stays one line, valid UTF-8 and unambiguous. */
+#ifndef AIRLOCK_UTIL_PRINTABLE_H
+#define AIRLOCK_UTIL_PRINTABLE_H
+
+#include <stddef.h>
+
+/* Writes the escaped form of s into out (cap >= 1 bytes), cut to fit with
+ * "..." at the end; returns out. */
+const char *printable(const char *s, char *out, size_t cap);
+
+#endif
