@@ -67,10 +67,11 @@ static void serve_usage(void)
            "  --max-sandboxes N   sandboxes at once (default %d, at most %d)\n"
            "  --max-mem MiB       guest RAM of all sandboxes together (default: no limit)\n"
            "\n"
-           "Paths: GET /v1/version, GET|POST /v1/sandboxes, GET|PATCH|DELETE /v1/sandboxes/ID,\n"
-           "/v1/sandboxes/ID/commands[/CID[/output|/stdin|/signal]], /v1/sandboxes/ID/files\n"
-           "(docs/sandboxes.md).  SIGTERM or SIGINT destroys\n"
-           "every sandbox and ends the daemon; when the daemon dies, its VMs die with it.\n",
+           "Paths (docs/sandboxes.md): GET /v1/version, GET /v1/pool, GET|POST /v1/sandboxes,\n"
+           "GET|PATCH|DELETE /v1/sandboxes/ID, and under it commands[/CID[/output|/stdin|\n"
+           "/signal]], files, directory, stat, archive, audit, snapshot; GET|DELETE\n"
+           "/v1/snapshots[/SID].  SIGTERM or SIGINT destroys every sandbox and ends the\n"
+           "daemon; when the daemon dies, its VMs die with it.\n",
            SERVE_DEFAULT_MAX_SANDBOXES, SANDBOX_MAX);
 }
 
