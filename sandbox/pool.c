@@ -316,6 +316,22 @@ static void *pool_thread(void *arg)
     for (unsigned k = 0; k < p->n && !p->stop; k++)
         make_snapshot(p, k);
     while (!p->stop) {
+        pthread_mutex_lock(&p->lock);
+        int64_t quiet = p->last_take_ms + POOL_REFILL_DELAY_MS - agent_mono_ms();
+        if (quiet > 0 && !p->stop) {
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_sec += quiet / 1000;
+            until.tv_nsec += (quiet % 1000) * 1000000;
+            if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&p->wake, &p->lock, &until);
+        }
+        pthread_mutex_unlock(&p->lock);
+        if (quiet > 0)
+            continue; /* look again: another take may have come */
         bool filled = false;
         for (unsigned k = 0; k < p->n && !p->stop; k++) {
             struct pool_spec *s = &p->spec[k];
@@ -373,6 +389,7 @@ void pool_stop(struct pool *p)
 void pool_kick(struct pool *p)
 {
     pthread_mutex_lock(&p->lock);
+    p->last_take_ms = agent_mono_ms();
     for (unsigned k = 0; k < p->n; k++)
         p->spec[k].failures = 0;
     pthread_cond_broadcast(&p->wake);

@@ -25,6 +25,10 @@
 
 #define POOL_SPECS_MAX 8
 #define POOL_SIZE_MAX  64
+/* Refills start this long after the last take: a burst of creates does
+ * not compete for the CPUs with the restores that replace what it took
+ * (one vCPU in the lab: a take beside a restore took 4x as long). */
+#define POOL_REFILL_DELAY_MS 1000
 /* A snapshot gets this long to be made (a cold boot; the lab is slow). */
 #define POOL_SNAPSHOT_MS 300000
 
@@ -47,6 +51,7 @@ struct pool {
     pthread_mutex_t lock; /* the specs' snapshot fields, stop */
     pthread_cond_t wake;
     bool stop, started;
+    int64_t last_take_ms; /* monotonic, under lock */
     pthread_t thread;
 };
 
@@ -63,7 +68,8 @@ void pool_default_cache(char *out, size_t cap);
 int pool_start(struct pool *p, struct registry *reg, const char *state_dir);
 /* Stops filling (the VMs already pooled go with the registry). */
 void pool_stop(struct pool *p);
-/* Something changed (a pooled VM was taken or ended): refill. */
+/* A pooled VM was taken: refill, POOL_REFILL_DELAY_MS later (and try
+ * again restores that failed). */
 void pool_kick(struct pool *p);
 
 /* The spec that makes exactly this shape, or -1. */
