@@ -29,7 +29,7 @@ static void lease_hold(struct api_server *srv, struct sandbox *sb, int delta)
 
 static const char *const command_fields[] = {
     "argv", "cmd", "env", "cwd", "user", "timeout_s", "stdin", "stdin_b64", "max_output_mib",
-    "background", "stdin_open", "buffer_kib", NULL,
+    "background", "stdin_open", "buffer_kib", "nproc", "nofile", "fsize_mib", NULL,
 };
 
 /* "UID" or "UID:GID", numbers only. */
@@ -116,6 +116,9 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
         field_error(&f, argv_j ? "cmd" : "argv", "%s", "give either argv (an array) or cmd (a shell string)");
     if (!f.failed && argv_j && !json_array_size(argv_j))
         field_error(&f, "argv", "%s", "argv: want at least one string");
+    long long nproc = get_uint(&f, "nproc", 1, 1 << 22, COMMAND_DEFAULT_NPROC);
+    long long nofile = get_uint(&f, "nofile", 4, 1 << 20, COMMAND_DEFAULT_NOFILE);
+    long long fsize = get_uint(&f, "fsize_mib", 1, 1LL << 24, -1); /* as run --fsize */
     bool background = get_bool(&f, "background", false);
     bool stdin_open = get_bool(&f, "stdin_open", false);
     long long buffer_kib = get_uint(&f, "buffer_kib", BG_BUFFER_MIN >> 10, BG_BUFFER_MAX >> 10,
@@ -155,8 +158,10 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
     req.envp = envp;
     req.cwd = cwd;
     req.timeout_ms = (uint32_t)(timeout * 1000);
-    req.rlim_nproc = COMMAND_DEFAULT_NPROC;
-    req.rlim_nofile = COMMAND_DEFAULT_NOFILE;
+    req.rlim_nproc = (uint64_t)nproc;
+    req.rlim_nofile = (uint64_t)nofile;
+    if (fsize > 0)
+        req.rlim_fsize = (uint64_t)fsize << 20;
     struct exec_input in = {stdin_j ? json_string_value(stdin_j) : (const char *)stdin_raw,
                             stdin_j ? json_string_length(stdin_j) : stdin_len};
     pthread_mutex_lock(&srv->reg.lock);

@@ -104,8 +104,20 @@ static void destroy(struct api_server *srv, struct sandbox *sb)
 
 static const char *const create_fields[] = {
     "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
-    "append", "snapshot", NULL,
+    "append", "snapshot", "disk_cap_mib", "cpu_quota_pct", "egress_max_conns", "egress_max_mib",
+    "egress_rate", NULL,
 };
+
+/* The VM-wide limits a create may give, as `airlock run`'s flags (the VM
+ * checks their values and names the field when it refuses one). */
+static const struct { const char *field, *flag; bool shapes; } vm_limits[] = {
+    {"disk_cap_mib", "--disk-cap", true}, /* a snapshot fixed its disks: cold only */
+    {"cpu_quota_pct", "--cpu-quota", false},
+    {"egress_max_conns", "--egress-max-conns", false},
+    {"egress_max_mib", "--egress-max-mib", false},
+    {"egress_rate", "--egress-rate", false},
+};
+#define VM_LIMITS (sizeof(vm_limits) / sizeof(vm_limits[0]))
 
 static void create(struct api_server *srv, struct api_conn *c)
 {
@@ -123,6 +135,22 @@ static void create(struct api_server *srv, struct api_conn *c)
     long long lease = get_uint(&f, "timeout_s", 0, 31536000, SANDBOX_DEFAULT_LEASE_S);
     long long life = get_uint(&f, "max_lifetime_s", 0, 31536000, 0);
     const char *snap_id = get_text(&f, "snapshot");
+    const char *limits[2 * VM_LIMITS + 1];
+    char limit_val[VM_LIMITS][24];
+    size_t nlimits = 0;
+    bool shaped = false; /* a limit that only a cold boot can give */
+    for (size_t i = 0; i < VM_LIMITS; i++) {
+        long long v = get_uint(&f, vm_limits[i].field, 0, 1LL << 40, -1);
+        if (v < 0)
+            continue;
+        snprintf(limit_val[i], sizeof(limit_val[i]), "%lld", v);
+        limits[nlimits++] = vm_limits[i].flag;
+        limits[nlimits++] = limit_val[i];
+        shaped = shaped || vm_limits[i].shapes;
+    }
+    limits[nlimits] = NULL;
+    if (!f.failed && snap_id && shaped)
+        field_error(&f, "disk_cap_mib", "%s", "disk_cap_mib is fixed by the snapshot");
     struct snapshot_rec snap;
     if (!f.failed && snap_id) {
         /* The snapshot fixed the VM: its image, memory and vCPUs. */
@@ -152,7 +180,7 @@ static void create(struct api_server *srv, struct api_conn *c)
      * pool's snapshot when only the egress rules differ (they are the
      * VM's own flags); else a cold boot. */
     int k = snap_id ? -1 : pool_match(&srv->pool, image, (unsigned)mem, (unsigned)cpus);
-    bool plain = !append && !json_array_size(allow) && !json_array_size(allow_ip);
+    bool plain = !append && !json_array_size(allow) && !json_array_size(allow_ip) && !nlimits;
     struct sandbox *sb = k >= 0 && plain ? pool_take(&srv->pool, k) : NULL;
     int why = 0;
     if (sb) {
@@ -178,11 +206,13 @@ static void create(struct api_server *srv, struct api_conn *c)
     if (!sb->how) {
         snprintf(sb->image, sizeof(sb->image), "%s", image);
         char pool_snap[PATH_MAX];
-        struct sandbox_boot_req b = {.append = append, .allow = allow, .allow_ip = allow_ip};
+        struct sandbox_boot_req b = {.append = append, .allow = allow, .allow_ip = allow_ip,
+                                     .limits = limits};
         if (snap_id) {
             b.from_snapshot = snap.dir;
             snprintf(sb->snapshot, sizeof(sb->snapshot), "%s", snap.id);
-        } else if (k >= 0 && !append && pool_snapshot(&srv->pool, k, pool_snap, sizeof(pool_snap))) {
+        } else if (k >= 0 && !append && !shaped &&
+                   pool_snapshot(&srv->pool, k, pool_snap, sizeof(pool_snap))) {
             b.from_snapshot = pool_snap;
         }
         sb->how = b.from_snapshot ? "restore" : "cold";

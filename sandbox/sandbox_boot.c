@@ -47,6 +47,9 @@ static void vm_reason(const struct sandbox *sb, char *msg, size_t cap, const cha
         static const struct { const char *flag, *field; } map[] = {
             {"--allow-ip", "allow_ip"}, {"--allow", "allow"}, {"--image", "image"},
             {"--mem", "mem"}, {"--cpus", "cpus"}, {"--append", "append"},
+            {"--disk-cap", "disk_cap_mib"}, {"--cpu-quota", "cpu_quota_pct"},
+            {"--egress-max-conns", "egress_max_conns"}, {"--egress-max-mib", "egress_max_mib"},
+            {"--egress-rate", "egress_rate"},
         };
         for (size_t i = 0; i < sizeof(map) / sizeof(map[0]) && !*field; i++)
             if (!strncmp(msg, map[i].flag, strlen(map[i].flag)))
@@ -90,6 +93,10 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
         argv[n++] = "--append";
         argv[n++] = (char *)b->append;
     }
+    for (const char *const *l = b->limits; l && *l; l += 2) {
+        argv[n++] = (char *)l[0];
+        argv[n++] = (char *)l[1];
+    }
     json_array_foreach(b->allow, i, e) {
         if (n + 3 > cap)
             return -E2BIG;
@@ -120,7 +127,7 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
     err[0] = '\0';
     int dl = snprintf(sb->dir, sizeof(sb->dir), "%s/%s", state_dir, sb->id);
     int sl = snprintf(sb->sock, sizeof(sb->sock), "%s/%s/agent.sock", state_dir, sb->id);
-    char *argv[20 + 4 * FIELD_MAX_LIST + 1];
+    char *argv[40 + 4 * FIELD_MAX_LIST + 1];
     char num[2][24];
     char log[PATH_MAX + 16], audit[PATH_MAX + 16];
     snprintf(log, sizeof(log), "%s/vm.log", sb->dir);

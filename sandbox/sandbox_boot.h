@@ -20,6 +20,9 @@ struct sandbox_boot_req {
     const char *append;        /* extra kernel words (cold boots only), or NULL */
     json_t *allow, *allow_ip;  /* arrays of rules, or NULL */
     const char *from_snapshot; /* restore this snapshot instead of booting */
+    /* The VM's limits as `airlock run` flags and their values ("--disk-cap",
+     * "64", ...), NULL-terminated pairs; the VM checks them. */
+    const char *const *limits;
 };
 
 /* Makes sb's folder under state_dir, starts its VM and waits until its
