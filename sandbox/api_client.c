@@ -7,9 +7,13 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "agent_client/agent_client.h"
+#include "sandbox/api_auth.h"
 #include "util/base64.h"
 
 #define LINE_MAX_LEN (4u << 20) /* one stream line: a 64 KiB chunk as base64 and then some */
@@ -135,33 +139,93 @@ int api_client_path(char *out, size_t cap, const char *id, const char *what, con
     return n < cap ? 0 : -1;
 }
 
+/* A connection to the daemon: its Unix socket, or "http://IP:PORT" (serve
+ * --listen) with $AIRLOCK_TOKEN as the Authorization line in auth.  The
+ * fd, or -1 with err. */
+static int dial(const char *sock, char *auth, size_t cap, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss = {0};
+    socklen_t len;
+    if (!strncmp(sock, "http://", 7)) {
+        char host[64];
+        const char *hp = sock + 7, *colon = strrchr(hp, ':');
+        size_t hl = colon ? (size_t)(colon - hp) : 0;
+        char *end;
+        unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+        bool v6 = hl > 2 && hp[0] == '[' && hp[hl - 1] == ']';
+        struct sockaddr_in *v4a = (struct sockaddr_in *)&ss;
+        struct sockaddr_in6 *v6a = (struct sockaddr_in6 *)&ss;
+        if (!colon || !hl || hl >= sizeof(host) || !port || port > 65535 ||
+            (*end && strcmp(end, "/"))) {
+            snprintf(err, errlen, "%.200s: want http://IP:PORT", sock);
+            return -1;
+        }
+        memcpy(host, hp + v6, hl - 2 * v6);
+        host[hl - 2 * v6] = '\0';
+        if (!v6 && inet_pton(AF_INET, host, &v4a->sin_addr) == 1) {
+            v4a->sin_family = AF_INET;
+            v4a->sin_port = htons((uint16_t)port);
+            len = sizeof(*v4a);
+        } else if (v6 && inet_pton(AF_INET6, host, &v6a->sin6_addr) == 1) {
+            v6a->sin6_family = AF_INET6;
+            v6a->sin6_port = htons((uint16_t)port);
+            len = sizeof(*v6a);
+        } else {
+            snprintf(err, errlen, "%.200s: '%s' is not an IP address", sock, host);
+            return -1;
+        }
+        /* The token goes into a header line: printable, no space, or no header. */
+        const char *tok = getenv("AIRLOCK_TOKEN");
+        size_t tl = tok ? strlen(tok) : 0;
+        for (size_t i = 0; i < tl; i++)
+            if (tok[i] <= ' ' || tok[i] > '~')
+                tl = 0;
+        if (tok && !tl) {
+            snprintf(err, errlen, "AIRLOCK_TOKEN: want printable characters without spaces");
+            return -1;
+        }
+        if (tl && (tl > API_TOKEN_MAX ||
+                   snprintf(auth, cap, "Authorization: Bearer %s\r\n", tok) >= (int)cap)) {
+            snprintf(err, errlen, "AIRLOCK_TOKEN: longer than %d bytes", API_TOKEN_MAX);
+            return -1;
+        }
+    } else {
+        struct sockaddr_un *a = (struct sockaddr_un *)&ss;
+        if (strlen(sock) >= sizeof(a->sun_path)) {
+            snprintf(err, errlen, "%s: path too long for a Unix socket", sock);
+            return -1;
+        }
+        a->sun_family = AF_UNIX;
+        strcpy(a->sun_path, sock);
+        len = sizeof(*a);
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len) < 0) {
+        int e = errno;
+        snprintf(err, errlen, "no daemon at %s (%s): start one with `airlock serve`", sock,
+                 strerror(e));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static int request(struct api_client *c, const char *sock, const char *method, const char *path,
                    const char *type, const char *data, int body_fd, size_t blen, char *err,
                    size_t errlen)
 {
     memset(c, 0, sizeof(*c));
-    c->fd = -1;
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(sock) >= sizeof(a.sun_path)) {
-        snprintf(err, errlen, "%s: path too long for a Unix socket", sock);
+    char auth[API_TOKEN_MAX + 32] = "";
+    if ((c->fd = dial(sock, auth, sizeof(auth), err, errlen)) < 0)
         return -1;
-    }
-    strcpy(a.sun_path, sock);
-    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-        int e = errno;
-        snprintf(err, errlen, "no daemon at %s (%s): start one with `airlock serve`", sock,
-                 strerror(e));
-        api_client_close(c);
-        return -1;
-    }
     /* Head and body in one write; an answer that comes before all of it
      * was taken (a refusal) is still read. */
-    char head[10240]; /* a target of up to 8 KiB (files paths) */
+    char head[10240 + sizeof(auth)]; /* a target of up to 8 KiB (files paths) */
     int hn = snprintf(head, sizeof(head),
-                      "%s %s HTTP/1.1\r\nHost: airlock\r\nConnection: close\r\n"
+                      "%s %s HTTP/1.1\r\nHost: airlock\r\nConnection: close\r\n%s"
                       "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n",
-                      method, path, type, blen);
+                      method, path, auth, type, blen);
     size_t inline_len = body_fd < 0 ? blen : 0;
     char *req = hn > 0 && (size_t)hn < sizeof(head) ? malloc((size_t)hn + inline_len) : NULL;
     bool ok = req != NULL;
