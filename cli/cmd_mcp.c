@@ -227,10 +227,10 @@ static json_t *call_write(struct mcp *m, json_t *args)
     return tool_text(buf, 0, NULL);
 }
 
-/* A command run as root whose stdout is the tool's text (read_file,
- * list_directory); its stderr is the tool error when it fails.  `whole`:
- * the text must be complete UTF-8 (a file's content), else a tool error. */
-static json_t *root_command_text(struct mcp *m, json_t *body, const char *path, bool whole)
+/* A command run as root whose stdout is the tool's text (read_file): it
+ * must be complete UTF-8 (a file's content), else a tool error; its
+ * stderr is the tool error when it fails. */
+static json_t *root_command_text(struct mcp *m, json_t *body, const char *path)
 {
     char *out = NULL, *errs = NULL, err[600] = "";
     bool cut = false;
@@ -242,7 +242,7 @@ static json_t *root_command_text(struct mcp *m, json_t *body, const char *path, 
         r = tool_error("airlock: %s", err);
     else if (json_integer_value(json_object_get(rec, "exit_code")) != 0)
         r = tool_text(errs && *errs ? errs : "the command failed", 1, NULL);
-    else if (whole && cut)
+    else if (cut)
         r = tool_error("%s: larger than 1 MiB; read it in parts with run_command", path);
     else if (!text)
         r = tool_error("%s: not UTF-8 text", path);
@@ -261,17 +261,58 @@ static json_t *call_read(struct mcp *m, json_t *args)
     if (!path)
         return tool_error("%s", "read_file needs \"path\"");
     return root_command_text(m, json_pack("{s:[s,s,s], s:s}", "argv", "cat", "--", path, "user", "0"),
-                             path, true);
+                             path);
 }
 
+/* The directory route's listing as text, one entry a line ("d 755 4096
+ * name", "l 777 7 name -> target"), and as structuredContent. */
 static json_t *call_list(struct mcp *m, json_t *args)
 {
     const char *path = json_string_value(json_object_get(args, "path"));
     if (!path)
         path = "/";
-    return root_command_text(
-        m, json_pack("{s:[s,s,s,s], s:s}", "argv", "ls", "-la", "--", path, "user", "0"), path,
-        false);
+    char err[600], q[8192];
+    const char *id = sandbox(m, err, sizeof(err));
+    if (!id)
+        return tool_error("airlock: %s", err);
+    if (api_client_path(q, sizeof(q), id, "directory", path))
+        return tool_error("%s", "list_directory: the path is too long");
+    struct api_client c;
+    if (api_client_request(&c, m->sock, "GET", q, NULL, err, sizeof(err)))
+        return tool_error("airlock: %s", err);
+    json_t *j = api_client_json(&c, err, sizeof(err));
+    api_client_close(&c);
+    if (c.status != 200) {
+        json_t *r = tool_text(api_client_error_text(j, c.status, err, sizeof(err)), 1, NULL);
+        json_decref(j);
+        return r;
+    }
+    json_t *entries = json_object_get(j, "entries"), *e;
+    size_t i, cap = 64 + 320 * json_array_size(entries), len = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        json_decref(j);
+        return tool_error("%s", "list_directory: out of memory");
+    }
+    text[0] = '\0';
+    json_array_foreach(entries, i, e) {
+        const char *type = json_string_value(json_object_get(e, "type"));
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *target = json_string_value(json_object_get(e, "target"));
+        int n = snprintf(text + len, cap - len, "%c %o %lld %.255s%s%.255s\n",
+                         type && !strcmp(type, "dir") ? 'd' : type && !strcmp(type, "symlink")
+                         ? 'l' : type && !strcmp(type, "file") ? '-' : '?',
+                         (unsigned)json_integer_value(json_object_get(e, "mode")) & 07777u,
+                         (long long)json_integer_value(json_object_get(e, "size")),
+                         name ? name : "(not UTF-8)", target ? " -> " : "",
+                         target ? target : "");
+        if (n > 0 && (size_t)n < cap - len)
+            len += (size_t)n;
+    }
+    json_t *r = tool_text(text, 0, json_pack("{s:O}", "entries", entries));
+    free(text);
+    json_decref(j);
+    return r;
 }
 
 static json_t *tools_list(void)
@@ -297,7 +338,9 @@ static json_t *tools_list(void)
         "name", "read_file", "description", "Read a text file from the sandbox.",
         "inputSchema", "type", "object", "properties", "path", "type", "string", "required",
         "path",
-        "name", "list_directory", "description", "List a directory of the sandbox (ls -la).",
+        "name", "list_directory", "description",
+        "List a directory of the sandbox: one entry a line, its type (d, -, l), mode, size "
+        "and name.",
         "inputSchema", "type", "object", "properties", "path", "type", "string");
 }
 
