@@ -433,13 +433,15 @@ struct sandbox *pool_take(struct pool *p, int k)
         if (!sb)
             return NULL;
         pool_kick(p);
-        /* Fresh entropy and the clock again: it may have waited long, and
-         * the answer says the VM is still alive before anyone gets it. */
-        char err[300];
-        if (!vm_proc_reseed(sb->sock, err, sizeof(err)))
+        /* It was reseeded as it was restored (fresh entropy, the host's
+         * clock, which kvm-clock has kept since), before any command: it
+         * goes as it is, without a guest round trip that would cost the
+         * create as much as a command.  A VM whose process ended since
+         * (the supervisor looks once a second) is dropped. */
+        if (!vm_proc_ended(sb->pid, NULL))
             return sb;
-        fprintf(stderr, "airlock: pool %s: a pooled VM did not answer (%s): dropped\n",
-                p->spec[k].image, err);
+        fprintf(stderr, "airlock: pool %s: a pooled VM had ended: dropped\n", p->spec[k].image);
+        sb->pid = 0;
         registry_retire(p->reg, sb);
         sandbox_teardown(sb);
         registry_put(p->reg, sb);

@@ -11,7 +11,7 @@
  * Pooled VMs are sandboxes in state SB_POOLED: they count against
  * --max-sandboxes and --max-mem, and a create that finds no room evicts
  * one.  Each is as private as any restored VM (copy-on-write RAM and disk)
- * and is reseeded (entropy, clock) when restored and again when taken. */
+ * and was reseeded (entropy, clock) when it was restored. */
 #ifndef AIRLOCK_SANDBOX_POOL_H
 #define AIRLOCK_SANDBOX_POOL_H
 
@@ -74,8 +74,8 @@ void pool_kick(struct pool *p);
 
 /* The spec that makes exactly this shape, or -1. */
 int pool_match(struct pool *p, const char *image, unsigned mem_mib, unsigned cpus);
-/* A pooled sandbox of spec k, claimed (SB_STARTING, one reference) and
- * reseeded; NULL when none is ready. */
+/* A pooled sandbox of spec k whose VM still runs, claimed (SB_STARTING,
+ * one reference); NULL when none is ready. */
 struct sandbox *pool_take(struct pool *p, int k);
 /* Spec k's snapshot directory (for a restore), or NULL. */
 bool pool_snapshot(struct pool *p, int k, char *out, size_t cap);
