@@ -32,6 +32,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_FILE_GET: return AGENT_MAX_PATH;
         case AGENT_RESEED: return AGENT_RESEED_SIZE;
         case AGENT_SIGNAL: return AGENT_SIGNAL_SIZE;
+        case AGENT_CREDENTIALS: return AGENT_CRED_MAX_PAYLOAD;
         default: return agent_dir_type_max(dir, type);
         }
     }
@@ -168,6 +169,15 @@ ssize_t agent_encode_reseed(uint8_t *buf, size_t cap, uint64_t realtime_ns, cons
     put64(p, realtime_ns);
     memcpy(p + 8, seed, AGENT_RESEED_SEED);
     return AGENT_HDR_SIZE + AGENT_RESEED_SIZE;
+}
+
+ssize_t agent_encode_credentials(uint8_t *buf, size_t cap, const struct agent_cred *c)
+{
+    /* Laid out in place: the payload may be 80 KiB, too much for a stack. */
+    if (cap < AGENT_HDR_SIZE)
+        return -EMSGSIZE;
+    ssize_t n = agent_cred_payload(buf + AGENT_HDR_SIZE, cap - AGENT_HDR_SIZE, c);
+    return n < 0 ? n : agent_encode_in_place(buf, cap, AGENT_CREDENTIALS, (size_t)n);
 }
 
 ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path)
@@ -355,6 +365,8 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
         m->u.reseed.realtime_ns = get64(p);
         m->u.reseed.seed = p + 8;
         return 0;
+    case AGENT_CREDENTIALS:
+        return agent_cred_parse(p, len, NULL, NULL);
     case AGENT_SIGNAL:
         if (len != AGENT_SIGNAL_SIZE)
             return -EPROTO;

@@ -81,6 +81,35 @@ int agent_root_len_ok(const char *path, size_t path_len, uint32_t root_len);
  * '/' or NUL, not "." or "..". */
 int agent_name_ok(const char *name, size_t len);
 ssize_t agent_encode_reseed(uint8_t *buf, size_t cap, uint64_t realtime_ns, const uint8_t *seed);
+
+/* ---- CREDENTIALS (agent_cred_codec.c; proto.h has the rules) ---- */
+
+/* What a CREDENTIALS carries.  Encoding reads it; agent_cred_parse fills
+ * it with pointers into a decoded payload. */
+struct agent_cred {
+    const char *const *env; /* envc "NAME=VALUE" strings */
+    uint32_t envc;
+    const char *pem;        /* pem_len bytes of PEM text (no NUL); 0: no CA */
+    size_t pem_len;
+};
+/* A CREDENTIALS frame: -EINVAL for an entry or PEM the rules refuse (a
+ * bad NAME or VALUE, a NAME twice, a PEM that is not one), -EMSGSIZE over
+ * a count or size limit or `cap`. */
+ssize_t agent_encode_credentials(uint8_t *buf, size_t cap, const struct agent_cred *c);
+/* The payload alone, laid out at p (cap bytes): its length or the same
+ * errors. */
+ssize_t agent_cred_payload(uint8_t *p, size_t cap, const struct agent_cred *c);
+/* Validates a CREDENTIALS payload; with env_buf (AGENT_CRED_MAX_ENVS + 1
+ * entries) fills c with pointers into the payload, env NULL-terminated.
+ * 0 or -EPROTO. */
+int agent_cred_parse(const uint8_t *p, size_t len, struct agent_cred *c, const char **env_buf);
+/* Whether s[0, len) (no NUL in it) is one entry: NAME=VALUE as proto.h
+ * says. */
+int agent_cred_entry_ok(const char *s, size_t len);
+/* Whether two "NAME=..." strings (a holds an '=') have the same NAME. */
+int agent_cred_same_name(const char *a, const char *b);
+/* Whether pem[0, len) may be a CREDENTIALS' PEM (empty included). */
+int agent_cred_pem_ok(const char *pem, size_t len);
 /* SIGNAL with signo 1..64 (else -EINVAL). */
 ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo);
 ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t features);
@@ -306,6 +335,25 @@ const char *agent_reseed_failure(int rc, int err, uint32_t op, unsigned wait_ms,
  * AGENT_RESEED_WAIT_MS: NULL once the guest took it, else the one line
  * (in buf) saying why it did not (agent_reseed_failure). */
 const char *agent_reseed_now(int fd, const uint8_t *seed, char *buf, size_t cap);
+
+/* Sends CREDENTIALS (proto.h): env[0, envc) for every later command and
+ * pem[0, pem_len) (NULL/0: none) as the CA the guest trusts; envc 0 with
+ * no PEM clears what an earlier one installed.  Waits at most
+ * AGENT_CREDENTIALS_WAIT_MS for the answer (a READY at the start of the
+ * stream is accepted).  0 once the agent answered DONE; else -errno with
+ * one line (no prefix) in why (when why is not NULL) saying what failed:
+ * -EINVAL / -EMSGSIZE for entries or a PEM the protocol refuses (nothing
+ * sent), the guest's -errno from its ERROR, -ETIMEDOUT without an answer
+ * in time, -EPROTO when the agent broke the protocol, or the transport's.
+ * The reader stops at the answer's end, so the fd carries the next
+ * request. */
+int agent_credentials(int fd, const char *const *env, unsigned envc, const char *pem,
+                      size_t pem_len, char *why, size_t whylen);
+/* The same with its own bound. */
+int agent_credentials_wait(int fd, const char *const *env, unsigned envc, const char *pem,
+                           size_t pem_len, unsigned wait_ms, char *why, size_t whylen);
+/* The agent answers after writing a few small files. */
+#define AGENT_CREDENTIALS_WAIT_MS 30000
 
 /* Copies in_fd (size bytes exactly) to guest `path` with `mode`.  0, or
  * -errno (the guest's errno for a refused put, e.g. -EACCES). */

@@ -1,13 +1,15 @@
-/* Blocking drivers of the file and reseed requests over a connected
- * stream socket (vsock in airlock run, a Unix socket in the host tests);
- * the exec request is agent_client/agent_exec.c.  Replies from the hostile agent
+/* Blocking drivers of the file, reseed and credentials requests over a
+ * connected stream socket (vsock in airlock run, a Unix socket in the host
+ * tests); the exec request is agent_client/agent_exec.c.  Replies from the hostile agent
  * go through the validating decoder and must come in the order proto.h
  * fixes. */
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,28 +36,16 @@ static int put_data(int fd, agent_read_fn *read_fn, void *opaque, uint64_t size)
     return rc ? rc : sent == size ? 0 : -EIO;
 }
 
-/* The agent's answer to RESEED, by a deadline: the agent is in the guest,
- * and a guest that never answers must not hold the run forever.  Reads
- * never go past the answer (agent_reader_fill_frame): what follows on the
- * stream belongs to the next request's reader. */
-static int reseed_answer(struct agent_conn *c, unsigned wait_ms, int *err, uint32_t *op)
+/* The next message by a deadline (1 with *m, -ETIMEDOUT, or -errno): the
+ * agent is in the guest, and a guest that never answers must not hold the
+ * run forever.  Reads never go past the message (agent_reader_fill_frame):
+ * what follows on the stream belongs to the next request's reader. */
+static int answer_by(struct agent_conn *c, int64_t deadline, struct agent_msg *m)
 {
-    int64_t deadline = agent_mono_ms() + wait_ms;
     for (;;) {
-        struct agent_msg m;
-        int rc = agent_reader_next(&c->rd, &m);
-        if (rc < 0)
+        int rc = agent_reader_next(&c->rd, m);
+        if (rc)
             return rc;
-        if (rc == 1) {
-            if (m.type == AGENT_RESEEDED)
-                return 0;
-            if (m.type != AGENT_ERROR ||
-                (m.u.error.op != AGENT_OP_RESEED && m.u.error.op != AGENT_OP_CLOCK))
-                return -EPROTO;
-            *err = (int)m.u.error.code;
-            *op = m.u.error.op;
-            return 0;
-        }
         int64_t left = deadline - agent_mono_ms();
         struct pollfd p = {.fd = c->rd.fd, .events = POLLIN};
         int n = left > 0 ? poll(&p, 1, left < INT_MAX ? (int)left : INT_MAX) : 0;
@@ -69,6 +59,23 @@ static int reseed_answer(struct agent_conn *c, unsigned wait_ms, int *err, uint3
         if (rc < 0)
             return rc;
     }
+}
+
+/* The agent's answer to RESEED. */
+static int reseed_answer(struct agent_conn *c, unsigned wait_ms, int *err, uint32_t *op)
+{
+    struct agent_msg m;
+    int rc = answer_by(c, agent_mono_ms() + wait_ms, &m);
+    if (rc < 0)
+        return rc;
+    if (m.type == AGENT_RESEEDED)
+        return 0;
+    if (m.type != AGENT_ERROR ||
+        (m.u.error.op != AGENT_OP_RESEED && m.u.error.op != AGENT_OP_CLOCK))
+        return -EPROTO;
+    *err = (int)m.u.error.code;
+    *op = m.u.error.op;
+    return 0;
 }
 
 int agent_reseed(int fd, uint64_t realtime_ns, const uint8_t *seed, unsigned wait_ms, int *err,
@@ -118,6 +125,78 @@ const char *agent_reseed_failure(int rc, int err, uint32_t op, unsigned wait_ms,
     else
         return NULL;
     return buf;
+}
+
+/* One line into why (when there is room for it); returns rc. */
+static int say(int rc, char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int say(int rc, char *why, size_t whylen, const char *fmt, ...)
+{
+    if (why && whylen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, whylen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+int agent_credentials_wait(int fd, const char *const *env, unsigned envc, const char *pem,
+                           size_t pem_len, unsigned wait_ms, char *why, size_t whylen)
+{
+    static const char what[] = "the guest could not install the credentials";
+    if (why && whylen)
+        why[0] = 0;
+    if (envc > AGENT_CRED_MAX_ENVS)
+        return say(-EMSGSIZE, why, whylen, "the credentials were not sent: more than %d entries",
+                   AGENT_CRED_MAX_ENVS);
+    struct agent_cred cr = {.env = env, .envc = envc, .pem = pem, .pem_len = pem ? pem_len : 0};
+    size_t cap = AGENT_HDR_SIZE + AGENT_CRED_MAX_PAYLOAD;
+    uint8_t *f = malloc(cap);
+    if (!f)
+        return say(-ENOMEM, why, whylen, "the credentials were not sent: %s", strerror(ENOMEM));
+    ssize_t n = agent_encode_credentials(f, cap, &cr);
+    int rc = n < 0 ? (int)n : agent_send_all(fd, f, (size_t)n);
+    free(f);
+    if (n < 0)
+        return say(rc, why, whylen, "the credentials were not sent: %s",
+                   rc == -EINVAL ? "an entry or the CA is not what the protocol allows"
+                                 : "the entries or the CA are over the protocol's limits");
+    if (rc)
+        return say(rc, why, whylen, "lost the guest agent while sending the credentials: %s",
+                   strerror(-rc));
+    struct agent_conn *c = ac_new(fd, &rc);
+    if (!c)
+        return say(rc, why, whylen, "%s: %s", what, strerror(-rc));
+    struct agent_msg m;
+    rc = answer_by(c, agent_mono_ms() + wait_ms, &m);
+    if (rc == 1 && m.type == AGENT_DONE)
+        rc = 0;
+    else if (rc == 1 && m.type == AGENT_ERROR &&
+             (m.u.error.op == AGENT_OP_FILE || m.u.error.op == AGENT_OP_PROTO))
+        rc = say(-(int)m.u.error.code, why, whylen, "%s: %s%s", what,
+                 m.u.error.op == AGENT_OP_PROTO ? "the agent refused the request: " : "",
+                 strerror((int)m.u.error.code));
+    else if (rc == 1)
+        rc = say(-EPROTO, why, whylen, "%s: the guest agent answered out of turn", what);
+    else if (rc == -ETIMEDOUT)
+        say(rc, why, whylen, "%s: the guest agent did not answer in %u %s", what,
+            wait_ms % 1000 ? wait_ms : wait_ms / 1000, wait_ms % 1000 ? "ms" : "s");
+    else if (rc == -EPROTONOSUPPORT)
+        say(rc, why, whylen, "%s: the guest agent speaks another protocol version (an image or "
+            "snapshot from another airlock build?)", what);
+    else
+        say(rc, why, whylen, "lost the guest agent while it installed the credentials: %s",
+            strerror(-rc));
+    ac_free(c);
+    return rc;
+}
+
+int agent_credentials(int fd, const char *const *env, unsigned envc, const char *pem,
+                      size_t pem_len, char *why, size_t whylen)
+{
+    return agent_credentials_wait(fd, env, envc, pem, pem_len, AGENT_CREDENTIALS_WAIT_MS, why,
+                                  whylen);
 }
 
 int agent_file_put_from(int fd, const char *path, uint32_t root_len, uint32_t mode,

@@ -49,7 +49,7 @@ FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virt
                          devices/disk.c devices/disk_cow.c devices/disk_io.c memory/gmem.c
 FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_hdr.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
                          devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
-FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c
+FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c
 FUZZ_SRCS_fuzz_http_request := http/http_request.c
 FUZZ_SRCS_fuzz_api_request := http/http_request.c http/http_query.c
 FUZZ_SRCS_fuzz_tar_in := sandbox/tar_in.c util/printable.c
@@ -63,12 +63,18 @@ FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
 .PHONY: fuzz fuzzers
-fuzzers: $(FUZZERS) $(BUILD)/fuzz/snapshot-seed
+fuzzers: $(FUZZERS) $(BUILD)/fuzz/snapshot-seed $(BUILD)/fuzz/agent-seed
 
 # Writes fuzz_snapshot's seeds (valid state files) at run time.
 $(BUILD)/fuzz/snapshot-seed: tests/fuzz/snapshot_seed.c tests/unit/snap_sample.c $(SNAP_FILE_SRCS) | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ -lfdt
+
+# Writes fuzz_agent_proto's seeds (frames of this AGENT_VERSION) at run time.
+$(BUILD)/fuzz/agent-seed: tests/fuzz/agent_seed.c agent_client/agent_client.c \
+                          agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c | deps-check
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^
 
 fuzz: $(FUZZERS) probe guest
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run

@@ -1,5 +1,5 @@
 /* The guest agent's internal interface: one connection's state and the
- * request handlers (guest/agent/{main,conn,exec,files,dirs}.c). */
+ * request handlers (guest/agent/{main,conn,exec,files,dirs,reseed,trust}.c). */
 #ifndef AIRLOCK_GUEST_AGENT_AGENT_H
 #define AIRLOCK_GUEST_AGENT_AGENT_H
 
@@ -34,6 +34,15 @@ int agent_do_mkdir(struct aconn *c, const struct agent_msg *m);
 int agent_do_symlink(struct aconn *c, const struct agent_msg *m);
 /* RESEED: entropy and wall time from the host (reseed.c). */
 int agent_do_reseed(struct aconn *c, const struct agent_msg *m);
+/* CREDENTIALS: env entries and a CA for every later command (trust.c). */
+int agent_do_credentials(struct aconn *c, const struct agent_msg *m);
+/* Adds what CREDENTIALS stored to an EXEC's env: envp[0, *envc) is the
+ * request's own (AGENT_MAX_ENVS + 1 entries of room); the stored entries
+ * whose NAME it does not have go after it, and envp stays NULL-terminated.
+ * Call it as root, before the command's fork.  0 (nothing stored is fine),
+ * -E2BIG past AGENT_MAX_ENVS or AGENT_MAX_ENV_BYTES, or -errno when the
+ * stored file cannot be read or is not the agent's. */
+int agent_trust_env(const char **envp, uint32_t *envc);
 
 /* Egress (proxy.c), started by PID 1 only.  Brings `lo` up (the kernel
  * gives it 127.0.0.1): 0 or -errno (-EAFNOSUPPORT on a kernel without

@@ -51,6 +51,8 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
         return agent_do_mkdir(c, m);
     case AGENT_SYMLINK:
         return agent_do_symlink(c, m);
+    case AGENT_CREDENTIALS:
+        return agent_do_credentials(c, m);
     case AGENT_STDIN:
     case AGENT_STDIN_EOF:
     case AGENT_KILL:

@@ -403,6 +403,10 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m)
     struct agent_exec_req req;
     if (agent_exec_parse(m->payload, m->len, &req, argv_buf, env_buf))
         return aconn_send_error(c, EPROTO, AGENT_OP_PROTO) ? -EPIPE : -EPROTO;
+    /* CREDENTIALS' entries after the request's own, read here as root. */
+    int terr = agent_trust_env(env_buf, &req.envc);
+    if (terr)
+        return aconn_send_error(c, -terr, terr == -E2BIG ? AGENT_OP_EXEC : AGENT_OP_FILE);
     memset(&r, 0, sizeof(r));
     r.pidfd = -1;
     r.deadline = req.timeout_ms ? now_ms() + req.timeout_ms : -1;

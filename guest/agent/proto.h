@@ -31,6 +31,12 @@
  *   agent: ENTRY* DONE                             or  ERROR (op FILE)
  *   host:  MKDIR | SYMLINK
  *   agent: DONE                                    or  ERROR (op FILE)
+ *   host:  CREDENTIALS                             once per VM (after boot or
+ *                                                  restore and RESEED, before
+ *                                                  commands; again to change
+ *                                                  or clear them)
+ *   agent: DONE                                    or  ERROR (op FILE; op
+ *                                                  PROTO: a malformed payload)
  * Any frame that breaks these rules ends the connection on either side.
  */
 #ifndef AIRLOCK_GUEST_AGENT_PROTO_H
@@ -43,7 +49,10 @@
  * snapshot whose agent came from another build does not run commands. */
 /* 3: SIGNAL (a background command in the sandbox API is signalled
  * through its own conversation; a version-2 agent would end it). */
-#define AGENT_VERSION 3
+/* 4: CREDENTIALS (placeholder env for every command and the host proxy's
+ * per-VM CA in the guest's trust store; a version-3 agent would end the
+ * conversation, and its commands would run without them). */
+#define AGENT_VERSION 4
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -96,6 +105,8 @@ enum agent_type {
     AGENT_LIST      = 0x0c, /* payload: path, NUL-terminated: a folder's entries */
     AGENT_MKDIR     = 0x0d, /* below */
     AGENT_SYMLINK   = 0x0e, /* below */
+    AGENT_CREDENTIALS = 0x0f, /* env entries and a CA for every later command
+                               * (below; since version 4) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -109,7 +120,8 @@ enum agent_type {
     AGENT_ERROR     = 0x86,
     AGENT_RESEEDED  = 0x87, /* empty: the RESEED took effect (since version 2) */
     AGENT_ENTRY     = 0x88, /* one folder entry, or STAT's answer (below) */
-    AGENT_DONE      = 0x89, /* empty: MKDIR/SYMLINK took effect, or LIST's end */
+    AGENT_DONE      = 0x89, /* empty: MKDIR/SYMLINK/CREDENTIALS took effect,
+                             * or LIST's end */
 };
 
 /* EXEC payload (fixed part, AGENT_EXEC_FIXED bytes, then the strings):
@@ -202,6 +214,55 @@ enum agent_type {
 #define AGENT_RESEED_SIZE 40
 #define AGENT_RESEED_SEED 32
 
+/* CREDENTIALS payload (host -> agent; the host's credential broker keeps
+ * the secrets, the guest sees only placeholders and must trust the CA of
+ * the host proxy that swaps them in):
+ *   0  u32 envc       0..AGENT_CRED_MAX_ENVS
+ *   4  u32 env_bytes  bytes of the env strings, NULs included
+ *                     (<= AGENT_CRED_MAX_ENV_BYTES)
+ *   8  env: envc NUL-terminated "NAME=VALUE" strings, exactly env_bytes
+ *      bytes; NAME is [A-Za-z_][A-Za-z0-9_]*, 1..AGENT_CRED_MAX_NAME
+ *      bytes, each NAME once; VALUE is printable ASCII without space
+ *      (0x21..0x7e), 1..AGENT_CRED_MAX_VALUE bytes
+ *      pem: the CA certificate as PEM text, the rest of the payload,
+ *      0..AGENT_CRED_MAX_PEM bytes: printable ASCII (0x20..0x7e), '\n'
+ *      and '\r' only, starting with AGENT_CRED_PEM_BEGIN when not empty
+ * As for EXEC, every section's end is known before it is walked, and
+ * anything else is rejected.  Each CREDENTIALS replaces what the previous
+ * one installed; envc 0 with no PEM clears it all.  The agent (trust.c)
+ * keeps its state in files, not in its memory (one process per
+ * connection):
+ *   AGENT_TRUST_CA      the PEM (0644)
+ *   AGENT_TRUST_BUNDLE  the image's own CA bundle, then the PEM (0644)
+ *   AGENT_TRUST_ENV     the env entries, and with a PEM the AGENT_TRUST_VARS
+ *                       below (root, 0600)
+ * and appends the PEM to the image's /etc/ssl/certs/ca-certificates.crt
+ * when there is one (its pristine copy under AGENT_TRUST_DIR, so a second
+ * CREDENTIALS or a clear starts from the original).  Every later EXEC gets
+ * the entries of AGENT_TRUST_ENV after its own env, except those whose
+ * NAME its own env has: the request's own variable wins, and a command
+ * sees each name once.  Answer: DONE, or ERROR (op FILE) with the errno
+ * of the step that failed. */
+#define AGENT_CRED_FIXED         8
+#define AGENT_CRED_MAX_ENVS      64
+#define AGENT_CRED_MAX_ENV_BYTES (64 * 1024)
+#define AGENT_CRED_MAX_NAME      128
+#define AGENT_CRED_MAX_VALUE     4096
+#define AGENT_CRED_MAX_PEM       (16 * 1024)
+#define AGENT_CRED_MAX_PAYLOAD   (AGENT_CRED_FIXED + AGENT_CRED_MAX_ENV_BYTES + \
+                                  AGENT_CRED_MAX_PEM)
+#define AGENT_CRED_PEM_BEGIN     "-----BEGIN CERTIFICATE-----"
+#define AGENT_TRUST_DIR    "/run/airlock"
+#define AGENT_TRUST_CA     AGENT_TRUST_DIR "/ca.crt"
+#define AGENT_TRUST_BUNDLE AGENT_TRUST_DIR "/ca-bundle.crt"
+#define AGENT_TRUST_ENV    AGENT_TRUST_DIR "/env"
+/* With a PEM, the variables that point TLS clients at it: OpenSSL (and
+ * Python's ssl), requests, curl take a whole bundle; Node adds to its own. */
+#define AGENT_TRUST_VARS { "SSL_CERT_FILE=" AGENT_TRUST_BUNDLE, \
+                           "REQUESTS_CA_BUNDLE=" AGENT_TRUST_BUNDLE, \
+                           "CURL_CA_BUNDLE=" AGENT_TRUST_BUNDLE, \
+                           "NODE_EXTRA_CA_CERTS=" AGENT_TRUST_CA }
+
 /* SIGNAL payload (4 bytes): 0 u32 signal number, 1..64.  Sent while a
  * command runs, it goes to the command's process group, as a terminal's
  * ^C goes to its foreground group; before STARTED or after EXIT it is
@@ -237,7 +298,8 @@ enum agent_op {
     AGENT_OP_CRED   = 3, /* setgroups/setgid/setuid */
     AGENT_OP_CHDIR  = 4,
     AGENT_OP_EXEC   = 5, /* execve after the PATH search */
-    AGENT_OP_FILE   = 6, /* FILE_PUT / FILE_GET on the guest side */
+    AGENT_OP_FILE   = 6, /* FILE_PUT / FILE_GET / the folder requests /
+                          * CREDENTIALS on the guest side */
     AGENT_OP_RESEED = 7, /* RNDADDENTROPY / RNDRESEEDCRNG */
     AGENT_OP_CLOCK  = 8, /* clock_settime */
     AGENT_OP_MAX    = 8,

@@ -15,6 +15,10 @@
  *                                prints the EXIT as "signal N" / "code N"
  *   agent-client SOCK --raw      stdin's bytes as they are, the agent's
  *                                replies to stdout (hostile-host tests)
+ *   agent-client SOCK --credentials PEMFILE|- [NAME=VALUE]...
+ *                                CREDENTIALS (PEM "-": none; none and no
+ *                                entries: a clear), waits for the answer
+ *                                as airlock will (agent_credentials)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +77,26 @@ static int do_get(int fd, const char *guest, const char *local)
     int rc = agent_file_get(fd, guest, out, 1ull << 30);
     close(out);
     return rc ? fail(guest, -rc) : 0;
+}
+
+static int do_credentials(int fd, const char *pem_path, char **env, int envc)
+{
+    static char pem[AGENT_CRED_MAX_PEM + 2];
+    size_t pem_len = 0;
+    if (strcmp(pem_path, "-")) {
+        int in = open(pem_path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = in < 0 ? -1 : read(in, pem, sizeof(pem));
+        if (n < 0)
+            return fail(pem_path, errno);
+        close(in);
+        pem_len = (size_t)n; /* past the limit: the encoder says so */
+    }
+    char why[256];
+    int rc = agent_credentials(fd, (const char *const *)env, (unsigned)envc, pem, pem_len, why,
+                               sizeof(why));
+    if (rc)
+        fprintf(stderr, "agent-client: %s\n", why);
+    return rc ? EXIT_AIRLOCK_ERROR : 0;
 }
 
 static int do_raw(int fd)
@@ -156,6 +180,8 @@ int main(int argc, char **argv)
         return do_kill_after(fd, (unsigned)strtoul(argv[3], NULL, 10), argv + 5, argc - 5);
     if (!strcmp(argv[2], "--raw"))
         return do_raw(fd);
+    if (!strcmp(argv[2], "--credentials") && argc >= 4)
+        return do_credentials(fd, argv[3], argv + 4, argc - 4);
     if (!strcmp(argv[2], "--get") && argc == 5)
         return do_get(fd, argv[3], argv[4]);
 

@@ -18,7 +18,14 @@
  *   6    agent_list the same way: every entry it hands out has a clean
  *        one-component name, a known kind, permission bits only, and a
  *        target exactly when it is a symlink
- *   7    agent_stat the same way: an answer is the path's own entry ("") */
+ *   7    agent_stat the same way: an answer is the path's own entry ("")
+ *   8    agent_credentials the same way, with a short bound: it must end,
+ *        0 for DONE only, and a failure always comes with its line
+ *   9    the input as a CREDENTIALS payload, straight into agent_cred_parse:
+ *        one it accepts must hold only entries and a PEM the rules allow,
+ *        and re-encode to exactly the input (mode 1 gets there too, but
+ *        only through a valid header)
+ * Seeds: tests/fuzz/agent_seed.c writes one or more per mode. */
 #include <assert.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,6 +39,25 @@
 
 static uint8_t frame[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
 static const char *av[AGENT_MAX_ARGS + 1], *ev[AGENT_MAX_ENVS + 1];
+static const char *cv[AGENT_CRED_MAX_ENVS + 1];
+
+/* A CREDENTIALS payload the decoder took: each entry and the PEM as the
+ * rules say, and the encoder gives back exactly those bytes. */
+static void check_cred(const uint8_t *p, size_t len)
+{
+    struct agent_cred c;
+    assert(agent_cred_parse(p, len, &c, cv) == 0);
+    assert(c.envc <= AGENT_CRED_MAX_ENVS && c.env[c.envc] == NULL);
+    for (uint32_t i = 0; i < c.envc; i++) {
+        assert(agent_cred_entry_ok(c.env[i], strlen(c.env[i])));
+        for (uint32_t j = 0; j < i; j++)
+            assert(!agent_cred_same_name(c.env[i], c.env[j]));
+    }
+    assert(agent_cred_pem_ok(c.pem, c.pem_len) && !memchr(c.pem, 0, c.pem_len));
+    ssize_t n = agent_encode_credentials(frame, sizeof(frame), &c);
+    assert(n == (ssize_t)(AGENT_HDR_SIZE + len));
+    assert(memcmp(frame + AGENT_HDR_SIZE, p, len) == 0);
+}
 
 /* Re-encodes a decoded message; it must reproduce `raw` byte for byte. */
 static void check_canonical(const struct agent_msg *m, const uint8_t *raw, size_t raw_len)
@@ -42,6 +68,11 @@ static void check_canonical(const struct agent_msg *m, const uint8_t *raw, size_
         assert(agent_exec_parse(m->payload, m->len, &r, av, ev) == 0);
         assert(r.argv[r.argc] == NULL && r.envp[r.envc] == NULL);
         n = agent_encode_exec(frame, sizeof(frame), &r);
+    } else if (m->type == AGENT_CREDENTIALS) {
+        check_cred(m->payload, m->len);
+        struct agent_cred c;
+        assert(agent_cred_parse(m->payload, m->len, &c, cv) == 0);
+        n = agent_encode_credentials(frame, sizeof(frame), &c);
     } else {
         n = agent_encode(frame, sizeof(frame), m->type, m->payload, m->len);
     }
@@ -185,6 +216,12 @@ static void fuzz_client(int mode, const uint8_t *data, size_t size)
         static char target[AGENT_MAX_PATH];
         if (agent_stat(sv[0], "/p", &e, target) == 0)
             assert(!e.name[0] && e.kind <= AGENT_ENTRY_OTHER && !(e.mode & ~07777u));
+    } else if (mode == 8) {
+        static const char *const env[] = {"TOKEN=ph"};
+        static const char pem[] = AGENT_CRED_PEM_BEGIN "\n";
+        char why[256] = "";
+        int rc = agent_credentials_wait(sv[0], env, 1, pem, sizeof(pem) - 1, 50, why, sizeof(why));
+        assert(rc <= 0 && (rc == 0) == (why[0] == 0));
     } else {
         agent_file_get(sv[0], "/f", null, 100000);
     }
@@ -199,10 +236,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int mode = data[0] % 8;
-    if (mode < 2)
+    int mode = data[0] % 10;
+    if (mode < 2) {
         fuzz_decoder(mode == 0 ? AGENT_DIR_REPLY : AGENT_DIR_REQUEST, data + 1, size - 1);
-    else
+    } else if (mode == 9) {
+        if (agent_cred_parse(data + 1, size - 1, NULL, NULL) == 0)
+            check_cred(data + 1, size - 1);
+    } else {
         fuzz_client(mode, data + 1, size - 1);
+    }
     return 0;
 }

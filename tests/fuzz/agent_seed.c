@@ -1,0 +1,154 @@
+/* Writes fuzz_agent_proto's seeds with the real encoders, so they are
+ * frames of this AGENT_VERSION (the decoder refuses every frame of
+ * another, and committed blobs went stale with each version):
+ *   agent-seed DIR
+ * Each seed starts with the target's mode byte (fuzz_agent_proto.c), then
+ * for the decoder modes (0, 1) the chunk-size byte, then frames; mode 9
+ * takes a bare CREDENTIALS payload. */
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_client/agent_client.h"
+
+static uint8_t buf[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
+static size_t len;
+#define AT buf + len, sizeof(buf) - len
+
+static int add(ssize_t n)
+{
+    if (n < 0) {
+        fprintf(stderr, "agent-seed: an encoder refused a sample\n");
+        return -1;
+    }
+    len += (size_t)n;
+    return 0;
+}
+
+static void start(uint8_t mode, int chunk)
+{
+    len = 0;
+    buf[len++] = mode;
+    if (chunk >= 0)
+        buf[len++] = (uint8_t)chunk;
+}
+
+static int save(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/seed-agent-%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) {
+        perror(path);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *const argv3[] = {"sh", "-c", "echo hi"};
+static const char *const env1[] = {"PATH=/bin"};
+static const char *const cred_env[] = {"GITHUB_TOKEN=airlock-ph-1", "OPENAI_API_KEY=ph-2"};
+static const char pem[] = AGENT_CRED_PEM_BEGIN "\nMIIB\n-----END CERTIFICATE-----\n";
+static const uint8_t seed[AGENT_RESEED_SEED];
+
+static ssize_t cred(uint8_t *b, size_t cap, uint32_t envc, const char *p)
+{
+    struct agent_cred c = {.env = cred_env, .envc = envc, .pem = p, .pem_len = p ? strlen(p) : 0};
+    return agent_encode_credentials(b, cap, &c);
+}
+
+/* The host's side: every request the agent decodes. */
+static int requests(void)
+{
+    struct agent_exec_req r;
+    agent_exec_req_init(&r);
+    r.argv = argv3;
+    r.argc = 3;
+    r.envp = env1;
+    r.envc = 1;
+    r.cwd = "/tmp";
+    r.flags = AGENT_EXEC_F_STDIN;
+    return add(agent_encode_exec(AT, &r)) || add(agent_encode(AT, AGENT_STDIN, "abc", 3)) ||
+           add(agent_encode(AT, AGENT_STDIN_EOF, NULL, 0)) || add(agent_encode_signal(AT, 2)) ||
+           add(agent_encode(AT, AGENT_KILL, NULL, 0)) ||
+           add(agent_encode_file_put(AT, "/x", 0, 0644, 3)) ||
+           add(agent_encode(AT, AGENT_FILE_DATA, "abc", 3)) ||
+           add(agent_encode(AT, AGENT_FILE_END, NULL, 0)) ||
+           add(agent_encode_file_get(AT, "/etc/x")) || add(agent_encode_reseed(AT, 1, seed)) ||
+           add(agent_encode_path_req(AT, AGENT_STAT, "/")) ||
+           add(agent_encode_path_req(AT, AGENT_LIST, "/tmp")) ||
+           add(agent_encode_mkdir(AT, "/r/d", 3, 0755)) ||
+           add(agent_encode_symlink(AT, "/r/l", 3, "t")) || add(cred(AT, 2, pem)) ||
+           add(cred(AT, 0, NULL));
+}
+
+/* The agent's side: every reply airlock decodes. */
+static int replies(void)
+{
+    struct agent_entry e = {AGENT_ENTRY_SYMLINK, 0777, 1, 0, "l", "t"};
+    return add(agent_encode_ready(AT, AGENT_VERSION, 0)) || add(agent_encode_started(AT, 5)) ||
+           add(agent_encode(AT, AGENT_STDOUT, "out", 3)) ||
+           add(agent_encode(AT, AGENT_STDERR, "err", 3)) ||
+           add(agent_encode_exit(AT, AGENT_EXIT_CODE, 42, 0)) || add(agent_encode_entry(AT, &e)) ||
+           add(agent_encode(AT, AGENT_DONE, NULL, 0)) ||
+           add(agent_encode(AT, AGENT_RESEEDED, NULL, 0)) ||
+           add(agent_encode(AT, AGENT_FILE_DATA, "data", 4)) ||
+           add(agent_encode(AT, AGENT_FILE_END, NULL, 0)) ||
+           add(agent_encode_error(AT, 2, AGENT_OP_FILE));
+}
+
+static int exec_replies(void)
+{
+    return add(agent_encode_ready(AT, AGENT_VERSION, 0)) || add(agent_encode_started(AT, 5)) ||
+           add(agent_encode(AT, AGENT_STDOUT, "out", 3)) ||
+           add(agent_encode(AT, AGENT_STDERR, "err", 3)) ||
+           add(agent_encode_exit(AT, AGENT_EXIT_CODE, 42, 0));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+        return 2;
+    }
+    const char *d = argv[1];
+    struct agent_entry file = {AGENT_ENTRY_FILE, 0644, 3, 0, "a", ""};
+    struct agent_entry self = {AGENT_ENTRY_DIR, 0755, 0, 0, "", ""};
+    int bad = 0;
+    start(0, 3);
+    bad |= replies() || save(d, "rep");
+    start(1, 7);
+    bad |= requests() || save(d, "req");
+    start(2, -1);
+    bad |= exec_replies() || save(d, "exec");
+    start(3, -1);
+    bad |= add(agent_encode(AT, AGENT_FILE_DATA, "data", 4)) ||
+           add(agent_encode(AT, AGENT_FILE_END, NULL, 0)) || save(d, "get");
+    start(4, -1);
+    bad |= exec_replies() || save(d, "exec-pipes");
+    start(5, -1);
+    bad |= add(agent_encode_ready(AT, AGENT_VERSION, 0)) ||
+           add(agent_encode(AT, AGENT_RESEEDED, NULL, 0)) || save(d, "reseed");
+    start(6, -1);
+    bad |= add(agent_encode_ready(AT, AGENT_VERSION, 0)) || add(agent_encode_entry(AT, &file)) ||
+           add(agent_encode(AT, AGENT_DONE, NULL, 0)) || save(d, "list");
+    start(7, -1);
+    bad |= add(agent_encode_ready(AT, AGENT_VERSION, 0)) || add(agent_encode_entry(AT, &self)) ||
+           save(d, "stat");
+    start(8, -1);
+    bad |= add(agent_encode_ready(AT, AGENT_VERSION, 0)) ||
+           add(agent_encode(AT, AGENT_DONE, NULL, 0)) || save(d, "cred");
+    start(8, -1);
+    bad |= add(agent_encode_error(AT, 28, AGENT_OP_FILE)) || save(d, "cred-error");
+    /* mode 9: the payload alone (the frame's header cut off) */
+    start(9, -1);
+    static uint8_t f[AGENT_HDR_SIZE + AGENT_CRED_MAX_PAYLOAD];
+    ssize_t n = cred(f, sizeof(f), 2, pem);
+    if (n < AGENT_HDR_SIZE) {
+        bad = 1;
+    } else {
+        memcpy(buf + len, f + AGENT_HDR_SIZE, (size_t)n - AGENT_HDR_SIZE);
+        len += (size_t)n - AGENT_HDR_SIZE;
+        bad |= save(d, "cred-payload");
+    }
+    return bad ? 1 : 0;
+}
