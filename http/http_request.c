@@ -5,6 +5,8 @@
  * the header lines go by. */
 #include "http/http_request.h"
 
+#include "http/http_head.h"
+
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,80 +22,19 @@
 #define E_NO_MEM    (-500)
 #define E_VERSION   (-505)
 
-struct span {
-    const char *p;
-    size_t n;
-};
-
-/* tchar (RFC 9110 5.6.2). */
-static bool is_tchar(unsigned char c)
+/* The shared helpers' verdicts (http_head.h) as this parser's statuses;
+ * any other result passes through. */
+static int status_of(int rc)
 {
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-        return true;
-    return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static bool is_token(struct span s)
-{
-    if (s.n == 0)
-        return false;
-    for (size_t i = 0; i < s.n; i++)
-        if (!is_tchar((unsigned char)s.p[i]))
-            return false;
-    return true;
-}
-
-static bool span_is(struct span s, const char *lit)
-{
-    return s.n == strlen(lit) && strncasecmp(s.p, lit, s.n) == 0;
-}
-
-/* Splits s at the first c (dropped); false when there is none. */
-static bool span_split(struct span s, char c, struct span *before, struct span *after)
-{
-    const char *at = memchr(s.p, c, s.n);
-    if (!at)
-        return false;
-    *before = (struct span){s.p, (size_t)(at - s.p)};
-    *after = (struct span){at + 1, s.n - before->n - 1};
-    return true;
-}
-
-static struct span trim_ows(struct span s)
-{
-    while (s.n && (s.p[0] == ' ' || s.p[0] == '\t')) {
-        s.p++;
-        s.n--;
+    switch (rc) {
+    case HTTP_HEAD_BAD:
+        return E_BAD;
+    case HTTP_HEAD_TOO_LARGE:
+        return E_TOO_LARGE;
+    case HTTP_HEAD_VERSION:
+        return E_VERSION;
     }
-    while (s.n && (s.p[s.n - 1] == ' ' || s.p[s.n - 1] == '\t'))
-        s.n--;
-    return s;
-}
-
-/* Finds the CRLFCRLF that ends the head within the first HTTP_HEAD_MAX
- * bytes, rejecting NUL and bare CR or LF on the way.  A CR in the last
- * scanned byte is judged when its successor arrives, and only successors
- * inside the scanned window count, so a longer feed of the same stream
- * never turns 0 or a verdict into another verdict. */
-static int find_head_end(const char *buf, size_t len, size_t *head_len)
-{
-    size_t scan = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
-    for (size_t i = 0; i < scan; i++) {
-        char c = buf[i];
-        if (c == '\0')
-            return E_BAD;
-        if (c == '\r' && i + 1 < scan && buf[i + 1] != '\n')
-            return E_BAD;
-        if (c != '\n')
-            continue;
-        if (i == 0 || buf[i - 1] != '\r')
-            return E_BAD;
-        if (i >= 3 && buf[i - 2] == '\n') { /* buf[i-3] is '\r': checked above */
-            *head_len = i + 1;
-            return 1;
-        }
-    }
-    return len >= HTTP_HEAD_MAX ? E_TOO_LARGE : 0;
+    return rc;
 }
 
 /* A DNS name as the policy will see it: letters, digits, '-', '_' and
@@ -163,7 +104,7 @@ static int parse_authority(struct span s, uint16_t default_port, char host[HTTP_
     if (s.n == 0 || memchr(s.p, '@', s.n))
         return E_BAD;
     if (s.p[0] == '[') {
-        if (!span_split((struct span){s.p + 1, s.n - 1}, ']', &name, &after))
+        if (!http_span_split((struct span){s.p + 1, s.n - 1}, ']', &name, &after))
             return E_BAD;
         has_port = after.n > 0;
         if (has_port && after.p[0] != ':') /* "[::1]x:443" */
@@ -172,7 +113,7 @@ static int parse_authority(struct span s, uint16_t default_port, char host[HTTP_
             port_text = (struct span){after.p + 1, after.n - 1};
         rc = parse_ipv6(name, host);
     } else {
-        has_port = span_split(s, ':', &name, &port_text);
+        has_port = http_span_split(s, ':', &name, &port_text);
         rc = parse_reg_name(name, host);
     }
     if (rc)
@@ -233,18 +174,6 @@ static void put_origin_start(struct out *o, const struct http_request *req, stru
 
 /* ---- request line ---- */
 
-/* "HTTP/" DIGIT "." DIGIT (RFC 9112 2.3); only 1.0 and 1.1 are spoken. */
-static int parse_version(struct span v, int *minor)
-{
-    if (v.n != 8 || memcmp(v.p, "HTTP/", 5) != 0 || v.p[6] != '.' || v.p[5] < '0' ||
-        v.p[5] > '9' || v.p[7] < '0' || v.p[7] > '9')
-        return E_BAD;
-    if (v.p[5] != '1' || (v.p[7] != '0' && v.p[7] != '1'))
-        return E_VERSION;
-    *minor = v.p[7] - '0';
-    return 0;
-}
-
 /* The request-target: authority-form for CONNECT, absolute "http://" for
  * everything else.  *path gets the origin-form part (may be empty). */
 static int parse_target(struct span t, struct http_request *req, struct span *path)
@@ -279,14 +208,15 @@ static int split_request_line(struct span line, char method_out[16], struct span
             return E_BAD;
     }
     struct span method, rest, version;
-    if (!span_split(line, ' ', &method, &rest) || !span_split(rest, ' ', target, &version) ||
-        !is_token(method) || method.n >= 16 || target->n == 0)
+    if (!http_span_split(line, ' ', &method, &rest) ||
+        !http_span_split(rest, ' ', target, &version) || !http_is_token(method) ||
+        method.n >= 16 || target->n == 0)
         return E_BAD;
     if (target->n > HTTP_TARGET_MAX)
         return E_URI_LONG;
-    int rc = parse_version(version, minor);
+    int rc = http_version(version, minor);
     if (rc)
-        return rc;
+        return status_of(rc);
     memcpy(method_out, method.p, method.n);
     method_out[method.n] = '\0';
     return 0;
@@ -307,38 +237,27 @@ static int parse_request_line(struct span line, struct http_request *req, struct
 struct framing {
     int hosts;
     struct span content_length; /* n == 0: none seen */
-    struct span last_te;        /* n == 0: none seen */
+    struct span last_te;
     bool te;
     /* The API's requests (http_request_parse_server) only: */
     bool server;
-    struct span authorization, connection; /* n == 0: none seen */
+    struct span authorization;  /* n == 0: none seen */
+    struct span connection;     /* p == NULL: none seen */
     int authorizations;
 };
-
-/* Field values are VCHAR, obs-text, SP and HTAB (RFC 9110 5.5); other
- * control bytes are rejected rather than passed on to an origin server. */
-static bool value_ok(struct span v)
-{
-    for (size_t i = 0; i < v.n; i++) {
-        unsigned char c = (unsigned char)v.p[i];
-        if ((c < 0x20 && c != '\t') || c == 0x7f)
-            return false;
-    }
-    return true;
-}
 
 /* Records what framing headers say; the combination is judged once all
  * are seen (framing_check). */
 static int note_framing(struct span name, struct span value, struct framing *f)
 {
-    if (span_is(name, "Host")) {
+    if (http_span_is(name, "Host")) {
         char host[HTTP_HOST_MAX + 1];
         uint16_t port;
         if (++f->hosts > 1) /* RFC 9112 3.2: MUST 400 */
             return E_BAD;
         return f->server ? 0 : parse_authority(value, 1, host, &port);
     }
-    if (f->server && span_is(name, "Authorization")) {
+    if (f->server && http_span_is(name, "Authorization")) {
         if (++f->authorizations > 1)
             return E_BAD;
         if (value.n > HTTP_AUTH_MAX)
@@ -346,22 +265,13 @@ static int note_framing(struct span name, struct span value, struct framing *f)
         f->authorization = value;
         return 0;
     }
-    if (f->server && span_is(name, "Connection")) {
+    if (f->server && http_span_is(name, "Connection")) {
         f->connection = value; /* the last one counts */
         return 0;
     }
-    if (span_is(name, "Content-Length")) {
-        /* Plain digits only (no "5, 5" lists); a repeat must be identical. */
-        if (value.n == 0 || value.n > 18)
-            return E_BAD;
-        for (size_t i = 0; i < value.n; i++)
-            if (value.p[i] < '0' || value.p[i] > '9')
-                return E_BAD;
-        if (f->content_length.n &&
-            (f->content_length.n != value.n || memcmp(f->content_length.p, value.p, value.n)))
-            return E_BAD;
-        f->content_length = value;
-    } else if (span_is(name, "Transfer-Encoding")) {
+    if (http_span_is(name, "Content-Length"))
+        return status_of(http_content_length(value, &f->content_length));
+    if (http_span_is(name, "Transfer-Encoding")) {
         f->te = true;
         f->last_te = value;
     }
@@ -377,35 +287,36 @@ static int framing_check(const struct framing *f, int http_minor)
         return 0;
     if (f->content_length.n || http_minor == 0)
         return E_BAD;
-    struct span last = f->last_te;
-    const char *comma = memrchr(last.p, ',', last.n);
-    if (comma)
-        last = (struct span){comma + 1, last.n - (size_t)(comma + 1 - last.p)};
-    return span_is(trim_ows(last), "chunked") ? 0 : E_BAD;
+    struct span list = f->last_te, coding = {0};
+    while (http_list_next(&list, &coding))
+        ;
+    return http_span_is(coding, "chunked") ? 0 : E_BAD;
 }
 
 /* Hop-by-hop headers that stop here; "Connection: close" is re-added. */
 static bool is_dropped(struct span name)
 {
-    return span_is(name, "Connection") || span_is(name, "Proxy-Connection") ||
-           span_is(name, "Proxy-Authorization") || span_is(name, "Host");
+    return http_span_is(name, "Connection") || http_span_is(name, "Proxy-Connection") ||
+           http_span_is(name, "Proxy-Authorization") || http_span_is(name, "Host");
 }
 
-/* Checks one "name: value" line; copies it to o (when not NULL) unless
- * it is dropped. */
-static int parse_header_line(struct span line, struct framing *f, struct out *o)
+/* What http_fields hands each header line to. */
+struct fields_ctx {
+    struct framing *f;
+    struct out *o; /* NULL: nothing to rewrite */
+};
+
+/* Notes one checked "name: value" line; copies it to the rewritten head
+ * (when there is one) unless it is dropped. */
+static int on_field(void *arg, struct span line, struct span name, struct span value)
 {
-    if (line.p[0] == ' ' || line.p[0] == '\t') /* obs-fold (RFC 9112 5.2) */
-        return E_BAD;
-    struct span name, value;
-    if (!span_split(line, ':', &name, &value) || !is_token(name) || !value_ok(value)) /* also: no space before ':' */
-        return E_BAD;
-    int rc = note_framing(name, trim_ows(value), f);
+    struct fields_ctx *ctx = arg;
+    int rc = note_framing(name, value, ctx->f);
     if (rc)
         return rc;
-    if (o && !is_dropped(name)) {
-        put(o, line.p, line.n);
-        puts_(o, "\r\n");
+    if (ctx->o && !is_dropped(name)) {
+        put(ctx->o, line.p, line.n);
+        puts_(ctx->o, "\r\n");
     }
     return 0;
 }
@@ -419,35 +330,23 @@ static size_t origin_cap(size_t head_len)
            sizeof("Connection: close\r\n\r\n") + 1;
 }
 
-/* Walks the header lines of head[start, head_len - 2) (the final CRLF
- * ends the empty line); a CR there always precedes LF (find_head_end). */
-static int parse_headers(const char *head, size_t start, size_t end, struct framing *f,
+/* The header lines of a complete head (the request line's CRLF is at most
+ * the first half of the final CRLFCRLF, so they lie between the two). */
+static int parse_headers(const char *head, size_t head_len, struct span line, struct framing *f,
                          struct out *o)
 {
-    size_t pos = start;
-    while (pos < end) {
-        const char *cr = memchr(head + pos, '\r', end - pos);
-        if (!cr || cr == head + pos) /* cannot happen: CRLFCRLF ends the head */
-            return E_BAD;
-        size_t n = (size_t)(cr - (head + pos));
-        int rc = parse_header_line((struct span){head + pos, n}, f, o);
-        if (rc)
-            return rc;
-        pos += n + 2;
-    }
-    return 0;
+    struct fields_ctx ctx = {f, o};
+    return status_of(http_fields(head, line.n + 2, head_len - 2, on_field, &ctx));
 }
 
-/* find_head_end, and the request line (without its CRLF) once the head
+/* http_head_end, and the request line (without its CRLF) once the head
  * is complete. */
 static int head_and_first_line(const char *buf, size_t len, size_t *head_len, struct span *line)
 {
-    int rc = find_head_end(buf, len, head_len);
-    if (rc == 1) {
-        const char *cr = memchr(buf, '\r', *head_len);
-        *line = (struct span){buf, (size_t)(cr - buf)};
-    }
-    return rc;
+    int rc = http_head_end(buf, len, HTTP_HEAD_MAX, head_len);
+    if (rc == 1)
+        *line = http_first_line(buf, *head_len);
+    return status_of(rc);
 }
 
 int http_request_parse(const char *buf, size_t len, struct http_request *req)
@@ -474,17 +373,15 @@ int http_request_parse(const char *buf, size_t len, struct http_request *req)
         }
         put_origin_start(&o, req, path);
     }
-    /* The request line's CRLF is at most the first half of the final
-     * CRLFCRLF, so the header lines (maybe none) lie between the two. */
-    rc = parse_headers(buf, line.n + 2, head_len - 2, &f, o.p ? &o : NULL);
+    rc = parse_headers(buf, head_len, line, &f, o.p ? &o : NULL);
     if (!rc)
         rc = framing_check(&f, req->http_minor);
     if (!rc && o.p && f.te)
         rc = E_LENGTH; /* see http_request.h: no chunked bodies through the proxy */
     if (rc)
         goto fail;
-    for (size_t i = 0; o.p && i < f.content_length.n; i++) /* <= 18 digits: fits */
-        req->body_len = req->body_len * 10 + (uint64_t)(f.content_length.p[i] - '0');
+    if (o.p)
+        req->body_len = http_digits_value(f.content_length);
     if (o.p) {
         puts_(&o, "Connection: close\r\n\r\n");
         put(&o, "", 1);
@@ -504,22 +401,6 @@ fail:
 }
 
 /* ---- the sandbox API's requests ---- */
-
-/* Whether a Connection value lists `opt` (a comma-separated token list). */
-static bool connection_has(struct span v, const char *opt)
-{
-    struct span item, rest;
-    while (v.n) {
-        if (!span_split(v, ',', &item, &rest)) {
-            item = v;
-            rest = (struct span){v.p + v.n, 0};
-        }
-        if (span_is(trim_ows(item), opt))
-            return true;
-        v = rest;
-    }
-    return false;
-}
 
 /* The request line with an origin-form target ("/..."), kept as sent. */
 static int parse_server_line(struct span line, struct http_server_request *req)
@@ -546,7 +427,7 @@ int http_request_parse_server(const char *buf, size_t len, struct http_server_re
         return rc;
     rc = parse_server_line(line, req);
     if (!rc)
-        rc = parse_headers(buf, line.n + 2, head_len - 2, &f, NULL);
+        rc = parse_headers(buf, head_len, line, &f, NULL);
     if (!rc)
         rc = framing_check(&f, req->http_minor);
     if (!rc && f.te)
@@ -555,12 +436,11 @@ int http_request_parse_server(const char *buf, size_t len, struct http_server_re
         memset(req, 0, sizeof(*req));
         return rc;
     }
-    for (size_t i = 0; i < f.content_length.n; i++) /* <= 18 digits: fits */
-        req->body_len = req->body_len * 10 + (uint64_t)(f.content_length.p[i] - '0');
+    req->body_len = http_digits_value(f.content_length);
     if (f.authorization.n)
         memcpy(req->authorization, f.authorization.p, f.authorization.n);
-    req->keep_alive = req->http_minor == 1 ? !connection_has(f.connection, "close")
-                                           : connection_has(f.connection, "keep-alive");
+    req->keep_alive = req->http_minor == 1 ? !http_list_has(f.connection, "close")
+                                           : http_list_has(f.connection, "keep-alive");
     req->head_len = head_len;
     return 1;
 }

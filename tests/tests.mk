@@ -50,15 +50,17 @@ FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virt
 FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_hdr.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
                          devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
 FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c
-FUZZ_SRCS_fuzz_http_request := http/http_request.c
-FUZZ_SRCS_fuzz_api_request := http/http_request.c http/http_query.c
+FUZZ_SRCS_fuzz_http_request := http/http_request.c http/http_head.c
+FUZZ_SRCS_fuzz_api_request := http/http_request.c http/http_head.c http/http_query.c
+FUZZ_SRCS_fuzz_http_response := http/http_response.c http/http_chunked.c http/http_head.c
 FUZZ_SRCS_fuzz_tar_in := sandbox/tar_in.c util/printable.c
 FUZZ_LIBS_fuzz_tar_in := $(shell pkg-config --libs libarchive 2>/dev/null)
 SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
-              fuzz_http_request fuzz_api_request fuzz_snapshot fuzz_tar_in
+              fuzz_http_request fuzz_api_request fuzz_http_response fuzz_snapshot \
+              fuzz_tar_in
 FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 
