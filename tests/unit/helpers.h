@@ -152,7 +152,7 @@ Suite *run_copy_suite(void);
 Suite *vsock_suite(void);
 Suite *http_request_suite(void);
 Suite *http_server_request_suite(void);
-Suite *http_response_suite(void), *http_chunked_suite(void);
+Suite *http_response_suite(void), *http_chunked_suite(void), *scrub_suite(void);
 Suite *base64_suite(void);
 Suite *exec_output_suite(void);
 Suite *egress_policy_suite(void);

@@ -12,7 +12,8 @@ UNIT_CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 UNIT_CFLAGS  = $(OPT) $(CFLAGS_COMMON) $(SANITIZE) $(UNIT_CHECK_CFLAGS)
 UNIT_LIBS    = $(UNIT_CHECK_LIBS) $(LDLIBS)
 
-UNIT_HELPERS := tests/unit/helpers.c tests/unit/ring.c tests/unit/snap_sample.c
+UNIT_HELPERS := tests/unit/helpers.c tests/unit/ring.c tests/unit/snap_sample.c \
+                tests/unit/scrub_ref.c
 # Every tests/unit/test_*.c is a suite; unit_main.c lists them.
 UNIT_SRCS := tests/unit/unit_main.c $(UNIT_HELPERS) $(sort $(wildcard tests/unit/test_*.c))
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/san/%.o)
