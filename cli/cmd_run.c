@@ -52,14 +52,54 @@ static int open_audit(struct run_ctx *r, const struct run_args *a)
     return 0;
 }
 
-/* The broker is forked here, while the process has one thread. */
+/* --secret: the values are read here, each secret's host:port joins the
+ * allowlist, and the guest's environment gets the placeholders. */
+static int load_secrets(struct run_ctx *r)
+{
+    struct egress_config *eg = &r->egress_cfg;
+    char err[1024];
+    if (!eg->secrets.n)
+        return 0;
+    if (secret_load_all(&eg->secrets, err, sizeof(err)))
+        return usage_error(err);
+    for (unsigned i = 0; i < eg->secrets.n; i++) {
+        const struct secret *s = &eg->secrets.s[i];
+        char rule[EGRESS_HOST_MAX + 16], why[200];
+        snprintf(rule, sizeof(rule), strchr(s->host, ':') ? "[%s]:%u" : "%s:%u", s->host, s->port);
+        if (!egress_match_name(&eg->policy, s->host, s->port) &&
+            egress_policy_add_host(&eg->policy, rule, why, sizeof(why))) {
+            snprintf(err, sizeof(err), "--secret %s: host %s: %s", s->name, rule, why);
+            return usage_error(err);
+        }
+        /* NAME=placeholder; both fit (secret.h's bounds) */
+        size_t nl = strlen(s->name);
+        memcpy(r->secret_env[i], s->name, nl);
+        r->secret_env[i][nl] = '=';
+        memcpy(r->secret_env[i] + nl + 1, s->placeholder, s->len + 1);
+        r->secret_envp[i] = r->secret_env[i];
+    }
+    return 0;
+}
+
+/* The broker is forked here, while the process has one thread.  With
+ * secrets it keeps their values; ours are wiped once it has them. */
 static int start_egress(struct run_ctx *r)
 {
     struct egress_config *eg = &r->egress_cfg;
+    static struct egress_broker_creds creds;
     int e;
     r->broker = -1;
-    if (eg->policy.n && (e = egress_broker_start(&eg->policy, &r->broker)))
+    creds = (struct egress_broker_creds){.secrets = &eg->secrets, .ca_file = eg->ca_file,
+                                         .audit = &r->audit};
+    if (eg->policy.n && (e = egress_broker_start(&eg->policy, &creds, &r->broker))) {
+        secret_wipe(&eg->secrets);
+        if (creds.err[0])
+            return usage_error(creds.err);
         return fail("cannot start the egress broker", -e);
+    }
+    secret_wipe(&eg->secrets);
+    r->ca_pem = creds.ca_pem;
+    r->ca_pem_len = creds.ca_pem_len;
     if (egress_init(&r->egress, eg, &r->audit, r->broker))
         return fail("egress", ENOMEM);
     return 0;
@@ -99,7 +139,8 @@ static int run_main(int argc, char **argv, enum run_mode mode)
     run_options_request(&r, &a, argc, argv);
     if (run_options_vm(&r, &a, err, sizeof(err)))
         return usage_error(err);
-    if ((e = open_audit(&r, &a)) || (e = start_egress(&r)) || (e = prepare_agent(&r)))
+    if ((e = open_audit(&r, &a)) || (e = load_secrets(&r)) || (e = start_egress(&r)) ||
+        (e = prepare_agent(&r)))
         return e;
     struct session_hook hook = run_hook_template;
     hook.opaque = &r;

@@ -35,6 +35,22 @@ static bool outputs(const struct boot_session *s, const int *fds, unsigned n,
     return false;
 }
 
+/* --secret: the CREDENTIALS payload for the agent, which the daemon sends
+ * it (the placeholders and the CA; never a value: the broker has those). */
+static void answer_credentials(struct run_ctx *r)
+{
+    static unsigned char payload[SNAP_CONTROL_CRED_MAX];
+    struct agent_cred c = {.env = r->secret_envp, .envc = r->egress_cfg.secrets.n,
+                           .pem = r->ca_pem, .pem_len = r->ca_pem_len};
+    ssize_t n = r->egress_cfg.secrets.n ? agent_cred_payload(payload + 2, sizeof(payload) - 2, &c)
+                                        : -ENOENT;
+    if (n < 0)
+        snap_control_answer(r->control_fd, n == -ENOENT ? "this sandbox has no secrets"
+                                                        : "cannot encode the credentials");
+    else
+        snap_control_credentials_answer(r->control_fd, payload, (size_t)n);
+}
+
 /* Each request: pause, save, resume, answer.  The guest sees a pause of
  * however long the save takes (its kvm-clock runs on). */
 static void *control_thread(void *arg)
@@ -55,6 +71,10 @@ static void *control_thread(void *arg)
         }
         if (rc <= 0)
             return NULL; /* the daemon is gone: it stops the VM too */
+        if (rc == SNAP_CONTROL_CREDENTIALS) {
+            answer_credentials(r);
+            continue;
+        }
         char err[384];
         struct snap_out o;
         const char *why = NULL;

@@ -47,6 +47,11 @@ struct run_ctx {
     struct egress_config egress_cfg;
     struct egress egress;
     int broker;
+    /* --secret: NAME=<placeholder> for the guest, and the VM's CA (PEM) */
+    char secret_env[SECRET_MAX][SECRET_NAME_MAX + SECRET_VALUE_MAX + 2];
+    const char *secret_envp[SECRET_MAX];
+    const char *ca_pem;
+    size_t ca_pem_len;
     int ready_efd;   /* readable once the agent said it listens (boot timer) */
     bool ready_seen; /* ... and agent_connect has seen it */
     uint8_t seed[AGENT_RESEED_SEED]; /* for the guest's CRNG (drawn before the filter) */

@@ -35,7 +35,7 @@ enum {
     RO_TIMEOUT = 0x200, RO_USER, RO_IMAGE, RO_APPEND, RO_COPY_IN, RO_COPY_OUT, RO_NPROC,
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
-    RO_AUDIT_ID, RO_CONTROL_FD, RO_END
+    RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_END
 };
 
 static const struct option run_own[] = {
@@ -57,6 +57,8 @@ static const struct option run_own[] = {
     {"compress", no_argument, NULL, RO_COMPRESS},
     {"audit-id", required_argument, NULL, RO_AUDIT_ID},
     {"control-fd", required_argument, NULL, RO_CONTROL_FD},
+    {"secret", required_argument, NULL, RO_SECRET},
+    {"ca-file", required_argument, NULL, RO_CA_FILE},
     {0},
 };
 
@@ -64,7 +66,7 @@ static const struct option run_own[] = {
 static const int command_only[] = {
     RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW,
     RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_MAX_OUTPUT,
-    RO_FROM_SNAPSHOT, 'e', 'w', 'i',
+    RO_FROM_SNAPSHOT, RO_SECRET, RO_CA_FILE, 'e', 'w', 'i',
 };
 /* Options about one command: a sandbox takes them with each command. */
 static const int per_command[] = {
@@ -170,6 +172,8 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
                               : egress_policy_add_cidr(&eg->policy, val, why, sizeof(why));
         return e ? bad_arg(err, errlen, c == RO_ALLOW ? "--allow" : "--allow-ip", val, why) : 0;
     }
+    case RO_SECRET: return secret_parse(&eg->secrets, val, err, errlen);
+    case RO_CA_FILE: eg->ca_file = val; return 0;
     case RO_AUDIT: a->audit_path = val; return 0;
     case RO_AUDIT_ID: a->audit_id = val; return 0;
     case RO_CONTROL_FD:
@@ -294,6 +298,11 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
     }
     if (given[RO_AUDIT_ID] && (r->mode != RUN_HOLD || !given[RO_AUDIT])) {
         snprintf(err, errlen, "--audit-id is for airlock sandbox-vm, with --audit");
+        return -EINVAL;
+    }
+    if (given[RO_CA_FILE] && !given[RO_SECRET]) {
+        snprintf(err, errlen, "--ca-file is for the hosts of --secret (the CAs their "
+                 "certificates are checked against)");
         return -EINVAL;
     }
     if (given[RO_OUT] || given[RO_COMPRESS]) {

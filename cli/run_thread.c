@@ -135,6 +135,15 @@ static void *run_thread(void *arg)
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "%s", why);
         return NULL;
     }
+    /* --secret: the placeholders and the VM's CA, before any command. */
+    unsigned nsecrets = r->egress_cfg.secrets.n;
+    if (nsecrets && agent_credentials(fd, r->secret_envp, nsecrets, r->ca_pem, r->ca_pem_len, why,
+                                      sizeof(why))) {
+        close(fd);
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "the guest did not take the secrets' placeholders: %s",
+                why);
+        return NULL;
+    }
     struct agent_exec_result res = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -118,6 +118,8 @@ static void record_attempt(struct egress_conn *c, const char *decision, int stat
     audit_u64(&r, "port", c->req.port);
     if (c->v.addr[0])
         audit_str(&r, "address", c->v.addr);
+    if (c->v.credential)
+        audit_bool(&r, "credential", true);
     if (status == 200)
         audit_str(&r, "rule", c->v.rule);
     else
@@ -272,6 +274,21 @@ static void serve(struct egress_conn *c)
         answer(c, -rc, why);
         return;
     }
+    /* A placeholder this side can see is never going where its secret
+     * goes (that is inside TLS, in the broker): refused. */
+    const struct secret_set *set = &c->e->cfg->secrets;
+    for (unsigned i = 0; i < set->n; i++) {
+        if (!memmem(c->head, c->req.head_len, set->s[i].placeholder, set->s[i].len))
+            continue;
+        char why[600];
+        snprintf(why, sizeof(why), "the placeholder of %s is in a %s request to %.100s: it is "
+                 "replaced only inside HTTPS to %s", set->s[i].name,
+                 c->req.kind == HTTP_REQ_CONNECT ? "CONNECT" : "plain HTTP", c->req.host,
+                 set->s[i].host);
+        record_attempt(c, "deny", 403, why);
+        answer(c, 403, why);
+        return;
+    }
     const char *limit = take_slot(c->e);
     if (limit) {
         record_attempt(c, "deny", 429, limit);
@@ -282,7 +299,8 @@ static void serve(struct egress_conn *c)
         c->v.status = 403;
         snprintf(c->v.reason, sizeof(c->v.reason), "%.100s:%u: egress is off (no --allow or --allow-ip rules)",
                  c->req.host, c->req.port);
-    } else if (egress_broker_connect(c->e->broker, c->req.host, c->req.port, &c->v, &c->remote) < 0 &&
+    } else if (egress_broker_connect(c->e->broker, c->req.host, c->req.port,
+                                     c->req.kind == HTTP_REQ_CONNECT, c->id, &c->v, &c->remote) < 0 &&
                c->v.status == 200) {
         c->v.status = 502;
     }

@@ -21,6 +21,7 @@
 
 #include "audit/audit.h"
 #include "egress/egress_policy.h"
+#include "egress/secret.h"
 
 #define EGRESS_DEFAULT_MAX_CONNS 16     /* open at once */
 #define EGRESS_DEFAULT_MAX_MIB   1024   /* each way, per connection */
@@ -39,6 +40,11 @@ struct egress_config {
     uint64_t max_bytes;   /* each way */
     unsigned rate_per_min;
     bool quiet;
+    /* --secret: their placeholders (the values stay in the broker), so a
+     * placeholder in a head this side can read (plain HTTP, CONNECT) is
+     * refused as an exfiltration attempt */
+    struct secret_set secrets;
+    const char *ca_file;            /* --ca-file */
 };
 
 struct egress {

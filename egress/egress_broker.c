@@ -1,5 +1,6 @@
 /* The egress broker process and its request channel; see egress_broker.h. */
 #include "egress/egress_broker.h"
+#include "egress/credential_proxy.h"
 #include "util/exit_codes.h"
 #include "jail/fdpass.h"
 #include "jail/seccomp.h"
@@ -26,8 +27,18 @@
  * SEQPACKET message and trusts nothing in it (the VM side may be
  * compromised). */
 struct broker_req {
+    uint64_t conn;
     uint16_t port;
+    uint8_t tunnel;
     char host[EGRESS_HOST_MAX + 1];
+};
+
+/* The broker's first answer: whether it serves, and with secrets the CA. */
+struct broker_hello {
+    int32_t rc;
+    char err[300];
+    uint32_t pem_len;
+    char pem[CRED_CA_PEM_MAX];
 };
 
 /* A reply arrives well within the lookup's and the connect's own limits;
@@ -152,7 +163,36 @@ void egress_decide_and_connect(const struct egress_policy *policy, const char *h
 /* ---- the broker process ------------------------------------------------ */
 
 static const struct egress_policy *broker_policy;
+static struct cred_proxy *broker_cred; /* NULL: no secrets */
 static atomic_uint broker_busy;
+
+/* A host with a secret: the guest's TLS goes to the credential proxy,
+ * which holds the upstream socket; the VM side gets the other end. */
+static void hand_to_proxy(const struct broker_req *req, struct egress_verdict *v, int *fd)
+{
+    if (!req->tunnel) {
+        close(*fd);
+        *fd = -1;
+        verdict(v, 403, "%s:%u has a secret: it is reached over HTTPS only", req->host, req->port);
+        return;
+    }
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+        close(*fd);
+        *fd = -1;
+        verdict(v, 502, "the credential proxy: %s", strerror(errno));
+        return;
+    }
+    int rc = cred_proxy_start(broker_cred, req->host, req->port, req->conn, sp[1], *fd);
+    *fd = sp[0];
+    if (rc) {
+        close(sp[0]);
+        *fd = -1;
+        verdict(v, 502, "the credential proxy: %s", strerror(-rc));
+        return;
+    }
+    v->credential = true;
+}
 
 static void *broker_serve(void *arg)
 {
@@ -169,6 +209,8 @@ static void *broker_serve(void *arg)
         verdict(&v, 502, "the egress broker is busy");
     else
         egress_decide_and_connect(broker_policy, req.host, req.port, &v, &fd);
+    if (fd >= 0 && broker_cred && cred_proxy_host(broker_cred, req.host, req.port) >= 0)
+        hand_to_proxy(&req, &v, &fd);
     fdpass_send(chan, &v, sizeof(v), fd);
     if (fd >= 0)
         close(fd);
@@ -177,23 +219,51 @@ static void *broker_serve(void *arg)
     return NULL;
 }
 
-static __attribute__((noreturn)) void broker_main(int ctl)
+/* Closes every fd but ctl and keep (-1: none). */
+static void close_all_but(int ctl, int keep)
 {
+    int lo = ctl < keep || keep < 0 ? ctl : keep, hi = ctl < keep ? keep : ctl;
+    if (keep < 0)
+        lo = hi = ctl;
+    if (lo > 3)
+        close_range(3, (unsigned)lo - 1, 0);
+    if (hi > lo + 1)
+        close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+    close_range((unsigned)hi + 1, ~0u, 0);
+}
+
+static __attribute__((noreturn)) void broker_main(int ctl, struct egress_broker_creds *creds)
+{
+    static struct broker_hello hello;
+    static struct cred_proxy proxy;
     prctl(PR_SET_NAME, "airlock-broker");
     /* Nothing of airlock's stdio: a pipeline reading airlock's output must
      * see EOF when airlock is done, whatever the broker is doing. */
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     for (int i = 0; i < 3 && null >= 0; i++)
         dup2(null, i);
-    if (ctl > 3)
-        close_range(3, (unsigned)ctl - 1, 0);
-    close_range((unsigned)ctl + 1, ~0u, 0);
+    bool secrets = creds && creds->secrets && creds->secrets->n;
+    close_all_but(ctl, secrets && creds->audit ? creds->audit->fd : -1);
     signal(SIGPIPE, SIG_IGN);
+    /* The CA, the TLS contexts and the CA bundle, while files may still
+     * be opened. */
+    if (secrets) {
+        if (cred_proxy_init(&proxy, creds->secrets, creds->ca_file, creds->audit, hello.err,
+                            sizeof(hello.err))) {
+            hello.rc = -EINVAL;
+        } else {
+            broker_cred = &proxy;
+            memcpy(hello.pem, proxy.ca.pem, proxy.ca.pem_len);
+            hello.pem_len = (uint32_t)proxy.ca.pem_len;
+        }
+    }
     /* Everything is set up: from here on, only what serving needs (every
      * request thread inherits the filter).  The parent waits for this
      * answer, so a broker without its filter never serves. */
-    int32_t rc = seccomp_apply(SECCOMP_BROKER);
-    fdpass_send(ctl, &rc, sizeof(rc), -1);
+    if (!hello.rc)
+        hello.rc = seccomp_apply(SECCOMP_BROKER);
+    int32_t rc = hello.rc;
+    fdpass_send(ctl, &hello, sizeof(hello), -1);
     if (rc)
         _exit(EXIT_AIRLOCK_ERROR);
     for (;;) {
@@ -219,8 +289,10 @@ static __attribute__((noreturn)) void broker_main(int ctl)
     }
 }
 
-int egress_broker_start(const struct egress_policy *policy, int *ctl)
+int egress_broker_start(const struct egress_policy *policy, struct egress_broker_creds *creds,
+                        int *ctl)
 {
+    static struct broker_hello hello;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return -errno;
@@ -237,15 +309,22 @@ int egress_broker_start(const struct egress_policy *policy, int *ctl)
         if (getppid() != parent)
             _exit(0);
         broker_policy = policy; /* our copy of the parent's memory */
-        broker_main(sv[1]);
+        broker_main(sv[1], creds);
     }
     close(sv[1]);
-    int32_t rc = -EPIPE; /* the broker ended without answering */
+    hello.rc = -EPIPE; /* the broker ended without answering */
     int ignored;
-    ssize_t n = fdpass_recv(sv[0], &rc, sizeof(rc), &ignored);
+    ssize_t n = fdpass_recv(sv[0], &hello, sizeof(hello), &ignored);
     if (ignored >= 0)
         close(ignored);
-    if (n != (ssize_t)sizeof(rc) || rc) {
+    int32_t rc = hello.rc;
+    if (creds && n == (ssize_t)sizeof(hello)) {
+        hello.err[sizeof(hello.err) - 1] = '\0';
+        snprintf(creds->err, sizeof(creds->err), "%s", hello.err);
+        creds->ca_pem_len = hello.pem_len < sizeof(creds->ca_pem) ? hello.pem_len : 0;
+        memcpy(creds->ca_pem, hello.pem, creds->ca_pem_len);
+    }
+    if (n != (ssize_t)sizeof(hello) || rc) {
         close(sv[0]);
         waitpid(pid, NULL, 0);
         return n < 0 ? (int)n : rc ? rc : -EPROTO;
@@ -254,14 +333,14 @@ int egress_broker_start(const struct egress_policy *policy, int *ctl)
     return 0;
 }
 
-int egress_broker_connect(int ctl, const char *host, uint16_t port, struct egress_verdict *v,
-                          int *fd)
+int egress_broker_connect(int ctl, const char *host, uint16_t port, bool tunnel, uint64_t conn,
+                          struct egress_verdict *v, int *fd)
 {
     int ch[2];
     *fd = -1;
     memset(v, 0, sizeof(*v));
     verdict(v, 502, "the egress broker did not answer");
-    struct broker_req req = {.port = port};
+    struct broker_req req = {.port = port, .tunnel = tunnel, .conn = conn};
     if (strlen(host) > EGRESS_HOST_MAX)
         return verdict(v, 403, "host name too long"), 0;
     snprintf(req.host, sizeof(req.host), "%s", host);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the python3 guest disk from Debian's own packages:
-#   debootstrap --variant=minbase --include=python3 bookworm (from the mirror
+#   debootstrap --variant=minbase --include=python3,ca-certificates,curl bookworm (from the mirror
 #   this machine's apt uses), stripped of what a guest never reads, cached
 #   outside the repo, then copied into an ext4 image with mke2fs -d (no loop
 #   mount). Boots with the same init as the busybox images (guest/init, run by
@@ -100,7 +100,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 self=$here/$(basename "$0")
 list=$here/../scripts/packages/python-image.list
 suite=bookworm
-include=python3
+include=python3,ca-certificates,curl
 agent=${AIRLOCK_AGENT:-$(dirname "$out")/agent}
 headroom=${PYTHON_IMAGE_HEADROOM:-30}
 min_mb=${PYTHON_IMAGE_MIN_MB:-64}

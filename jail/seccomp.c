@@ -171,6 +171,10 @@ static const struct allow broker_allow[] = {
     {.name = "lseek", .why = "/etc/hosts is read from its start"},
     {.name = "uname", .why = "the resolver's default domain"},
     {.name = "clock_gettime", .why = "resolver timeouts (the vDSO's fallback)"},
+    /* The credential proxy (egress/credential_proxy.c), only with --secret. */
+    {.name = "socketpair", .why = "credential proxy: the VM side's end of a credential connection", ONLY_AF_UNIX},
+    {.name = "write", .why = "credential proxy: TLS records to the guest and the upstream; its audit records"},
+    {.name = "getpid", .why = "credential proxy: OpenSSL's random generator notices a fork"},
 #if defined(__SANITIZE_ADDRESS__)
     /* Only in the unit tests' ASan build, where the broker runs too. */
     {.name = "gettid", .why = "ASan's thread start (sanitizer builds only)"},

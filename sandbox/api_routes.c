@@ -105,7 +105,7 @@ static void destroy(struct api_server *srv, struct sandbox *sb)
 static const char *const create_fields[] = {
     "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
     "append", "snapshot", "disk_cap_mib", "cpu_quota_pct", "egress_max_conns", "egress_max_mib",
-    "egress_rate", NULL,
+    "egress_rate", "secrets", "ca_file", NULL,
 };
 
 /* The VM-wide limits a create may give, as `airlock run`'s flags (the VM
@@ -135,6 +135,11 @@ static void create(struct api_server *srv, struct api_conn *c)
     long long lease = get_uint(&f, "timeout_s", 0, 31536000, SANDBOX_DEFAULT_LEASE_S);
     long long life = get_uint(&f, "max_lifetime_s", 0, 31536000, 0);
     const char *snap_id = get_text(&f, "snapshot");
+    const char *ca_file = get_text(&f, "ca_file");
+    static __thread struct create_secrets secrets;
+    create_secrets_parse(&f, &secrets);
+    if (!f.failed && ca_file && !secrets.n)
+        field_error(&f, "ca_file", "%s", "ca_file is for the hosts of secrets");
     const char *limits[2 * VM_LIMITS + 1];
     char limit_val[VM_LIMITS][24];
     size_t nlimits = 0;
@@ -170,6 +175,7 @@ static void create(struct api_server *srv, struct api_conn *c)
         }
     }
     if (f.failed) {
+        create_secrets_close(&secrets);
         json_decref(o);
         return;
     }
@@ -180,7 +186,8 @@ static void create(struct api_server *srv, struct api_conn *c)
      * pool's snapshot when only the egress rules differ (they are the
      * VM's own flags); else a cold boot. */
     int k = snap_id ? -1 : pool_match(&srv->pool, image, (unsigned)mem, (unsigned)cpus);
-    bool plain = !append && !json_array_size(allow) && !json_array_size(allow_ip) && !nlimits;
+    bool plain = !append && !json_array_size(allow) && !json_array_size(allow_ip) && !nlimits &&
+                 !secrets.n;
     struct sandbox *sb = k >= 0 && plain ? pool_take(&srv->pool, k) : NULL;
     int why = 0;
     if (sb) {
@@ -195,6 +202,7 @@ static void create(struct api_server *srv, struct api_conn *c)
                   why == -ENOSPC ? "the daemon runs as many sandboxes as --max-sandboxes allows"
                   : why == -ENOMEM ? "this sandbox's memory would pass the daemon's --max-mem"
                                    : "cannot make a sandbox id");
+        create_secrets_close(&secrets);
         json_decref(o);
         return;
     }
@@ -207,7 +215,7 @@ static void create(struct api_server *srv, struct api_conn *c)
         snprintf(sb->image, sizeof(sb->image), "%s", image);
         char pool_snap[PATH_MAX];
         struct sandbox_boot_req b = {.append = append, .allow = allow, .allow_ip = allow_ip,
-                                     .limits = limits};
+                                     .limits = limits, .secrets = &secrets, .ca_file = ca_file};
         if (snap_id) {
             b.from_snapshot = snap.dir;
             snprintf(sb->snapshot, sizeof(sb->snapshot), "%s", snap.id);
@@ -219,6 +227,7 @@ static void create(struct api_server *srv, struct api_conn *c)
         char err[600];
         const char *field;
         int http = sandbox_boot(srv->state_dir, sb, &b, err, sizeof(err), &field);
+        create_secrets_close(&secrets); /* the VM has them, or never will */
         if (http) {
             json_decref(o);
             api_error(c, http, field, "%s", err);

@@ -208,7 +208,7 @@ static bool make_snapshot(struct pool *p, unsigned k)
         snprintf(cpus, sizeof(cpus), "%u", s->cpus);
         char *argv[] = {"airlock", "snapshot", "--out", tmp, "--image", s->image, "--mem", mem,
                         "--cpus", cpus, NULL};
-        pid_t pid = log_fd < 0 ? -errno : vm_proc_spawn(argv, log_fd, -1);
+        pid_t pid = log_fd < 0 ? -errno : vm_proc_spawn(argv, log_fd, -1, NULL, 0);
         if (log_fd >= 0)
             close(log_fd);
         int status = -1;

@@ -49,7 +49,8 @@ static void vm_reason(const struct sandbox *sb, char *msg, size_t cap, const cha
             {"--mem", "mem"}, {"--cpus", "cpus"}, {"--append", "append"},
             {"--disk-cap", "disk_cap_mib"}, {"--cpu-quota", "cpu_quota_pct"},
             {"--egress-max-conns", "egress_max_conns"}, {"--egress-max-mib", "egress_max_mib"},
-            {"--egress-rate", "egress_rate"},
+            {"--egress-rate", "egress_rate"}, {"--secret", "secrets"}, {"secret ", "secrets"},
+            {"--ca-file", "ca_file"},
         };
         for (size_t i = 0; i < sizeof(map) / sizeof(map[0]) && !*field; i++)
             if (!strncmp(msg, map[i].flag, strlen(map[i].flag)))
@@ -109,6 +110,16 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
         argv[n++] = "--allow-ip";
         argv[n++] = (char *)json_string_value(e);
     }
+    for (unsigned k = 0; b->secrets && k < b->secrets->n; k++) {
+        if (n + 3 > cap)
+            return -E2BIG;
+        argv[n++] = "--secret";
+        argv[n++] = (char *)b->secrets->spec[k];
+    }
+    if (b->ca_file && n + 3 <= cap) {
+        argv[n++] = "--ca-file";
+        argv[n++] = (char *)b->ca_file;
+    }
     argv[n] = NULL;
     return 0;
 }
@@ -127,7 +138,7 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
     err[0] = '\0';
     int dl = snprintf(sb->dir, sizeof(sb->dir), "%s/%s", state_dir, sb->id);
     int sl = snprintf(sb->sock, sizeof(sb->sock), "%s/%s/agent.sock", state_dir, sb->id);
-    char *argv[40 + 4 * FIELD_MAX_LIST + 1];
+    char *argv[44 + 4 * FIELD_MAX_LIST + 2 * CREATE_SECRETS_MAX + 1];
     char num[2][24];
     char log[PATH_MAX + 16], audit[PATH_MAX + 16];
     snprintf(log, sizeof(log), "%s/vm.log", sb->dir);
@@ -143,7 +154,8 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
         snprintf(err, cap, "too many allow rules");
     else if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) < 0)
         snprintf(err, cap, "cannot make the sandbox's control socket: %s", strerror(errno));
-    else if ((pid = vm_proc_spawn(argv, log_fd, control[1])) < 0)
+    else if ((pid = vm_proc_spawn(argv, log_fd, control[1], b->secrets ? b->secrets->fds : NULL,
+                                  b->secrets ? b->secrets->nfds : 0)) < 0)
         snprintf(err, cap, "cannot start the sandbox's VM: %s", strerror((int)-pid));
     if (log_fd >= 0)
         close(log_fd);
@@ -151,6 +163,8 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
         close(control[1]);
     sb->control_fd = control[0];
     int rc = err[0] ? -1 : vm_proc_wait_ready(pid, sb->sock, SANDBOX_READY_MS, &status, err, cap);
+    if (!rc && b->secrets && b->secrets->n)
+        rc = create_secrets_deliver(sb, err, cap);
     if (!rc) {
         sb->pid = pid;
         return 0;

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "sandbox/create_secrets.h"
 #include "sandbox/registry.h"
 
 /* Sandboxes get this long to boot and answer (the nested lab is slow). */
@@ -23,13 +24,16 @@ struct sandbox_boot_req {
     /* The VM's limits as `airlock run` flags and their values ("--disk-cap",
      * "64", ...), NULL-terminated pairs; the VM checks them. */
     const char *const *limits;
+    const struct create_secrets *secrets; /* --secret (their pipes), or NULL */
+    const char *ca_file;                  /* --ca-file, or NULL */
 };
 
 /* Makes sb's folder under state_dir, starts its VM and waits until its
  * agent answered and took fresh entropy and the clock; sets sb->dir,
  * sock and pid.  0; else the HTTP status to answer (400 when the VM
  * refused the client's input, naming *field; 500 otherwise), err saying
- * why, and nothing left behind. */
+ * why, and nothing left behind.  With secrets, the agent has their
+ * placeholders and the VM's CA before this returns. */
 int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
                  char *err, size_t cap, const char **field);
 

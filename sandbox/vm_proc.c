@@ -27,12 +27,15 @@ static struct {
     bool busy, done;
     char *const *argv;
     int log_fd, control_fd;
+    const int *extra;
+    unsigned nextra;
     pid_t result;
-} job = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, NULL, -1, -1, 0};
+} job = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false, NULL, -1, -1, NULL, 0, 0};
 static pid_t daemon_pid;
 
 /* In the child: async-signal-safe calls only (the daemon has threads). */
-static void child(char *const argv[], int log_fd, int null_fd, int control_fd)
+static void child(char *const argv[], int log_fd, int null_fd, int control_fd, const int *extra,
+                  unsigned nextra)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != daemon_pid)
         _exit(125); /* the daemon is already gone */
@@ -47,18 +50,28 @@ static void child(char *const argv[], int log_fd, int null_fd, int control_fd)
                                 ? fcntl(control_fd, F_SETFD, 0)
                                 : dup2(control_fd, VM_PROC_CONTROL_FD)) < 0)
         _exit(125);
+    /* The extra fds at VM_PROC_EXTRA_FD on, by way of numbers above them
+     * all, so no dup2 lands on one not yet moved. */
+    int high[VM_PROC_MAX_EXTRA];
+    for (unsigned i = 0; i < nextra; i++)
+        if ((high[i] = fcntl(extra[i], F_DUPFD_CLOEXEC, VM_PROC_EXTRA_FD + VM_PROC_MAX_EXTRA)) < 0)
+            _exit(125);
+    for (unsigned i = 0; i < nextra; i++)
+        if (dup2(high[i], VM_PROC_EXTRA_FD + (int)i) < 0)
+            _exit(125);
     execv("/proc/self/exe", argv);
     _exit(125);
 }
 
-static pid_t spawn_now(char *const argv[], int log_fd, int control_fd)
+static pid_t spawn_now(char *const argv[], int log_fd, int control_fd, const int *extra,
+                       unsigned nextra)
 {
     int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null_fd < 0)
         return -errno;
     pid_t pid = fork();
     if (pid == 0)
-        child(argv, log_fd, null_fd, control_fd);
+        child(argv, log_fd, null_fd, control_fd, extra, nextra);
     int e = errno;
     close(null_fd);
     return pid < 0 ? -e : pid;
@@ -71,7 +84,7 @@ static void *launcher(void *unused)
     for (;;) {
         while (!job.busy || job.done)
             pthread_cond_wait(&job.cv, &job.lock);
-        job.result = spawn_now(job.argv, job.log_fd, job.control_fd);
+        job.result = spawn_now(job.argv, job.log_fd, job.control_fd, job.extra, job.nextra);
         job.done = true;
         pthread_cond_broadcast(&job.cv);
     }
@@ -88,8 +101,11 @@ int vm_proc_launcher_start(void)
     return -e;
 }
 
-pid_t vm_proc_spawn(char *const argv[], int log_fd, int control_fd)
+pid_t vm_proc_spawn(char *const argv[], int log_fd, int control_fd, const int *extra,
+                    unsigned nextra)
 {
+    if (nextra > VM_PROC_MAX_EXTRA)
+        return -E2BIG;
     pthread_mutex_lock(&job.lock);
     while (job.busy)
         pthread_cond_wait(&job.cv, &job.lock);
@@ -98,6 +114,8 @@ pid_t vm_proc_spawn(char *const argv[], int log_fd, int control_fd)
     job.argv = argv;
     job.log_fd = log_fd;
     job.control_fd = control_fd;
+    job.extra = extra;
+    job.nextra = nextra;
     pthread_cond_broadcast(&job.cv);
     while (!job.done)
         pthread_cond_wait(&job.cv, &job.lock);

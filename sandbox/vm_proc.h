@@ -18,11 +18,18 @@ int vm_proc_launcher_start(void);
 #define VM_PROC_CONTROL_FD 3
 #define VM_PROC_CONTROL_FD_TEXT "3"
 
+/* Where the extra fds of a spawn go: extra[i] at VM_PROC_EXTRA_FD + i (the
+ * pipes a create's secret values arrive on: `--secret NAME=fd:4,...`). */
+#define VM_PROC_EXTRA_FD 4
+#define VM_PROC_MAX_EXTRA 8
+
 /* Forks and execs /proc/self/exe with argv (argv[0] "airlock"), stdin and
  * stdout on /dev/null, stderr into log_fd, control_fd (unless -1) as
- * VM_PROC_CONTROL_FD, in its own process group, with SIGKILL when the
- * daemon dies.  The pid, or -errno. */
-pid_t vm_proc_spawn(char *const argv[], int log_fd, int control_fd);
+ * VM_PROC_CONTROL_FD, extra[0, nextra) from VM_PROC_EXTRA_FD on, in its
+ * own process group, with SIGKILL when the daemon dies.  The pid, or
+ * -errno. */
+pid_t vm_proc_spawn(char *const argv[], int log_fd, int control_fd, const int *extra,
+                    unsigned nextra);
 
 /* Waits until the agent answers on `sock` and reseeds it (fresh entropy
  * and the wall clock), at most timeout_ms.  0; -ECHILD when the process

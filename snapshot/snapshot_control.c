@@ -8,7 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #define REQUEST "SNAPSHOT"
+#define CRED_REQUEST "CREDENTIALS"
 
 int snap_control_request(int sock, const int *fds, unsigned nfds)
 {
@@ -83,6 +86,9 @@ int snap_control_next(int sock, int *fds, unsigned *nfds)
                 close(fd);
         }
     }
+    if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(CRED_REQUEST) - 1 &&
+        !memcmp(data, CRED_REQUEST, sizeof(CRED_REQUEST) - 1) && *nfds == 0)
+        return SNAP_CONTROL_CREDENTIALS;
     bool ok = !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(REQUEST) - 1 &&
               !memcmp(data, REQUEST, sizeof(REQUEST) - 1) && *nfds >= 2;
     if (!ok) {
@@ -91,7 +97,51 @@ int snap_control_next(int sock, int *fds, unsigned *nfds)
         *nfds = 0;
         return -EPROTO;
     }
-    return 1;
+    return SNAP_CONTROL_SNAPSHOT;
+}
+
+ssize_t snap_control_credentials(int sock, unsigned timeout_ms, unsigned char *buf, size_t cap,
+                                 char *msg, size_t msgcap)
+{
+    ssize_t n;
+    while ((n = send(sock, CRED_REQUEST, sizeof(CRED_REQUEST) - 1, MSG_NOSIGNAL)) < 0 &&
+           errno == EINTR)
+        ;
+    if (n < 0)
+        return -errno;
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    int r;
+    while ((r = poll(&p, 1, (int)timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (r == 0)
+        return -ETIMEDOUT;
+    unsigned char *ans = malloc(SNAP_CONTROL_CRED_MAX + 1);
+    if (!ans)
+        return -ENOMEM;
+    while ((n = recv(sock, ans, SNAP_CONTROL_CRED_MAX + 1, 0)) < 0 && errno == EINTR)
+        ;
+    ssize_t rc;
+    if (n <= 0) {
+        rc = n < 0 ? -errno : -ECONNRESET;
+    } else if (n >= 2 && !memcmp(ans, "OK", 2)) {
+        rc = (size_t)n - 2 <= cap && n <= SNAP_CONTROL_CRED_MAX ? n - 2 : -EMSGSIZE;
+        if (rc >= 0)
+            memcpy(buf, ans + 2, (size_t)rc);
+    } else {
+        snprintf(msg, msgcap, "%.*s", (int)(n > 4 && !memcmp(ans, "ERR ", 4) ? n - 4 : 11),
+                 n > 4 && !memcmp(ans, "ERR ", 4) ? (char *)ans + 4 : "a bad answer");
+        rc = -EIO;
+    }
+    free(ans);
+    return rc;
+}
+
+int snap_control_credentials_answer(int sock, unsigned char *msg, size_t len)
+{
+    if (len > SNAP_CONTROL_CRED_MAX - 2)
+        return snap_control_answer(sock, "the credentials are too large");
+    memcpy(msg, "OK", 2);
+    return send(sock, msg, len + 2, MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
 int snap_control_answer(int sock, const char *msg)

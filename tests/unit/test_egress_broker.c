@@ -345,7 +345,7 @@ static void start_broker(void)
 {
     pid_t before[64], after[64];
     int nb = children(before, 64);
-    ck_assert_int_eq(egress_broker_start(pol, &ctl), 0);
+    ck_assert_int_eq(egress_broker_start(pol, NULL, &ctl), 0);
     ck_assert_int_ge(ctl, 0);
     int na = children(after, 64);
     ck_assert_msg(nb >= 0 && na == nb + 1, "cannot find the broker in /proc");
@@ -371,7 +371,7 @@ static void stop_broker(void)
 static void ask(const char *host, uint16_t p, struct egress_verdict *v, int *fd)
 {
     memset(v, 0x55, sizeof(*v));
-    ck_assert_int_eq(egress_broker_connect(ctl, host, p, v, fd), 0);
+    ck_assert_int_eq(egress_broker_connect(ctl, host, p, true, 1, v, fd), 0);
 }
 
 /* The broker still answers a good request. */
@@ -406,7 +406,7 @@ START_TEST(broker_decides)
     name[EGRESS_HOST_MAX] = 'a';
     name[EGRESS_HOST_MAX + 1] = 0; /* one more is refused without asking */
     memset(&v, 0x55, sizeof(v));
-    ck_assert_int_eq(egress_broker_connect(-1, name, 443, &v, &fd), 0);
+    ck_assert_int_eq(egress_broker_connect(-1, name, 443, true, 1, &v, &fd), 0);
     expect(&v, fd, 403, "too long", "");
     ask(name, 443, &v, &fd);
     expect(&v, fd, 403, "too long", "");
@@ -487,7 +487,9 @@ static ssize_t recv_fd(int sock, void *buf, size_t len, int *fd)
 
 /* The broker's request layout (private to egress_broker.c). */
 struct req {
+    uint64_t conn;
     uint16_t port;
+    uint8_t tunnel;
     char host[EGRESS_HOST_MAX + 1];
 };
 
@@ -624,7 +626,7 @@ START_TEST(broker_gone)
     struct egress_verdict v;
     int fd;
     memset(&v, 0x55, sizeof(v));
-    ck_assert_int_lt(egress_broker_connect(ctl, "127.0.0.1", port, &v, &fd), 0);
+    ck_assert_int_lt(egress_broker_connect(ctl, "127.0.0.1", port, true, 1, &v, &fd), 0);
     ck_assert_int_eq(v.status, 502);
     ck_assert_int_eq(fd, -1);
 }
@@ -685,7 +687,7 @@ static int fake_ask(enum fake_answer how, struct egress_verdict *v, int *fd, int
     struct fake f = {.ctl = sv[1], .how = how, .pipe_rd = -1};
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, fake_broker, &f), 0);
-    int rc = egress_broker_connect(sv[0], "127.0.0.1", 443, v, fd);
+    int rc = egress_broker_connect(sv[0], "127.0.0.1", 443, true, 1, v, fd);
     pthread_join(t, NULL);
     close(sv[0]);
     close(sv[1]);
