@@ -75,7 +75,7 @@ static void serve_usage(void)
            SERVE_DEFAULT_MAX_SANDBOXES, SANDBOX_MAX);
 }
 
-static void *conn_thread(void *arg)
+static void *api_conn_thread(void *arg)
 {
     struct api_conn *c = arg;
     struct timeval tv = {.tv_sec = API_IO_TIMEOUT_S};
@@ -119,7 +119,7 @@ static void accept_one(int lfd, const char *token)
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &at, conn_thread, c)) {
+    if (pthread_create(&t, &at, api_conn_thread, c)) {
         atomic_fetch_sub(&conns, 1);
         close(fd);
         free(c);

@@ -280,6 +280,15 @@ static int read_request(struct cred_conn *c, struct cred_request *r)
     }
 }
 
+/* The first secret whose placeholder is in p[0, n), or -1. */
+static int placeholder_in_body(const struct cred_conn *c, const char *p, size_t n)
+{
+    for (unsigned i = 0; i < c->p->set->n; i++)
+        if (memmem(p, n, c->p->set->s[i].placeholder, c->p->set->s[i].len))
+            return (int)i;
+    return -1;
+}
+
 /* The request body (Content-Length bytes) to the upstream, through the
  * placeholder detector.  A placeholder there is a refusal: the upstream
  * never gets the body's last bytes (the detector holds back a
@@ -532,11 +541,23 @@ static void serve(struct cred_conn *c)
             cred_request_free(&r);
             break;
         }
-        consume(&c->gin, r.head_len);
-        int w = send_all(c->u, r.out_head, r.out_len);
+        /* A body that fits is read and searched whole before anything
+         * goes upstream; a larger one streams (send_body). */
+        int which = -1, b = 0;
+        if (r.body_len <= IO_BUF) {
+            while (c->gin.len < r.head_len + r.body_len && fill(c->g, &c->gin))
+                ;
+            if (c->gin.len < r.head_len + r.body_len)
+                b = -1;
+            else if ((which = placeholder_in_body(c, c->gin.b + c->gin.off + r.head_len,
+                                                  (size_t)r.body_len)) >= 0)
+                b = -2;
+        }
+        if (!b) {
+            consume(&c->gin, r.head_len);
+            b = send_all(c->u, r.out_head, r.out_len) ? -1 : send_body(c, r.body_len, &which);
+        }
         cred_request_free(&r);
-        int which = -1;
-        int b = w ? -1 : send_body(c, r.body_len, &which);
         if (b == -2) {
             char why[400];
             snprintf(why, sizeof(why), "the placeholder of %s is in the request body: it is "
@@ -565,7 +586,7 @@ static void serve(struct cred_conn *c)
     }
 }
 
-static void *conn_thread(void *arg)
+static void *cred_conn_thread(void *arg)
 {
     struct cred_conn *c = arg;
     serve(c);
@@ -600,7 +621,7 @@ int cred_proxy_start(struct cred_proxy *p, const char *host, uint16_t port, uint
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &at, conn_thread, c);
+    int rc = pthread_create(&t, &at, cred_conn_thread, c);
     pthread_attr_destroy(&at);
     if (rc) {
         close(guest);

@@ -68,6 +68,13 @@ class Sandbox:
         with Sandbox(image="python", allow=["pypi.org:443"], timeout=600) as sb:
             r = sb.run("python3 -c 'print(6*7)'")
             assert r.exit_code == 0 and r.stdout == "42\\n"
+
+    secrets: credentials that never enter the VM (docs/credentials.md), e.g.
+    [{"name": "OPENAI_API_KEY", "value": key, "host": "api.openai.com"}]: the
+    sandbox's commands see a placeholder in $OPENAI_API_KEY, and the host
+    puts the value into HTTPS requests to that host ("header", "format",
+    "methods", "paths" narrow where; "source": "env:VAR" or "file:PATH" has
+    the daemon read it instead of "value").
     """
 
     def __init__(self, image: str = "python", *, mem: Optional[int] = None,
@@ -75,7 +82,8 @@ class Sandbox:
                  allow_ip: Sequence[str] = (), env: Optional[Dict[str, str]] = None,
                  labels: Optional[Dict[str, str]] = None, timeout: Optional[int] = None,
                  max_lifetime: Optional[int] = None, append: Optional[str] = None,
-                 snapshot: Optional[str] = None,
+                 snapshot: Optional[str] = None, secrets: Sequence[dict] = (),
+                 ca_file: Optional[str] = None,
                  socket: Optional[str] = None, token: Optional[str] = None,
                  _id: Optional[str] = None) -> None:
         self._client = Client(socket, token=token)
@@ -91,8 +99,11 @@ class Sandbox:
             body["snapshot"] = snapshot
         else:
             body["image"] = image
+        if secrets:
+            body["secrets"] = [dict(s) for s in secrets]
         for key, value in (("mem", mem), ("cpus", cpus), ("timeout_s", timeout),
-                           ("max_lifetime_s", max_lifetime), ("append", append)):
+                           ("max_lifetime_s", max_lifetime), ("append", append),
+                           ("ca_file", ca_file)):
             if value is not None:
                 body[key] = value
         self.info = self._client.json("POST", "/v1/sandboxes", body, want=201)

@@ -42,6 +42,8 @@ def read_request(f):
         headers.append((name, value.strip()))
     n = int(dict((k.lower(), v) for k, v in headers).get("content-length", "0"))
     body = f.read(n) if n else b""
+    if len(body) < n:
+        return None # the client went away mid-body: no request, as for any server
     raw = line + b"".join(b"%s: %s\r\n" % (k.encode("latin-1"), v.encode("latin-1"))
                           for k, v in headers) + b"\r\n" + body
     return method, path, headers, body, raw
