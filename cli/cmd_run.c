@@ -5,6 +5,7 @@
  * every write it made are gone afterwards. */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -18,6 +19,7 @@
 #include "cli/run_options.h"
 #include "egress/egress.h"
 #include "egress/egress_broker.h"
+#include "jail/jail.h"
 #include "util/exit_codes.h"
 #include "util/nbfd.h"
 
@@ -60,7 +62,13 @@ static int load_secrets(struct run_ctx *r)
     char err[1024];
     if (!eg->secrets.n)
         return 0;
-    if (secret_load_all(&eg->secrets, err, sizeof(err)))
+    int e = secret_load_all(&eg->secrets, err, sizeof(err));
+    /* An fd: source was read and closed: its number may now be reused
+     * (the broker's socket), which the jail must not close as inherited. */
+    for (unsigned i = 0; i < eg->secrets.n; i++)
+        if (!strncmp(eg->secrets.s[i].source, "fd:", 3))
+            jail_keep_fd(atoi(eg->secrets.s[i].source + 3));
+    if (e)
         return usage_error(err);
     for (unsigned i = 0; i < eg->secrets.n; i++) {
         const struct secret *s = &eg->secrets.s[i];
