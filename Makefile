@@ -101,6 +101,7 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	tests/lab/run tests/bench/lab-run
 	tests/lab/run tests/bench/lab-vsock
 	tests/lab/run tests/bench/lab-sandbox
+	tests/lab/run tests/bench/lab-credentials
 
 install: all
 	install -D -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock

@@ -1,6 +1,7 @@
 /* The options that shape a sandbox, as `airlock create` and `airlock mcp`
  * take them, into the API's create body. */
 #include "cli/sandbox_options.h"
+#include "egress/secret.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -35,6 +36,33 @@ int sandbox_add_var(json_t *obj, const char *kv)
     return rc;
 }
 
+/* The create request's "secrets" (docs/sandboxes.md) from parsed and
+ * loaded --secret flags. */
+static json_t *secrets_json(const struct secret_set *set)
+{
+    json_t *arr = json_array();
+    for (unsigned i = 0; i < set->n; i++) {
+        const struct secret *s = &set->s[i];
+        char host[EGRESS_HOST_MAX + 16];
+        snprintf(host, sizeof(host), strchr(s->host, ':') ? "[%s]:%u" : "%s:%u", s->host, s->port);
+        json_t *o = json_pack("{s:s, s:s#, s:s, s:s, s:s}", "name", s->name, "value", s->value,
+                              s->len, "host", host, "header", s->header, "format", s->format);
+        json_t *methods = json_array(), *paths = json_array();
+        for (unsigned k = 0; k < s->nmethods; k++)
+            json_array_append_new(methods, json_string(s->methods[k]));
+        for (unsigned k = 0; k < s->npaths; k++)
+            json_array_append_new(paths, json_string(s->paths[k]));
+        json_object_set_new(o, "methods", methods);
+        json_object_set_new(o, "paths", paths);
+        if (!s->nmethods)
+            json_object_del(o, "methods");
+        if (!s->npaths)
+            json_object_del(o, "paths");
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
 int sandbox_create_options(int argc, char **argv, const char *verb, const char *usage,
                            json_t **out, const char **sock_flag)
 {
@@ -45,8 +73,12 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
         {"label", required_argument, NULL, 'l'},  {"timeout", required_argument, NULL, 't'},
         {"max-lifetime", required_argument, NULL, 'L'},
         {"append", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {"secret", required_argument, NULL, 'K'}, {"ca-file", required_argument, NULL, 'C'},
         {0},
     };
+    static struct secret_set secrets;
+    char why[1024];
+    memset(&secrets, 0, sizeof(secrets));
     json_t *body = json_object(), *allow = json_array(), *allow_ip = json_array();
     json_t *env = json_object(), *labels = json_object();
     int c, rc = 0;
@@ -76,6 +108,11 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
             break;
         case 'a': json_array_append_new(allow, json_string(optarg)); break;
         case 'A': json_array_append_new(allow_ip, json_string(optarg)); break;
+        case 'K':
+            if (secret_parse(&secrets, optarg, why, sizeof(why)))
+                rc = verb_fail("%s", why);
+            break;
+        case 'C': json_object_set_new(body, "ca_file", json_string(optarg)); break;
         case 'e':
         case 'l':
             if (sandbox_add_var(c == 'e' ? env : labels, optarg))
@@ -92,6 +129,14 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
     }
     if (!rc && optind < argc)
         rc = verb_fail("unexpected argument '%.200s' (see airlock %s --help)", argv[optind], verb);
+    /* The values are read here, by the caller's own process (its env:,
+     * its files), and go to the daemon in the request; never on a
+     * command line. */
+    if (!rc && secrets.n && secret_load_all(&secrets, why, sizeof(why)))
+        rc = verb_fail("%s", why);
+    if (!rc && secrets.n)
+        json_object_set_new(body, "secrets", secrets_json(&secrets));
+    secret_wipe(&secrets);
     json_object_set_new(body, "allow", allow);
     json_object_set_new(body, "allow_ip", allow_ip);
     json_object_set_new(body, "env", env);

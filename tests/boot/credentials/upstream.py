@@ -70,21 +70,22 @@ def handle(conn):
                 out.write(json.dumps({"method": method, "path": path, "headers": headers,
                                       "body": body.decode("latin-1")}) + "\n")
             auth = dict((k.lower(), v) for k, v in headers).get("authorization", "")
-            if path == "/echo":
+            route = path.split("?")[0]
+            if route == "/echo":
                 respond(conn, 200, raw)
-            elif path == "/echo-chunked":
+            elif route == "/echo-chunked":
                 out = b"HTTP/1.1 200 X\r\nTransfer-Encoding: chunked\r\n\r\n"
                 for i in range(0, len(raw), 7):
                     piece = raw[i:i + 7]
                     out += b"%x\r\n%s\r\n" % (len(piece), piece)
                 conn.sendall(out + b"0\r\n\r\n")
-            elif path == "/echo-header":
+            elif route == "/echo-header":
                 respond(conn, 200, b"see the headers\n",
                         [("X-Echo", auth), ("Set-Cookie", "k=" + auth),
                          ("X-Echo-B64", base64.b64encode(auth.encode()).decode())])
-            elif path == "/redirect":
+            elif route == "/redirect":
                 respond(conn, 302, b"", [("Location", "https://other.test:8443/landing")])
-            elif path == "/gzip":
+            elif route == "/gzip":
                 respond(conn, 200, gzip.compress(raw), [("Content-Encoding", "gzip")])
             elif path.startswith("/big?n="):
                 n = int(path[7:])
