@@ -38,9 +38,19 @@ int ac_verdict(struct agent_conn *c, uint16_t ok_type)
     return m.type == AGENT_ERROR ? -(int)m.u.error.code : -EPROTO;
 }
 
-int64_t agent_mono_ms(void)
+static int64_t clock_ms(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int64_t agent_mono_ms(void)
+{
+    return clock_ms(CLOCK_MONOTONIC);
+}
+
+int64_t agent_wall_ms(void)
+{
+    return clock_ms(CLOCK_REALTIME);
 }

@@ -23,5 +23,8 @@ int ac_verdict(struct agent_conn *c, uint16_t ok_type);
 
 /* CLOCK_MONOTONIC in milliseconds, for the requests' deadlines. */
 int64_t agent_mono_ms(void);
+/* CLOCK_REALTIME in milliseconds since the epoch, for the times a record
+ * shows (created_ms, started_ms). */
+int64_t agent_wall_ms(void);
 
 #endif

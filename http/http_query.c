@@ -40,3 +40,17 @@ int query_param(const char *target, const char *name, char *out, size_t cap)
     return 0;
 }
 
+int query_bool(const char *target, const char *name, bool *out)
+{
+    char v[8];
+    int q = query_param(target, name, v, sizeof(v));
+    if (q <= 0)
+        return q;
+    if (!strcmp(v, "true") || !strcmp(v, "1"))
+        *out = true;
+    else if (!strcmp(v, "false") || !strcmp(v, "0"))
+        *out = false;
+    else
+        return -1;
+    return 1;
+}

@@ -263,10 +263,8 @@ static void send_signal(struct api_conn *c, struct bg_cmd *bc, const char *id)
 
 static void write_stdin(struct api_conn *c, struct bg_cmd *bc, const char *id)
 {
-    char eof_s[8];
-    int q = query_param(c->req.target, "eof", eof_s, sizeof(eof_s));
-    bool eof = q == 1 && (!strcmp(eof_s, "true") || !strcmp(eof_s, "1"));
-    if (q < 0 || (q == 1 && !eof && strcmp(eof_s, "false") && strcmp(eof_s, "0")))
+    bool eof = false;
+    if (query_bool(c->req.target, "eof", &eof) < 0)
         return api_error(c, 400, "eof", "eof: want true or false");
     if (api_read_body(c))
         return;
@@ -289,16 +287,15 @@ static void write_stdin(struct api_conn *c, struct bg_cmd *bc, const char *id)
 static void output(struct api_server *srv, struct api_conn *c, struct sandbox *sb,
                    struct bg_cmd *bc)
 {
-    char off_s[24], follow_s[8];
+    char off_s[24];
     int qo = query_param(c->req.target, "offset", off_s, sizeof(off_s));
-    int qf = query_param(c->req.target, "follow", follow_s, sizeof(follow_s));
     char *end = NULL;
     errno = 0;
     unsigned long long offset = qo == 1 ? strtoull(off_s, &end, 10) : 0;
     if (qo < 0 || (qo == 1 && (errno || end == off_s || *end || off_s[0] == '-')))
         return api_error(c, 400, "offset", "offset: want a byte count (a whole number)");
-    bool follow = qf == 1 && (!strcmp(follow_s, "true") || !strcmp(follow_s, "1"));
-    if (qf < 0 || (qf == 1 && !follow && strcmp(follow_s, "false") && strcmp(follow_s, "0")))
+    bool follow = false;
+    if (query_bool(c->req.target, "follow", &follow) < 0)
         return api_error(c, 400, "follow", "follow: want true or false");
     lease_hold(srv, sb, 1);
     bg_follow(c, bc, offset, follow);

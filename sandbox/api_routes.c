@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent_client/agent_conn.h"
@@ -44,13 +43,6 @@ static json_t *sandbox_json(const struct sandbox *sb)
     json_object_set(o, "labels", sb->labels);
     json_object_set(o, "env", sb->env);
     return o;
-}
-
-static int64_t wall_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* The sandbox's new audit lines into the daemon's --audit log. */
@@ -238,7 +230,7 @@ static void create(struct api_server *srv, struct api_conn *c)
     }
     json_decref(o);
     pthread_mutex_lock(&srv->reg.lock);
-    sb->created_ms = wall_ms();
+    sb->created_ms = agent_wall_ms();
     sb->create_ms = (unsigned)(agent_mono_ms() - t0);
     sb->last_used_mono_ms = agent_mono_ms();
     sb->state = SB_RUNNING;
@@ -453,7 +445,7 @@ void api_supervise(struct api_server *srv)
             due = ended ||
                   (!sb->running && sb->lease_s && age_ms > (int64_t)sb->lease_s * 1000) ||
                   (sb->max_lifetime_s &&
-                   wall_ms() - sb->created_ms > (int64_t)sb->max_lifetime_s * 1000);
+                   agent_wall_ms() - sb->created_ms > (int64_t)sb->max_lifetime_s * 1000);
             if (due)
                 sb->refs++;
         }

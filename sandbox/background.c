@@ -363,10 +363,7 @@ int bg_start(struct registry *reg, struct sandbox *sb, const struct bg_spec *spe
     snprintf(cmd->id, sizeof(cmd->id), "%u", ++t->seq);
     cmd->info = json_deep_copy(spec->describe);
     json_object_set_new(cmd->info, "id", json_string(cmd->id));
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    json_object_set_new(cmd->info, "started_ms",
-                        json_integer((json_int_t)now.tv_sec * 1000 + now.tv_nsec / 1000000));
+    json_object_set_new(cmd->info, "started_ms", json_integer((json_int_t)agent_wall_ms()));
     cmd->t0 = agent_mono_ms();
     unsigned slot = 0;
     while (t->cmds[slot])

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent_client/agent_conn.h"
@@ -51,12 +50,6 @@ static uint64_t remove_files(const char *dir, bool count_only)
     return bytes;
 }
 
-static int64_t wall_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 int snapshots_take(struct snapshots *ss, struct sandbox *sb, json_t **out, char *err,
                    size_t cap)
@@ -135,7 +128,7 @@ int snapshots_take(struct snapshots *ss, struct sandbox *sb, json_t **out, char 
         return status;
     }
     rec.save_ms = (unsigned)(agent_mono_ms() - t0);
-    rec.created_ms = wall_ms();
+    rec.created_ms = agent_wall_ms();
     rec.bytes = remove_files(rec.dir, true);
     pthread_mutex_lock(&ss->lock);
     *slot = rec;
