@@ -28,7 +28,7 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # Everything except main() goes into a library the unit tests link too.
 # Every folder of the monitor, lowest layer first (each folder's README.md
 # says what it may include; scripts/check-layers enforces it).
-MONITOR_DIRS := util http memory boot devices devices/virtio audit jail kvm agent_client egress snapshot report sandbox cli
+MONITOR_DIRS := util http memory boot devices devices/virtio audit jail kvm agent_client egress snapshot image report sandbox cli
 LIB_SRCS := $(sort $(foreach d,$(MONITOR_DIRS),$(wildcard $(d)/*.c)))
 LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)

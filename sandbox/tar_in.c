@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/printable.h"
+#include "util/tar_name.h"
 
 struct tar_in {
     struct archive *a;
@@ -17,45 +18,6 @@ struct tar_in {
     uint64_t left;   /* the current file member's bytes not yet handed out */
     int broken;      /* archive_read_data failed: the archive, not the sink */
 };
-
-int tar_in_clean_name(const char *name, char *out, size_t cap, const char **why)
-{
-    while (name[0] == '.' && name[1] == '/')
-        name += 2;
-    if (!strcmp(name, ".") || !name[0])
-        return 0;
-    if (name[0] == '/') {
-        *why = "an absolute name";
-        return -1;
-    }
-    size_t len = strlen(name);
-    if (name[len - 1] == '/')
-        len--;
-    if (len + 1 > cap) {
-        *why = "a name too long for its destination";
-        return -1;
-    }
-    memcpy(out, name, len);
-    out[len] = '\0';
-    for (char *c = out; c;) {
-        char *slash = strchr(c, '/');
-        size_t n = slash ? (size_t)(slash - c) : strlen(c);
-        if (n == 0 || (n == 1 && c[0] == '.')) {
-            *why = "an empty or '.' component inside the name";
-            return -1;
-        }
-        if (n == 2 && c[0] == '.' && c[1] == '.') {
-            *why = "a '..' component";
-            return -1;
-        }
-        if (n > AGENT_MAX_NAME) {
-            *why = "a component over 255 bytes";
-            return -1;
-        }
-        c = slash ? slash + 1 : NULL;
-    }
-    return 1;
-}
 
 /* libarchive's read callback: the client's body, piece by piece. */
 static la_ssize_t feed(struct archive *a, void *opaque, const void **buf)
@@ -105,7 +67,7 @@ static int one(struct tar_in *t, struct archive_entry *e, size_t max_name,
         raw = archive_entry_pathname_utf8(e);
     char rel[AGENT_MAX_PATH];
     const char *why = NULL;
-    int clean = raw ? tar_in_clean_name(raw, rel, max_name + 1 < sizeof(rel) ? max_name + 1
+    int clean = raw ? tar_name_clean(raw, rel, max_name + 1 < sizeof(rel) ? max_name + 1
                                                                              : sizeof(rel), &why)
                     : -1;
     if (clean < 0)

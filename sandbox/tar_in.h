@@ -55,11 +55,6 @@ int tar_in_extract(tar_in_read_fn *read, void *read_opaque, size_t max_name,
  * 0 at its end; -1 when the archive broke (truncated, corrupt). */
 ssize_t tar_in_data(void *t, void *buf, size_t len);
 
-/* Checks a member's name and cleans it into out (cap bytes): leading "./"
- * and one trailing '/' go; an empty, "." or ".." component anywhere else,
- * a leading '/', a component over AGENT_MAX_NAME bytes or a name that
- * does not fit cap are refused.  1 clean, 0 the root itself ("." or "./":
- * nothing to write), -1 refused with *why. */
-int tar_in_clean_name(const char *name, char *out, size_t cap, const char **why);
+/* Names are cleaned by util/tar_name.h. */
 
 #endif

@@ -56,7 +56,7 @@ FUZZ_SRCS_fuzz_http_response := http/http_response.c http/http_chunked.c http/ht
 FUZZ_SRCS_fuzz_scrub := util/scrub.c tests/unit/scrub_ref.c
 FUZZ_SRCS_fuzz_credential_request := egress/credential_request.c egress/secret.c egress/egress_policy.c \
                                      http/http_request.c http/http_head.c util/parse.c
-FUZZ_SRCS_fuzz_tar_in := sandbox/tar_in.c util/printable.c
+FUZZ_SRCS_fuzz_tar_in := sandbox/tar_in.c util/printable.c util/tar_name.c
 FUZZ_LIBS_fuzz_tar_in := $(shell pkg-config --libs libarchive 2>/dev/null)
 SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sandbox/tar_in.h"
+#include "util/tar_name.h"
 #include "tests/unit/helpers.h"
 
 struct mem {
@@ -242,15 +243,15 @@ START_TEST(clean_names)
 {
     char out[64];
     const char *why = NULL;
-    ck_assert_int_eq(tar_in_clean_name("./././a/b/", out, sizeof(out), &why), 1);
+    ck_assert_int_eq(tar_name_clean("./././a/b/", out, sizeof(out), &why), 1);
     ck_assert_str_eq(out, "a/b");
-    ck_assert_int_eq(tar_in_clean_name("./", out, sizeof(out), &why), 0);
-    ck_assert_int_eq(tar_in_clean_name(".", out, sizeof(out), &why), 0);
-    ck_assert_int_eq(tar_in_clean_name("", out, sizeof(out), &why), 0);
-    ck_assert_int_eq(tar_in_clean_name("a/..", out, sizeof(out), &why), -1);
-    ck_assert_int_eq(tar_in_clean_name("..a/b..", out, sizeof(out), &why), 1);
-    ck_assert_int_eq(tar_in_clean_name("a//", out, sizeof(out), &why), -1);
-    ck_assert_int_eq(tar_in_clean_name("//a", out, sizeof(out), &why), -1);
+    ck_assert_int_eq(tar_name_clean("./", out, sizeof(out), &why), 0);
+    ck_assert_int_eq(tar_name_clean(".", out, sizeof(out), &why), 0);
+    ck_assert_int_eq(tar_name_clean("", out, sizeof(out), &why), 0);
+    ck_assert_int_eq(tar_name_clean("a/..", out, sizeof(out), &why), -1);
+    ck_assert_int_eq(tar_name_clean("..a/b..", out, sizeof(out), &why), 1);
+    ck_assert_int_eq(tar_name_clean("a//", out, sizeof(out), &why), -1);
+    ck_assert_int_eq(tar_name_clean("//a", out, sizeof(out), &why), -1);
 }
 END_TEST
 

@@ -1,0 +1,260 @@
+/* image/layer_apply.c: layers built here with libarchive's writer, applied
+ * onto a fresh staging folder: the OCI whiteout rules (a file, a folder,
+ * an opaque folder, a layer's own entries spared), hardlinks, symlinks
+ * stored and never followed, and hostile layers (a symlink then a write
+ * through it, "..", absolute names, a hardlink out of the tree, depth,
+ * size and entry bombs, garbage) each refused with nothing outside the
+ * staging folder touched. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image/layer_apply.h"
+#include "tests/unit/helpers.h"
+
+static char stage[64], outside[64];
+static int root = -1;
+
+static void setup(void)
+{
+    snprintf(stage, sizeof(stage), "/tmp/airlock-layer-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(stage));
+    snprintf(outside, sizeof(outside), "/tmp/airlock-outside-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(outside));
+    root = open(stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(root, 0);
+}
+
+static void teardown(void)
+{
+    close(root);
+    char cmd[200];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s", stage, outside);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A layer: entries "TYPE NAME [ARG]" (f: file with content ARG, d: folder,
+ * l: symlink to ARG, h: hardlink to ARG, c: a char device), into a memfd. */
+static int layer(const char *const *spec, int gzip)
+{
+    int fd = memfd_create("layer", MFD_CLOEXEC);
+    struct archive *a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    if (gzip)
+        archive_write_add_filter_gzip(a);
+    archive_write_open_fd(a, fd);
+    for (; *spec; spec++) {
+        char type = (*spec)[0], name[512], arg[512] = "";
+        sscanf(*spec + 2, "%511s %511[^\n]", name, arg);
+        struct archive_entry *e = archive_entry_new();
+        archive_entry_set_pathname(e, name);
+        archive_entry_set_uid(e, 1000);
+        archive_entry_set_gid(e, 1000);
+        archive_entry_set_perm(e, type == 'd' ? 0755 : 0644);
+        if (type == 'f') {
+            archive_entry_set_filetype(e, AE_IFREG);
+            archive_entry_set_size(e, (la_int64_t)strlen(arg));
+        } else if (type == 'd') {
+            archive_entry_set_filetype(e, AE_IFDIR);
+        } else if (type == 'l') {
+            archive_entry_set_filetype(e, AE_IFLNK);
+            archive_entry_set_symlink(e, arg);
+        } else if (type == 'h') {
+            archive_entry_set_filetype(e, AE_IFREG);
+            archive_entry_set_hardlink(e, arg);
+        } else {
+            archive_entry_set_filetype(e, AE_IFCHR);
+            archive_entry_set_rdev(e, 0x0501);
+        }
+        ck_assert_int_eq(archive_write_header(a, e), ARCHIVE_OK);
+        if (type == 'f')
+            archive_write_data(a, arg, strlen(arg));
+        archive_entry_free(e);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+    lseek(fd, 0, SEEK_SET);
+    return fd;
+}
+
+static struct layer_limits lim = {.max_bytes = 1 << 20, .max_entries = 1000, .max_depth = 16};
+static struct layer_totals tot;
+static struct layer_result res;
+
+static int apply(const char *const *spec)
+{
+    int fd = layer(spec, 0);
+    int rc = layer_apply(fd, root, &lim, &tot, NULL, NULL, &res);
+    close(fd);
+    return rc;
+}
+
+static const char *content(const char *rel)
+{
+    static char buf[256];
+    char path[200];
+    snprintf(path, sizeof(path), "%s/%s", stage, rel);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW);
+    if (fd < 0)
+        return NULL;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    buf[n < 0 ? 0 : n] = '\0';
+    return buf;
+}
+
+static int exists(const char *rel)
+{
+    char path[200];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", stage, rel);
+    return lstat(path, &st) == 0;
+}
+
+START_TEST(whiteouts)
+{
+    setup();
+    memset(&tot, 0, sizeof(tot));
+    ck_assert_int_eq(apply((const char *const[]){"d etc", "f etc/a one", "f etc/b two", "d opt",
+                                                 "f opt/x 1", "d opt/sub", "f opt/sub/y 2", "f top t",
+                                                 NULL}), 0);
+    ck_assert_str_eq(content("etc/a"), "one");
+    /* layer 2: a whiteout of a file and of a folder, an opaque folder that
+     * keeps what this layer puts in it, a file replaced */
+    ck_assert_int_eq(apply((const char *const[]){"f etc/.wh.a -", "f .wh.top -", "f opt/new n",
+                                                 "f opt/.wh..wh..opq -", "f etc/b TWO", NULL}), 0);
+    ck_assert(!exists("etc/a"));
+    ck_assert(!exists("top"));
+    ck_assert_str_eq(content("etc/b"), "TWO");
+    ck_assert(!exists("opt/x"));
+    ck_assert(!exists("opt/sub"));
+    ck_assert_str_eq(content("opt/new"), "n");
+    ck_assert(!exists("opt/.wh..wh..opq") && !exists("etc/.wh.a"));
+    /* a whiteout spares what its own layer wrote */
+    ck_assert_int_eq(apply((const char *const[]){"f keep k", "f .wh.keep -", NULL}), 0);
+    ck_assert_str_eq(content("keep"), "k");
+    teardown();
+}
+END_TEST
+
+START_TEST(links)
+{
+    setup();
+    memset(&tot, 0, sizeof(tot));
+    ck_assert_int_eq(apply((const char *const[]){"f bin/real data", "h bin/hard bin/real",
+                                                 "l bin/soft /etc/passwd", "c dev/null", NULL}), 0);
+    ck_assert_str_eq(content("bin/hard"), "data");
+    char buf[64] = "", path[200];
+    snprintf(path, sizeof(path), "%s/bin/soft", stage);
+    ck_assert_int_gt(readlink(path, buf, sizeof(buf) - 1), 0);
+    ck_assert_str_eq(buf, "/etc/passwd"); /* stored as written */
+    ck_assert_uint_eq(tot.skipped_devices, 1);
+    ck_assert(!exists("dev/null"));
+    teardown();
+}
+END_TEST
+
+START_TEST(hostile)
+{
+    setup();
+    char through[200];
+    snprintf(through, sizeof(through), "l a %s", outside);
+    static const struct {
+        const char *spec[4];
+        const char *why;
+    } cases[] = {
+        {{"f ../escape x", NULL}, "'..'"},
+        {{"f /abs x", NULL}, "absolute"},
+        {{"f a/../../x y", NULL}, "'..'"},
+        {{"l a /tmp", "f a/passwd x", NULL}, "symlink"},
+        {{"h x /etc/passwd", NULL}, "absolute"},
+        {{"h x ../../etc/passwd", NULL}, "'..'"},
+        {{"h x missing", NULL}, "not a regular file"},
+        {{"d dir", "h x dir", NULL}, "not a regular file"},
+        {{"f a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r x", NULL}, "deeper"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(&tot, 0, sizeof(tot));
+        ck_assert_msg(apply(cases[i].spec) == -1, "case %zu accepted", i);
+        ck_assert_msg(strstr(res.why, cases[i].why), "case %zu: '%s' lacks '%s'", i, res.why,
+                      cases[i].why);
+        teardown();
+        setup();
+    }
+    /* a symlink out of the tree, then a write through it */
+    memset(&tot, 0, sizeof(tot));
+    ck_assert_int_eq(apply((const char *const[]){through, "f a/planted x", NULL}), -1);
+    char planted[200];
+    snprintf(planted, sizeof(planted), "%s/planted", outside);
+    ck_assert_int_ne(access(planted, F_OK), 0);
+    teardown();
+}
+END_TEST
+
+START_TEST(limits)
+{
+    setup();
+    struct layer_limits small = {.max_bytes = 10, .max_entries = 3, .max_depth = 16};
+    memset(&tot, 0, sizeof(tot));
+    int fd = layer((const char *const[]){"f a 0123456789abc", NULL}, 1);
+    ck_assert_int_eq(layer_apply(fd, root, &small, &tot, NULL, NULL, &res), -1);
+    ck_assert_ptr_nonnull(strstr(res.why, "--max-size"));
+    close(fd);
+    memset(&tot, 0, sizeof(tot));
+    fd = layer((const char *const[]){"f a 1", "f b 2", "f c 3", "f d 4", NULL}, 0);
+    ck_assert_int_eq(layer_apply(fd, root, &small, &tot, NULL, NULL, &res), -1);
+    ck_assert_ptr_nonnull(strstr(res.why, "more than 3 entries"));
+    close(fd);
+    /* not an archive */
+    fd = memfd_create("junk", MFD_CLOEXEC);
+    ck_assert_int_eq(write(fd, "{\"not\": \"a tar\"}\n", 17), 17);
+    lseek(fd, 0, SEEK_SET);
+    memset(&tot, 0, sizeof(tot));
+    ck_assert_int_eq(layer_apply(fd, root, &lim, &tot, NULL, NULL, &res), -1);
+    close(fd);
+    teardown();
+}
+END_TEST
+
+static int owners_seen;
+static int count_owner(void *opaque, const struct layer_owner *o)
+{
+    (void)opaque;
+    ck_assert_uint_eq(o->uid, 1000);
+    ck_assert(o->path[0] && o->path[0] != '/');
+    owners_seen++;
+    return 0;
+}
+
+START_TEST(owners)
+{
+    setup();
+    memset(&tot, 0, sizeof(tot));
+    owners_seen = 0;
+    int fd = layer((const char *const[]){"d etc", "f etc/a one", "l etc/l a", NULL}, 1);
+    ck_assert_int_eq(layer_apply(fd, root, &lim, &tot, count_owner, NULL, &res), 0);
+    ck_assert_int_eq(owners_seen, 3);
+    close(fd);
+    teardown();
+}
+END_TEST
+
+Suite *layer_apply_suite(void)
+{
+    Suite *s = suite_create("layer_apply");
+    TCase *t = tcase_create("layer_apply");
+    tcase_add_test(t, whiteouts);
+    tcase_add_test(t, links);
+    tcase_add_test(t, hostile);
+    tcase_add_test(t, limits);
+    tcase_add_test(t, owners);
+    suite_add_tcase(s, t);
+    return s;
+}
