@@ -258,6 +258,9 @@ static int one(struct apply *ap, struct archive_entry *e,
         return fail(ap, raw, "%s", why ? why : "no name");
     if (clean == 0)
         return 0; /* the root itself */
+    for (const char *c = rel; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) /* no file system tool quotes it safely */
+            return fail(ap, raw, "a control character in the name");
     unsigned depth = 1;
     for (const char *c = rel; *c; c++)
         depth += *c == '/';

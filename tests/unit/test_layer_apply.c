@@ -179,6 +179,7 @@ START_TEST(hostile)
         {{"h x missing", NULL}, "not a regular file"},
         {{"d dir", "h x dir", NULL}, "not a regular file"},
         {{"f a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r x", NULL}, "deeper"},
+        {{"f a\001b x", NULL}, "control character"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         memset(&tot, 0, sizeof(tot));
@@ -255,6 +256,72 @@ Suite *layer_apply_suite(void)
     tcase_add_test(t, hostile);
     tcase_add_test(t, limits);
     tcase_add_test(t, owners);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+/* ---- image/rootfs_disk.c: the staged tree into an ext4 file, owners and
+ * modes as the layer said (the test runs as whoever it runs as) ---- */
+
+#include "image/rootfs_disk.h"
+
+/* debugfs's answer to one request on the disk, whole. */
+static void debugfs_says(const char *disk, const char *req, char *out, size_t cap)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "debugfs -R '%s' %s 2>/dev/null", req, disk);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, cap - 1, p) : 0;
+    out[n] = '\0';
+    if (p)
+        pclose(p);
+}
+
+START_TEST(disk_owners)
+{
+    setup();
+    memset(&tot, 0, sizeof(tot));
+    struct rootfs_owners owners = {0};
+    int fd = layer((const char *const[]){"d usr", "d usr/bin", "f usr/bin/tool hello",
+                                         "l usr/bin/ln tool", "f \"quoted\" name",
+                                         "f opt/implicit/x data", NULL}, 0);
+    ck_assert_int_eq(layer_apply(fd, root, &lim, &tot, rootfs_owners_add, &owners, &res), 0);
+    close(fd);
+    ck_assert_uint_eq(owners.n, 6);
+    /* The staged tree as an unprivileged import leaves it: the importer's
+     * own ids on everything (as root here, made so). */
+    char cmd[200];
+    snprintf(cmd, sizeof(cmd), "chown -R -h 4321:4321 %s", stage);
+    if (getuid() == 0)
+        ck_assert_int_eq(system(cmd), 0);
+    owners.v[2].mode = S_IFREG | 04755; /* setuid, as an image may ask */
+    char disk[128], err[512], out[4096];
+    snprintf(disk, sizeof(disk), "%s.ext4", stage);
+    ck_assert_msg(rootfs_disk_make(stage, &owners, disk, 8, err, sizeof(err)) == 0, "%s", err);
+    debugfs_says(disk, "stat /usr/bin/tool", out, sizeof(out));
+    ck_assert_msg(strstr(out, "User:  1000") && strstr(out, "Group:  1000"), "%s", out);
+    ck_assert_msg(strstr(out, "Mode:  04755"), "%s", out);
+    debugfs_says(disk, "cat /usr/bin/tool", out, sizeof(out));
+    ck_assert_str_eq(out, "hello");
+    debugfs_says(disk, "stat \"/\"\"quoted\"\"\"", out, sizeof(out)); /* its quoting: "" */
+    ck_assert_msg(strstr(out, "User:  1000"), "%s", out);
+    debugfs_says(disk, "stat /", out, sizeof(out));
+    ck_assert_msg(strstr(out, "User:     0"), "the root belongs to root: %s", out);
+    debugfs_says(disk, "stat /opt/implicit", out, sizeof(out));
+    ck_assert_msg(strstr(out, "User:     0   Group:     0"), "a folder no layer named is root's: %s",
+                  out);
+    unlink(disk);
+    rootfs_owners_free(&owners);
+    teardown();
+}
+END_TEST
+
+Suite *rootfs_disk_suite(void)
+{
+    Suite *s = suite_create("rootfs_disk");
+    TCase *t = tcase_create("rootfs_disk");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, disk_owners);
     suite_add_tcase(s, t);
     return s;
 }

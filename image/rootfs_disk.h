@@ -1,0 +1,40 @@
+/* A root disk from a staging folder, without root and without a loop
+ * mount: e2fsprogs' `mke2fs -d` copies the tree into a fresh ext4 file,
+ * then one `debugfs -w` script sets what an unprivileged copy cannot
+ * keep: every entry's owner, mode and security.capability as the image's
+ * layers said (struct rootfs_owners, filled by layer_apply's callback),
+ * everything else owned by root.  `e2fsck -fn` checks the result. */
+#ifndef AIRLOCK_IMAGE_ROOTFS_DISK_H
+#define AIRLOCK_IMAGE_ROOTFS_DISK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "image/layer_apply.h"
+
+/* The owners the layers asked for, in order (a later one for the same
+ * path wins, as the layers do). */
+struct rootfs_owners {
+    struct rootfs_owner {
+        char *path;
+        uid_t uid;
+        gid_t gid;
+        mode_t mode;
+        void *caps;
+        size_t caps_len;
+    } *v;
+    size_t n, cap;
+};
+
+/* layer_apply's on_owner: appends a copy.  0 or -ENOMEM. */
+int rootfs_owners_add(void *owners, const struct layer_owner *o);
+void rootfs_owners_free(struct rootfs_owners *o);
+
+/* Makes `out` (created, replaced if there) from the folder `stage`, with
+ * headroom_mib of free space.  0, or -1 with err saying which step failed
+ * and why. */
+int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, const char *out,
+                     unsigned headroom_mib, char *err, size_t cap);
+
+#endif
