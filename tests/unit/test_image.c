@@ -1,4 +1,4 @@
-/* image/layer_apply.c: layers built here with libarchive's writer, applied
+/* image/: layer_apply.c: layers built here with libarchive's writer, applied
  * onto a fresh staging folder: the OCI whiteout rules (a file, a folder,
  * an opaque folder, a layer's own entries spared), hardlinks, symlinks
  * stored and never followed, and hostile layers (a symlink then a write
@@ -322,6 +322,213 @@ Suite *rootfs_disk_suite(void)
     TCase *t = tcase_create("rootfs_disk");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, disk_owners);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+/* ---- image/image_source.c: an OCI layout, a docker-save archive and a
+ * plain rootfs tarball made here, then tampered with ---- */
+
+#include <openssl/evp.h>
+
+#include "image/image_source.h"
+
+/* The sha256 of a file as "sha256:<hex>". */
+static void sha_of(const char *path, char out[80])
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char buf[4096], md[32];
+    unsigned n = 0;
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+    size_t r;
+    while (f && (r = fread(buf, 1, sizeof(buf), f)) > 0)
+        EVP_DigestUpdate(c, buf, r);
+    EVP_DigestFinal_ex(c, md, &n);
+    EVP_MD_CTX_free(c);
+    if (f)
+        fclose(f);
+    strcpy(out, "sha256:");
+    for (unsigned i = 0; i < n; i++)
+        sprintf(out + 7 + 2 * i, "%02x", md[i]);
+}
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char p[400];
+    snprintf(p, sizeof(p), "%s/%s", dir, rel);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A layer as a blob file named by its digest; the digest in out. */
+static void blob_layer(const char *dir, const char *const *spec, int gzip, char out[80])
+{
+    char tmp[400], dst[400];
+    snprintf(tmp, sizeof(tmp), "%s/blobs/sha256/tmp", dir);
+    int fd = layer(spec, gzip), w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        ck_assert_int_eq(write(w, buf, (size_t)n), n);
+    close(fd);
+    close(w);
+    sha_of(tmp, out);
+    snprintf(dst, sizeof(dst), "%s/blobs/sha256/%s", dir, out + 7);
+    ck_assert_int_eq(rename(tmp, dst), 0);
+}
+
+static void blob_json(const char *dir, const char *text, char out[80])
+{
+    put(dir, "blobs/sha256/tmp", text);
+    char tmp[400], dst[400];
+    snprintf(tmp, sizeof(tmp), "%s/blobs/sha256/tmp", dir);
+    sha_of(tmp, out);
+    snprintf(dst, sizeof(dst), "%s/blobs/sha256/%s", dir, out + 7);
+    ck_assert_int_eq(rename(tmp, dst), 0);
+}
+
+/* An OCI layout in `dir`: two layers (a whiteout in the second), a config. */
+static void oci_layout(const char *dir, char l1[80], char l2[80])
+{
+    char p[400], cfg[80], man[80], text[2048];
+    snprintf(p, sizeof(p), "mkdir -p %s/blobs/sha256", dir);
+    ck_assert_int_eq(system(p), 0);
+    blob_layer(dir, (const char *const[]){"d etc", "f etc/os-release airlock-test", "f etc/gone x", NULL}, 0, l1);
+    blob_layer(dir, (const char *const[]){"f etc/.wh.gone -", "f app hi", NULL}, 1, l2);
+    blob_json(dir, "{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":{\"Env\":[\"A=1\"],"
+                   "\"WorkingDir\":\"/srv\",\"Cmd\":[\"/app\"]},\"rootfs\":{\"type\":\"layers\","
+                   "\"diff_ids\":[]}}", cfg);
+    snprintf(text, sizeof(text),
+             "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
+             "\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\",\"digest\":\"%s\",\"size\":1},"
+             "\"layers\":[{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar\",\"digest\":\"%s\",\"size\":1},"
+             "{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"%s\",\"size\":1}]}",
+             cfg, l1, l2);
+    blob_json(dir, text, man);
+    snprintf(text, sizeof(text),
+             "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
+             "\"digest\":\"%s\",\"size\":1,\"platform\":{\"os\":\"linux\",\"architecture\":\"amd64\"}}]}", man);
+    put(dir, "index.json", text);
+    put(dir, "oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}");
+}
+
+START_TEST(oci_source)
+{
+    setup();
+    char layout[200], err[512], l1[80], l2[80];
+    snprintf(layout, sizeof(layout), "%s/layout", outside);
+    oci_layout(layout, l1, l2);
+    struct image_source src;
+    ck_assert_msg(image_source_open(layout, outside, &lim, &src, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(src.format, IMAGE_OCI);
+    ck_assert_uint_eq(src.nlayers, 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(src.config, "config"),
+                                                       "WorkingDir")), "/srv");
+    memset(&tot, 0, sizeof(tot));
+    for (unsigned i = 0; i < src.nlayers; i++) {
+        int fd = image_source_layer(&src, i, err, sizeof(err));
+        ck_assert_msg(fd >= 0, "%s", err);
+        ck_assert_int_eq(layer_apply(fd, root, &lim, &tot, NULL, NULL, &res), 0);
+        close(fd);
+    }
+    ck_assert_str_eq(content("etc/os-release"), "airlock-test");
+    ck_assert(!exists("etc/gone"));
+    ck_assert_str_eq(content("app"), "hi");
+    image_source_close(&src);
+    /* a layer changed after the manifest named it */
+    char p[400];
+    snprintf(p, sizeof(p), "%s/blobs/sha256/%s", layout, l1 + 7);
+    put(layout, p + strlen(layout) + 1, "tampered");
+    ck_assert_int_eq(image_source_open(layout, outside, &lim, &src, err, sizeof(err)), 0);
+    ck_assert_int_lt(image_source_layer(&src, 0, err, sizeof(err)), 0);
+    ck_assert_msg(strstr(err, "sha256"), "%s", err);
+    image_source_close(&src);
+    /* a digest that is a path */
+    put(layout, "index.json", "{\"manifests\":[{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
+                              "\"digest\":\"sha256:../../../etc/passwd\"}]}");
+    ck_assert_int_eq(image_source_open(layout, outside, &lim, &src, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "sha256 digest"), "%s", err);
+    put(layout, "index.json", "{\"manifests\": [");
+    ck_assert_int_eq(image_source_open(layout, outside, &lim, &src, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "index.json: not JSON"), "%s", err);
+    teardown();
+}
+END_TEST
+
+START_TEST(archives)
+{
+    setup();
+    char dir[200], tarp[300], err[512], cmd[700], l1[80], l2[80];
+    snprintf(dir, sizeof(dir), "%s/layout", outside);
+    oci_layout(dir, l1, l2);
+    /* the layout as a tar */
+    snprintf(tarp, sizeof(tarp), "%s/image.tar", outside);
+    snprintf(cmd, sizeof(cmd), "tar -C %s -cf %s .", dir, tarp);
+    ck_assert_int_eq(system(cmd), 0);
+    struct image_source src;
+    ck_assert_msg(image_source_open(tarp, outside, &lim, &src, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(src.nlayers, 2);
+    char unpacked[PATH_MAX];
+    snprintf(unpacked, sizeof(unpacked), "%s", src.unpacked);
+    ck_assert(unpacked[0] && access(unpacked, F_OK) == 0);
+    image_source_close(&src);
+    ck_assert_int_ne(access(unpacked, F_OK), 0); /* gone afterwards */
+    /* docker save: manifest.json, the config, layer files named by path */
+    char d2[200], lt[300], diff[80], cfgtext[512];
+    snprintf(d2, sizeof(d2), "%s/docker", outside);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s/abc", d2);
+    ck_assert_int_eq(system(cmd), 0);
+    int fd = layer((const char *const[]){"f hello docker", NULL}, 0), w;
+    snprintf(lt, sizeof(lt), "%s/abc/layer.tar", d2);
+    w = open(lt, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        ck_assert_int_eq(write(w, buf, (size_t)n), n);
+    close(fd);
+    close(w);
+    sha_of(lt, diff);
+    snprintf(cfgtext, sizeof(cfgtext), "{\"config\":{\"Cmd\":[\"/hello\"]},\"rootfs\":{\"diff_ids\":[\"%s\"]}}", diff);
+    put(d2, "config.json", cfgtext);
+    put(d2, "manifest.json", "[{\"Config\":\"config.json\",\"RepoTags\":[\"t:1\"],\"Layers\":[\"abc/layer.tar\"]}]");
+    snprintf(tarp, sizeof(tarp), "%s/docker.tar", outside);
+    snprintf(cmd, sizeof(cmd), "tar -C %s -cf %s .", d2, tarp);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_msg(image_source_open(tarp, outside, &lim, &src, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(src.format, IMAGE_DOCKER);
+    fd = image_source_layer(&src, 0, err, sizeof(err));
+    ck_assert_msg(fd >= 0, "%s", err);
+    memset(&tot, 0, sizeof(tot));
+    ck_assert_int_eq(layer_apply(fd, root, &lim, &tot, NULL, NULL, &res), 0);
+    close(fd);
+    ck_assert_str_eq(content("hello"), "docker");
+    image_source_close(&src);
+    /* a plain rootfs tarball is its own one layer */
+    ck_assert_int_eq(image_source_open(lt, outside, &lim, &src, err, sizeof(err)), 0);
+    ck_assert_int_eq(src.format, IMAGE_ROOTFS_TAR);
+    ck_assert_str_eq(src.id, diff);
+    image_source_close(&src);
+    /* not an archive at all */
+    ck_assert_int_eq(image_source_open(d2, outside, &lim, &src, err, sizeof(err)), 0);
+    image_source_close(&src);
+    put(outside, "junk", "\x01\x02 not a tar");
+    snprintf(tarp, sizeof(tarp), "%s/junk", outside);
+    ck_assert_int_eq(image_source_open(tarp, outside, &lim, &src, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "not a tar archive"), "%s", err);
+    teardown();
+}
+END_TEST
+
+Suite *image_source_suite(void)
+{
+    Suite *s = suite_create("image_source");
+    TCase *t = tcase_create("image_source");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, oci_source);
+    tcase_add_test(t, archives);
     suite_add_tcase(s, t);
     return s;
 }
