@@ -32,6 +32,9 @@ int cmd_rm(int argc, char **argv);
 /* airlock cp SRC DST: files and folders in and out of a sandbox (cli/cmd_cp.c). */
 int cmd_cp(int argc, char **argv);
 
+/* airlock image import|ls|inspect|rm: the image store (cli/cmd_image.c). */
+int cmd_image(int argc, char **argv);
+
 /* airlock mcp [sandbox options]: an MCP server on stdio (cli/cmd_mcp.c). */
 int cmd_mcp(int argc, char **argv);
 

@@ -26,6 +26,7 @@ static void usage(FILE *f)
                "  exec      run a command in a sandbox (exit status as run's)\n"
                "  ls, rm    list sandboxes, destroy them\n"
                "  cp        copy files and folders in and out of a sandbox (docker cp's rules)\n"
+               "  image     import OCI/docker images and rootfs tarballs as root disks; ls, inspect, rm\n"
                "  mcp       an MCP server on stdio whose tools use one sandbox\n"
                "  surface   print what a guest can reach in this build (--json for tools)\n"
                "\n"
@@ -77,6 +78,8 @@ int main(int argc, char **argv)
         return cmd_ls(argc - 1, argv + 1);
     if (!strcmp(cmd, "cp"))
         return cmd_cp(argc - 1, argv + 1);
+    if (!strcmp(cmd, "image"))
+        return cmd_image(argc - 1, argv + 1);
     if (!strcmp(cmd, "rm"))
         return cmd_rm(argc - 1, argv + 1);
     if (!strcmp(cmd, "mcp"))

@@ -5,7 +5,6 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +15,8 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+
+#include "util/rmtree.h"
 
 static int bad(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int bad(char *err, size_t cap, const char *fmt, ...)
@@ -271,19 +272,11 @@ static int names_layout(const char *path)
     return found;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -1 : 0;
-}
-
-/* The private folder an archive went into, children first; symlinks in
- * it are removed, never followed (FTW_PHYS). */
+/* The private folder an archive went into. */
 static void remove_unpacked(struct image_source *src)
 {
     if (src->unpacked[0])
-        nftw(src->unpacked, remove_one, 64, FTW_DEPTH | FTW_PHYS);
+        rmtree(src->unpacked);
     src->unpacked[0] = '\0';
 }
 

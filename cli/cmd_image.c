@@ -1,0 +1,180 @@
+/* airlock image import|ls|inspect|rm: the image store (image/). */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "image/image_import.h"
+#include "image/image_store.h"
+#include "util/exit_codes.h"
+#include "util/parse.h"
+
+#define IMAGE_USAGE                                                                           \
+    "usage: airlock image import PATH [--name NAME] [--max-size MiB]\n"                       \
+    "       airlock image ls\n"                                                               \
+    "       airlock image inspect NAME\n"                                                     \
+    "       airlock image rm NAME...\n"                                                       \
+    "Imports an OCI image layout (a folder or a tar), a docker/podman save archive or a\n"     \
+    "plain rootfs tarball as a root disk in the image store ($AIRLOCK_HOME,\n"                  \
+    "/var/lib/airlock as root, else ~/.local/share/airlock); the same image twice costs\n"    \
+    "nothing.  --max-size bounds the image's unpacked files (default 16384 MiB).\n"
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+    va_list va;
+    va_start(va, fmt);
+    fputs("airlock: ", stderr);
+    vfprintf(stderr, fmt, va);
+    fputc('\n', stderr);
+    va_end(va);
+    return EXIT_AIRLOCK_ERROR;
+}
+
+static int do_import(const struct image_store *st, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"name", required_argument, NULL, 'n'}, {"max-size", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'}, {0},
+    };
+    struct image_import_req req = {.max_bytes = (uint64_t)IMAGE_DEFAULT_MAX_MIB << 20,
+                                   .progress = isatty(STDERR_FILENO)};
+    uint64_t v;
+    int c;
+    optind = 0;
+    opterr = 0;
+    /* Options before or after PATH, as docker's verbs take them. */
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n': req.name = optarg; break;
+        case 'm':
+            if (parse_uint(optarg, 1 << 24, &v) || !v)
+                return fail("--max-size '%.40s': want whole MiB, 1 to 16777216", optarg);
+            req.max_bytes = v << 20;
+            break;
+        case 'h': fputs(IMAGE_USAGE, stdout); return 0;
+        case ':': return fail("%s needs a value", argv[optind - 1]);
+        default: return fail("unknown option '%s' (see airlock image --help)", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return fail("image import takes one PATH (see airlock image --help)");
+    req.path = argv[optind];
+    struct image_import_result res;
+    char err[1024];
+    if (image_import(st, &req, &res, err, sizeof(err)))
+        return fail("image import %.300s: %s", req.path, err);
+    printf("%s %s%s\n", res.name, res.id, res.cached ? " (already imported)" : "");
+    if (res.skipped_devices)
+        fprintf(stderr, "airlock: %s: %llu device nodes, fifos or sockets were left out\n",
+                res.name, (unsigned long long)res.skipped_devices);
+    return 0;
+}
+
+static int do_ls(const struct image_store *st)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/images", st->root);
+    DIR *d = opendir(dir);
+    if (!d)
+        return fail("%s: cannot read it", dir);
+    printf("%-40s %-19s %10s\n", "NAME", "ID", "SIZE");
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n <= 5 || strcmp(e->d_name + n - 5, ".json"))
+            continue;
+        char name[IMAGE_NAME_MAX + 1], err[512];
+        snprintf(name, sizeof(name), "%.*s", (int)(n - 5), e->d_name);
+        json_t *rec = image_store_get(st, name, err, sizeof(err));
+        if (!rec)
+            continue;
+        const char *id = json_string_value(json_object_get(rec, "id"));
+        printf("%-40s %-19.19s %9lldM\n", name, id ? id : "?",
+               (long long)(json_integer_value(json_object_get(rec, "bytes")) >> 20));
+        json_decref(rec);
+    }
+    closedir(d);
+    return 0;
+}
+
+static int do_inspect(const struct image_store *st, const char *name)
+{
+    char err[512];
+    json_t *rec = image_store_get(st, name, err, sizeof(err));
+    if (!rec)
+        return fail("%s", err);
+    json_dumpf(rec, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+    putchar('\n');
+    json_decref(rec);
+    return 0;
+}
+
+/* The record goes; its disk too when no other record names it. */
+static int do_rm(const struct image_store *st, const char *name)
+{
+    char err[512], rp[PATH_MAX], dir[PATH_MAX];
+    json_t *rec = image_store_get(st, name, err, sizeof(err));
+    if (!rec)
+        return fail("%s", err);
+    char disk[PATH_MAX];
+    snprintf(disk, sizeof(disk), "%s", json_string_value(json_object_get(rec, "disk")) ?: "");
+    const char *id = json_string_value(json_object_get(rec, "id"));
+    char idc[96];
+    snprintf(idc, sizeof(idc), "%s", id ? id : "");
+    json_decref(rec);
+    image_store_record_path(st, name, rp, sizeof(rp));
+    if (unlink(rp) < 0)
+        return fail("%s: cannot remove it", rp);
+    bool shared = false;
+    snprintf(dir, sizeof(dir), "%s/images", st->root);
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) && !shared;) {
+        size_t n = strlen(e->d_name);
+        if (n <= 5 || strcmp(e->d_name + n - 5, ".json"))
+            continue;
+        char other[IMAGE_NAME_MAX + 1];
+        snprintf(other, sizeof(other), "%.*s", (int)(n - 5), e->d_name);
+        json_t *o = image_store_get(st, other, err, sizeof(err));
+        shared = o && !strcmp(json_string_value(json_object_get(o, "id")) ?: "", idc);
+        json_decref(o);
+    }
+    if (d)
+        closedir(d);
+    char mine[PATH_MAX];
+    image_store_disk_path(st, idc, mine, sizeof(mine));
+    if (!shared && !strcmp(mine, disk)) /* only the store's own disk file */
+        unlink(disk);
+    printf("%s\n", name);
+    return 0;
+}
+
+int cmd_image(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(IMAGE_USAGE, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_AIRLOCK_ERROR : 0;
+    }
+    struct image_store st;
+    char err[512];
+    if (image_store_open(&st, err, sizeof(err)))
+        return fail("%s", err);
+    const char *verb = argv[1];
+    if (!strcmp(verb, "import"))
+        return do_import(&st, argc - 1, argv + 1);
+    if (!strcmp(verb, "ls") && argc == 2)
+        return do_ls(&st);
+    if (!strcmp(verb, "inspect") && argc == 3)
+        return do_inspect(&st, argv[2]);
+    if (!strcmp(verb, "rm") && argc >= 3) {
+        int rc = 0;
+        for (int i = 2; i < argc; i++)
+            rc = do_rm(&st, argv[i]) ? EXIT_AIRLOCK_ERROR : rc;
+        return rc;
+    }
+    return fail("image %.40s: unknown verb or wrong arguments (see airlock image --help)", verb);
+}
