@@ -57,13 +57,15 @@ FUZZ_SRCS_fuzz_scrub := util/scrub.c tests/unit/scrub_ref.c
 FUZZ_SRCS_fuzz_credential_request := egress/credential_request.c egress/secret.c egress/egress_policy.c \
                                      http/http_request.c http/http_head.c util/parse.c
 FUZZ_SRCS_fuzz_tar_in := sandbox/tar_in.c util/printable.c util/tar_name.c
+FUZZ_SRCS_fuzz_layer_apply := image/layer_apply.c util/printable.c util/tar_name.c util/rmtree.c
+FUZZ_LIBS_fuzz_layer_apply := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_LIBS_fuzz_tar_in := $(shell pkg-config --libs libarchive 2>/dev/null)
 SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
               fuzz_http_request fuzz_api_request fuzz_http_response fuzz_scrub fuzz_snapshot \
-              fuzz_credential_request \
+              fuzz_credential_request fuzz_layer_apply \
               fuzz_tar_in
 FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
