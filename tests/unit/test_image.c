@@ -363,18 +363,24 @@ static void put(const char *dir, const char *rel, const char *text)
     fclose(f);
 }
 
-/* A layer as a blob file named by its digest; the digest in out. */
-static void blob_layer(const char *dir, const char *const *spec, int gzip, char out[80])
+/* A layer made by layer() into the file `path` (the fd is closed). */
+static void save_layer(int fd, const char *path)
 {
-    char tmp[400], dst[400];
-    snprintf(tmp, sizeof(tmp), "%s/blobs/sha256/tmp", dir);
-    int fd = layer(spec, gzip), w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int w = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     char buf[65536];
     ssize_t n;
     while ((n = read(fd, buf, sizeof(buf))) > 0)
         ck_assert_int_eq(write(w, buf, (size_t)n), n);
     close(fd);
     close(w);
+}
+
+/* A layer as a blob file named by its digest; the digest in out. */
+static void blob_layer(const char *dir, const char *const *spec, int gzip, char out[80])
+{
+    char tmp[400], dst[400];
+    snprintf(tmp, sizeof(tmp), "%s/blobs/sha256/tmp", dir);
+    save_layer(layer(spec, gzip), tmp);
     sha_of(tmp, out);
     snprintf(dst, sizeof(dst), "%s/blobs/sha256/%s", dir, out + 7);
     ck_assert_int_eq(rename(tmp, dst), 0);
@@ -481,15 +487,9 @@ START_TEST(archives)
     snprintf(d2, sizeof(d2), "%s/docker", outside);
     snprintf(cmd, sizeof(cmd), "mkdir -p %s/abc", d2);
     ck_assert_int_eq(system(cmd), 0);
-    int fd = layer((const char *const[]){"f hello docker", NULL}, 0), w;
     snprintf(lt, sizeof(lt), "%s/abc/layer.tar", d2);
-    w = open(lt, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) > 0)
-        ck_assert_int_eq(write(w, buf, (size_t)n), n);
-    close(fd);
-    close(w);
+    save_layer(layer((const char *const[]){"f hello docker", NULL}, 0), lt);
+    int fd;
     sha_of(lt, diff);
     snprintf(cfgtext, sizeof(cfgtext), "{\"config\":{\"Cmd\":[\"/hello\"]},\"rootfs\":{\"diff_ids\":[\"%s\"]}}", diff);
     put(d2, "config.json", cfgtext);
