@@ -290,7 +290,7 @@ static int load_one(struct secret *s, char *err, size_t cap)
     if (n == 0)
         why = "the value is empty";
     else if (n > SECRET_VALUE_MAX)
-        why = "the value is longer than 1000 bytes";
+        why = "the value is longer than 4000 bytes";
     for (ssize_t i = 0; i < n && !why; i++)
         if (buf[i] <= 0x20 || buf[i] >= 0x7f)
             why = "the value holds a space, control or non-ASCII byte, which cannot go in a header";

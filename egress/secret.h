@@ -39,7 +39,7 @@
 
 #define SECRET_MAX          8     /* --secret per VM */
 #define SECRET_NAME_MAX     128
-#define SECRET_VALUE_MAX    1000  /* its "Bearer " form fits the parser's Authorization cap */
+#define SECRET_VALUE_MAX    4000  /* its "Bearer " form fits the parser's Authorization cap */
 #define SECRET_MIN_RANDOM   16    /* random letters or digits in a placeholder */
 #define SECRET_HEADER_MAX   64
 #define SECRET_FORMAT_MAX   256

@@ -98,7 +98,7 @@ int http_request_parse(const char *buf, size_t len, struct http_request *req);
  *     HTTP_AUTH_MAX bytes (longer: -431);
  *   - keep_alive: HTTP/1.1 without "Connection: close", or HTTP/1.0 with
  *     "Connection: keep-alive". */
-#define HTTP_AUTH_MAX 1024
+#define HTTP_AUTH_MAX 4096 /* a credential broker value in its "Bearer " form: JWTs run to kilobytes */
 
 struct http_server_request {
     char method[16];

@@ -39,7 +39,9 @@ int snap_control_next(int sock, int *fds, unsigned *nfds);
 #define SNAP_CONTROL_CREDENTIALS 2
 
 /* The largest credentials answer ("OK" and a CREDENTIALS payload). */
-#define SNAP_CONTROL_CRED_MAX (2 + 8 + 8 * 1200 + 16384)
+/* 8 secrets of NAME=placeholder (egress/secret.h: 128 + 1 + 4000 bytes
+ * and a NUL each), and the CA's PEM. */
+#define SNAP_CONTROL_CRED_MAX (2 + 8 + 8 * 4130 + 16384)
 
 /* The daemon: asks for the credentials payload and waits at most
  * timeout_ms; its length in buf, -EIO with the VM's reason in msg,

@@ -280,6 +280,27 @@ START_TEST(judge_other_host)
 }
 END_TEST
 
+/* A value of kilobytes (a JWT): its Bearer form passes the parser, and
+ * the same-length placeholder is replaced whole. */
+START_TEST(judge_long_value)
+{
+    static char val[3001], ph[3001], head[4000];
+    memset(val, 'V', 3000);
+    memset(ph, 'P', 3000);
+    judge_setup();
+    jset.s[0].value = val;
+    jset.s[0].len = 3000;
+    memcpy(jset.s[0].placeholder, ph, 3001);
+    snprintf(head, sizeof(head), "GET /v1 HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer %s\r\n\r\n", ph);
+    struct cred_request r;
+    ck_assert_int_eq(cred_request_judge(head, strlen(head), &jset, "api.test", 443, &r), 1);
+    ck_assert_msg(r.status == 0, "%d %s", r.status, r.reason);
+    ck_assert_uint_eq(r.out_len, strlen(head) + strlen("Accept-Encoding: identity\r\n"));
+    ck_assert_ptr_nonnull(memmem(r.out_head, r.out_len, val, 3000));
+    cred_request_free(&r);
+}
+END_TEST
+
 Suite *credential_suite(void)
 {
     Suite *s = suite_create("credential");
@@ -292,6 +313,7 @@ Suite *credential_suite(void)
     tcase_add_test(t, judge_inject);
     tcase_add_test(t, judge_refusals);
     tcase_add_test(t, judge_other_host);
+    tcase_add_test(t, judge_long_value);
     suite_add_tcase(s, t);
     return s;
 }

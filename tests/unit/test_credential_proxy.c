@@ -218,7 +218,7 @@ START_TEST(injects_and_scrubs)
     SSL_CTX *ctx;
     SSL *s = guest_connect(&ctx);
     const char *ph = set.s[0].placeholder;
-    char req[2048], out[16384];
+    char req[8192], out[16384];
     /* echo: the upstream gets the value, the guest the placeholder */
     snprintf(req, sizeof(req), "GET /echo HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAuthorization: Bearer %s\r\n\r\n",
              up_port, ph);
@@ -253,7 +253,7 @@ START_TEST(refuses)
     SSL_CTX *ctx;
     SSL *s = guest_connect(&ctx);
     const char *ph = set.s[0].placeholder;
-    char req[2048], out[4096];
+    char req[8192], out[4096];
     pthread_mutex_lock(&got_lock);
     got_len = 0;
     pthread_mutex_unlock(&got_lock);
