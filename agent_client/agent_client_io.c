@@ -65,7 +65,7 @@ static int answer_by(struct agent_conn *c, int64_t deadline, struct agent_msg *m
 static int reseed_answer(struct agent_conn *c, unsigned wait_ms, int *err, uint32_t *op)
 {
     struct agent_msg m;
-    int rc = answer_by(c, agent_mono_ms() + wait_ms, &m);
+    int rc = answer_by(c, agent_deadline_ms(wait_ms), &m);
     if (rc < 0)
         return rc;
     if (m.type == AGENT_RESEEDED)
@@ -169,7 +169,7 @@ int agent_credentials_wait(int fd, const char *const *env, unsigned envc, const 
     if (!c)
         return say(rc, why, whylen, "%s: %s", what, strerror(-rc));
     struct agent_msg m;
-    rc = answer_by(c, agent_mono_ms() + wait_ms, &m);
+    rc = answer_by(c, agent_deadline_ms(wait_ms), &m);
     if (rc == 1 && m.type == AGENT_DONE)
         rc = 0;
     else if (rc == 1 && m.type == AGENT_ERROR &&

@@ -50,6 +50,11 @@ int64_t agent_mono_ms(void)
     return clock_ms(CLOCK_MONOTONIC);
 }
 
+int64_t agent_deadline_ms(unsigned wait_ms)
+{
+    return agent_mono_ms() + 1 + wait_ms;
+}
+
 int64_t agent_wall_ms(void)
 {
     return clock_ms(CLOCK_REALTIME);

@@ -23,6 +23,10 @@ int ac_verdict(struct agent_conn *c, uint16_t ok_type);
 
 /* CLOCK_MONOTONIC in milliseconds, for the requests' deadlines. */
 int64_t agent_mono_ms(void);
+/* The agent_mono_ms() time wait_ms from now, rounded up: agent_mono_ms()
+ * truncates to the millisecond, so now + wait could end a wait up to 1 ms
+ * short of what the error then says it waited (CI saw 299 of 300). */
+int64_t agent_deadline_ms(unsigned wait_ms);
 /* CLOCK_REALTIME in milliseconds since the epoch, for the times a record
  * shows (created_ms, started_ms). */
 int64_t agent_wall_ms(void);

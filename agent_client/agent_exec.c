@@ -408,9 +408,7 @@ int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int
 {
     struct agent_output_cap cap = {.max = max_output};
     memset(res, 0, sizeof(*res));
-    /* +1: agent_mono_ms() truncates to the millisecond, so without it the wait
-     * could end up to 1 ms short of timeout + grace (CI saw 499 of 500). */
-    int64_t stall_deadline = req->timeout_ms ? agent_mono_ms() + 1 + req->timeout_ms : -1;
+    int64_t stall_deadline = req->timeout_ms ? agent_deadline_ms(req->timeout_ms) : -1;
     int64_t deadline = req->timeout_ms ? stall_deadline + req->host_grace_ms : -1;
     struct agent_exec_req r = *req;
     r.flags = (r.flags & ~AGENT_EXEC_F_STDIN) | (in_fd >= 0 ? AGENT_EXEC_F_STDIN : 0);
