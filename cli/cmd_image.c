@@ -1,5 +1,4 @@
 /* airlock image import|ls|inspect|rm: the image store (image/). */
-#include <dirent.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -10,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "image/image_import.h"
+#include "image/image_ref.h"
 #include "image/image_store.h"
 #include "util/exit_codes.h"
 #include "util/parse.h"
@@ -76,37 +76,38 @@ static int do_import(const struct image_store *st, int argc, char **argv)
     return 0;
 }
 
+static void ls_line(const char *name, const json_t *rec)
+{
+    const char *id = json_string_value(json_object_get(rec, "id"));
+    printf("%-40s %-19.19s %9lldM\n", name, id ? id : "(built in)",
+           (long long)(json_integer_value(json_object_get(rec, "bytes")) >> 20));
+}
+
+static int ls_one(const char *name, json_t *rec, void *ctx)
+{
+    (void)ctx;
+    ls_line(name, rec);
+    return 0;
+}
+
 static int do_ls(const struct image_store *st)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s/images", st->root);
-    DIR *d = opendir(dir);
-    if (!d)
-        return fail("%s: cannot read it", dir);
     printf("%-40s %-19s %10s\n", "NAME", "ID", "SIZE");
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n <= 5 || strcmp(e->d_name + n - 5, ".json"))
-            continue;
-        char name[IMAGE_NAME_MAX + 1], err[512];
-        snprintf(name, sizeof(name), "%.*s", (int)(n - 5), e->d_name);
-        json_t *rec = image_store_get(st, name, err, sizeof(err));
-        if (!rec)
-            continue;
-        const char *id = json_string_value(json_object_get(rec, "id"));
-        printf("%-40s %-19.19s %9lldM\n", name, id ? id : "?",
-               (long long)(json_integer_value(json_object_get(rec, "bytes")) >> 20));
+    static const char *const builtin[] = {"python", "small"};
+    for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++) {
+        json_t *rec = image_builtin_record(builtin[i]);
+        ls_line(builtin[i], rec);
         json_decref(rec);
     }
-    closedir(d);
-    return 0;
+    int rc = image_store_each(st, ls_one, NULL);
+    return rc < 0 ? fail("%s/images: %s", st->root, strerror(-rc)) : 0;
 }
 
 static int do_inspect(const struct image_store *st, const char *name)
 {
     char err[512];
-    json_t *rec = image_store_get(st, name, err, sizeof(err));
-    if (!rec)
+    json_t *rec = image_builtin_record(name);
+    if (!rec && !(rec = image_store_get(st, name, err, sizeof(err))))
         return fail("%s", err);
     json_dumpf(rec, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
     putchar('\n');
@@ -117,7 +118,9 @@ static int do_inspect(const struct image_store *st, const char *name)
 /* The record goes; its disk too when no other record names it. */
 static int do_rm(const struct image_store *st, const char *name)
 {
-    char err[512], rp[PATH_MAX], dir[PATH_MAX];
+    char err[512], rp[PATH_MAX];
+    if (image_is_builtin(name))
+        return fail("image %s is built in (airlock makes it; it cannot be removed)", name);
     json_t *rec = image_store_get(st, name, err, sizeof(err));
     if (!rec)
         return fail("%s", err);
@@ -130,25 +133,12 @@ static int do_rm(const struct image_store *st, const char *name)
     image_store_record_path(st, name, rp, sizeof(rp));
     if (unlink(rp) < 0)
         return fail("%s: cannot remove it", rp);
-    bool shared = false;
-    snprintf(dir, sizeof(dir), "%s/images", st->root);
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d)) && !shared;) {
-        size_t n = strlen(e->d_name);
-        if (n <= 5 || strcmp(e->d_name + n - 5, ".json"))
-            continue;
-        char other[IMAGE_NAME_MAX + 1];
-        snprintf(other, sizeof(other), "%.*s", (int)(n - 5), e->d_name);
-        json_t *o = image_store_get(st, other, err, sizeof(err));
-        shared = o && !strcmp(json_string_value(json_object_get(o, "id")) ?: "", idc);
-        json_decref(o);
-    }
-    if (d)
-        closedir(d);
+    json_t *other = image_store_find_id(st, idc);
     char mine[PATH_MAX];
     image_store_disk_path(st, idc, mine, sizeof(mine));
-    if (!shared && !strcmp(mine, disk)) /* only the store's own disk file */
+    if (!other && !strcmp(mine, disk)) /* only the store's own disk file */
         unlink(disk);
+    json_decref(other);
     printf("%s\n", name);
     return 0;
 }

@@ -133,7 +133,7 @@ static int prepare_agent(struct run_ctx *r)
     return 0;
 }
 
-/* The steps, in order: parse, the command, the VM's kernel and disks,
+/* The steps, in order: parse, the VM's kernel and disks, the command,
  * audit, egress, the agent's inputs, then the session runs the VM. */
 static int run_main(int argc, char **argv, enum run_mode mode)
 {
@@ -144,8 +144,8 @@ static int run_main(int argc, char **argv, enum run_mode mode)
     int e = run_options_parse(&r, &a, argc, argv, err, sizeof(err));
     if (e)
         return e > 0 ? 0 : usage_error(err);
-    run_options_request(&r, &a, argc, argv);
-    if (run_options_vm(&r, &a, err, sizeof(err)))
+    if (run_options_vm(&r, &a, err, sizeof(err)) ||
+        run_options_request(&r, &a, argc, argv, err, sizeof(err)))
         return usage_error(err);
     if ((e = open_audit(&r, &a)) || (e = load_secrets(&r)) || (e = start_egress(&r)) ||
         (e = prepare_agent(&r)))

@@ -14,6 +14,7 @@
 #include "audit/audit.h"
 #include "cli/commands.h"
 #include "egress/egress.h"
+#include "image/image_ref.h"
 #include "cli/run_copy.h"
 #include "cli/session_snapshot.h"
 
@@ -35,7 +36,8 @@ struct run_ctx {
     struct agent_exec_req req;
     struct run_copy copy_in[RUN_MAX_COPIES], copy_out[RUN_MAX_COPIES];
     unsigned ncopy_in, ncopy_out;
-    const char *env[RUN_MAX_ENV + RUN_DEFAULT_ENVS + 1];
+    /* -e's, an imported image's Env (as many again at most), the defaults */
+    const char *env[RUN_MAX_ENV * 2 + RUN_DEFAULT_ENVS + 1];
     unsigned nenv;
     bool with_stdin;
     /* Where the command's stdout and stderr go: our own, or their
@@ -65,7 +67,8 @@ struct run_ctx {
     bool snap_zlib;       /* snapshot: --compress */
     struct snap_out snap_out;
     int control_fd;       /* sandbox-vm: --control-fd (cli/run_control.h), else -1 */
-    char kernel[PATH_MAX], image_spec[PATH_MAX + 32], cmdline[2048];
+    struct image_ref image; /* what --image named */
+    char kernel[PATH_MAX], initrd[PATH_MAX], image_spec[PATH_MAX + 32], cmdline[2048];
     char restore_specs[SNAP_MAX_DISKS][PATH_MAX + 32]; /* --from-snapshot's disks */
 };
 

@@ -15,11 +15,16 @@
 #include "kvm/console.h"
 #include "snapshot/snapshot_dir.h"
 #include "jail/jail.h"
+#include "image/image_ref.h"
 #include "util/guest_paths.h"
 #include "util/parse.h"
 
-#define RUN_CMDLINE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 root=/dev/vda rw " \
-                    "init=/sbin/airlock-agent"
+#define RUN_CMDLINE_BASE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 "
+/* A built-in image: the disk's own agent is PID 1. */
+#define RUN_CMDLINE RUN_CMDLINE_BASE "root=/dev/vda rw init=/sbin/airlock-agent"
+/* An imported one: the agent is the initramfs's /init and makes the disk
+ * the root itself (guest/agent/switch_root.c). */
+#define RUN_CMDLINE_IMPORTED RUN_CMDLINE_BASE "airlock.root=/dev/vda"
 /* The command defaults (agent_client/command_defaults.h) under run's names. */
 #define RUN_DEFAULT_NPROC          COMMAND_DEFAULT_NPROC
 #define RUN_DEFAULT_NOFILE         COMMAND_DEFAULT_NOFILE
@@ -35,7 +40,7 @@ enum {
     RO_TIMEOUT = 0x200, RO_USER, RO_IMAGE, RO_APPEND, RO_COPY_IN, RO_COPY_OUT, RO_NPROC,
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
-    RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_END
+    RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_ENTRYPOINT, RO_END
 };
 
 static const struct option run_own[] = {
@@ -59,6 +64,7 @@ static const struct option run_own[] = {
     {"control-fd", required_argument, NULL, RO_CONTROL_FD},
     {"secret", required_argument, NULL, RO_SECRET},
     {"ca-file", required_argument, NULL, RO_CA_FILE},
+    {"entrypoint", required_argument, NULL, RO_ENTRYPOINT},
     {0},
 };
 
@@ -66,12 +72,12 @@ static const struct option run_own[] = {
 static const int command_only[] = {
     RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW,
     RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_MAX_OUTPUT,
-    RO_FROM_SNAPSHOT, RO_SECRET, RO_CA_FILE, 'e', 'w', 'i',
+    RO_FROM_SNAPSHOT, RO_SECRET, RO_CA_FILE, RO_ENTRYPOINT, 'e', 'w', 'i',
 };
 /* Options about one command: a sandbox takes them with each command. */
 static const int per_command[] = {
     RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_MAX_OUTPUT,
-    'e', 'w', 'i',
+    RO_ENTRYPOINT, 'e', 'w', 'i',
 };
 /* Options that shape the VM, which a snapshot has already fixed. */
 static const int vm_shaping[] = {
@@ -148,7 +154,9 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
     case RO_USER:
         if (parse_user(strdupa(val), &r->req))
             return bad_value(err, errlen, "--user", val, "UID or UID:GID, numbers below 4294967295");
+        a->user_given = true;
         return 0;
+    case RO_ENTRYPOINT: a->entrypoint = val; return 0;
     case RO_NPROC:
         if (parse_uint(val, 1 << 22, &v) || v == 0)
             return bad_value(err, errlen, "--nproc", val, "1 to 4194304 processes");
@@ -316,10 +324,6 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
                  "fixes its memory, vCPUs, kernel and disks)", name, a->from_snapshot);
         return -EINVAL;
     }
-    if (a->cmd_index >= argc && r->mode != RUN_HOLD) {
-        snprintf(err, errlen, "no command: airlock run [options] -- CMD [ARGS...]");
-        return -EINVAL;
-    }
     return 0;
 }
 
@@ -374,15 +378,98 @@ static void env_add_defaults(struct run_ctx *r)
     }
 }
 
-void run_options_request(struct run_ctx *r, const struct run_args *a, int argc, char **argv)
+/* An imported image's Env after the -e ones (theirs win) and before
+ * airlock's defaults (the image's PATH wins over ours). */
+static int env_add_image(struct run_ctx *r, const json_t *env, char *err, size_t errlen)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(env, i, e) {
+        const char *kv = json_string_value(e);
+        if (!kv || !strchr(kv, '=') || kv[0] == '=')
+            continue; /* docker ignores what it cannot read, too */
+        size_t klen = strcspn(kv, "=") + 1;
+        bool set = false;
+        for (unsigned j = 0; j < r->nenv && !set; j++)
+            set = !strncmp(r->env[j], kv, klen);
+        if (set)
+            continue;
+        if (r->nenv >= RUN_MAX_ENV * 2) {
+            snprintf(err, errlen, "--image '%.128s': more than %d variables in its Env and -e",
+                     r->image.name, RUN_MAX_ENV * 2);
+            return -EINVAL;
+        }
+        r->env[r->nenv++] = kv;
+    }
+    return 0;
+}
+
+/* An imported image's User, WorkingDir, Entrypoint and Cmd where the
+ * flags say nothing, as `docker run` takes them: CMD replaces Cmd and
+ * keeps Entrypoint; --entrypoint replaces Entrypoint ("" drops it) and,
+ * as docker does, the image's Cmd with it. */
+static int image_defaults(struct run_ctx *r, const struct run_args *a, int argc, char **argv,
+                          char *err, size_t errlen)
+{
+    const json_t *rec = r->image.rec, *cfg = json_object_get(rec, "config");
+    if (!a->user_given && json_object_get(rec, "user_error")) {
+        snprintf(err, errlen, "--image '%.128s': %.300s; give --user UID[:GID]", r->image.name,
+                 json_string_value(json_object_get(rec, "user_error")));
+        return -EINVAL;
+    }
+    if (!a->user_given && json_object_get(rec, "uid")) {
+        r->req.uid = (uint32_t)json_integer_value(json_object_get(rec, "uid"));
+        r->req.gid = (uint32_t)json_integer_value(json_object_get(rec, "gid"));
+    }
+    const char *wd = json_string_value(json_object_get(cfg, "WorkingDir"));
+    if (!r->req.cwd && wd && wd[0])
+        r->req.cwd = wd;
+    if (env_add_image(r, json_object_get(cfg, "Env"), err, errlen))
+        return -EINVAL;
+    const json_t *ep = a->entrypoint ? NULL : json_object_get(cfg, "Entrypoint");
+    const json_t *cmd = a->entrypoint || a->cmd_index < argc ? NULL : json_object_get(cfg, "Cmd");
+    size_t n = json_array_size(ep) + json_array_size(cmd) + (size_t)(argc - a->cmd_index) + 1;
+    const char **v = calloc(n + 1, sizeof(*v)); /* r is static: it lives as long as the run */
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return -EINVAL;
+    }
+    size_t k = 0, i;
+    json_t *e;
+    if (a->entrypoint && a->entrypoint[0])
+        v[k++] = a->entrypoint;
+    json_array_foreach(ep, i, e) if (json_string_value(e)) v[k++] = json_string_value(e);
+    json_array_foreach(cmd, i, e) if (json_string_value(e)) v[k++] = json_string_value(e);
+    for (int j = a->cmd_index; j < argc; j++)
+        v[k++] = argv[j];
+    r->req.argv = v;
+    r->req.argc = (uint32_t)k;
+    return 0;
+}
+
+int run_options_request(struct run_ctx *r, const struct run_args *a, int argc, char **argv,
+                        char *err, size_t errlen)
 {
     r->req.argv = (const char *const *)argv + a->cmd_index;
     r->req.argc = (uint32_t)(argc - a->cmd_index);
+    if (a->entrypoint && !r->image.rec) {
+        snprintf(err, errlen, "--entrypoint is for an imported image's Entrypoint (--image NAME)");
+        return -EINVAL;
+    }
+    if (r->mode == RUN_EXEC && r->image.rec && image_defaults(r, a, argc, argv, err, errlen))
+        return -EINVAL;
+    if (r->mode == RUN_EXEC && r->req.argc == 0) {
+        snprintf(err, errlen, r->image.rec ? "no command: the image has no Entrypoint or Cmd; "
+                                             "airlock run [options] -- CMD [ARGS...]"
+                                           : "no command: airlock run [options] -- CMD [ARGS...]");
+        return -EINVAL;
+    }
     env_add_defaults(r);
     r->req.envp = r->env;
     r->req.envc = r->nenv;
     if (r->with_stdin)
         r->req.flags |= AGENT_EXEC_F_STDIN;
+    return 0;
 }
 
 /* --from-snapshot DIR: the VM's shape and disks come from the snapshot. */
@@ -420,13 +507,18 @@ static int restore_options(struct run_ctx *r, struct boot_options *o, const char
     return 0;
 }
 
-/* The root image as disk 0, the --disk ones after it. */
+/* The root image as disk 0, the --disk ones after it; an imported one
+ * boots with the agent's initramfs. */
 static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
 {
     struct boot_options *o = &a->vm;
-    char image[PATH_MAX];
-    guest_image_path(image, sizeof(image), a->image);
-    if (snprintf(r->image_spec, sizeof(r->image_spec), "%s,cow=%lluM", image,
+    if (image_ref_resolve(a->image, &r->image, err, errlen))
+        return -EINVAL;
+    if (!r->image.own_agent) {
+        guest_default_path(r->initrd, sizeof(r->initrd), IMAGE_AGENT_INITRAMFS);
+        o->initrd = r->initrd;
+    }
+    if (snprintf(r->image_spec, sizeof(r->image_spec), "%s,cow=%lluM", r->image.disk,
                  (unsigned long long)a->disk_cap_mib) >= (int)sizeof(r->image_spec)) {
         snprintf(err, errlen, "--image: path too long");
         return -EINVAL;
@@ -436,7 +528,8 @@ static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size
     o->disks[0] = r->image_spec;
     o->disk_flags[0] = "--image";
     o->ndisks++;
-    if (snprintf(r->cmdline, sizeof(r->cmdline), "%s %s", RUN_CMDLINE, a->append) >=
+    if (snprintf(r->cmdline, sizeof(r->cmdline), "%s %s",
+                 r->image.own_agent ? RUN_CMDLINE : RUN_CMDLINE_IMPORTED, a->append) >=
         (int)sizeof(r->cmdline)) {
         snprintf(err, errlen, "--append: too long");
         return -EINVAL;

@@ -14,7 +14,9 @@
 /* What parsing leaves for the steps after it. */
 struct run_args {
     struct boot_options vm;
-    const char *image;         /* --image: NULL (python), "small" or a path */
+    const char *image;         /* --image (image/image_ref.h): NULL is python */
+    const char *entrypoint;    /* --entrypoint: NULL (the image's), "" (none) */
+    bool user_given;           /* --user (else an imported image's User) */
     const char *append;        /* --append */
     const char *audit_path;    /* --audit */
     const char *audit_id;      /* --audit-id (sandbox-vm: its sandbox's id as "vm") */
@@ -30,8 +32,11 @@ int run_options_parse(struct run_ctx *r, struct run_args *a, int argc, char **ar
                       char *err, size_t errlen);
 
 /* The command request (argv, environment with the defaults -e did not
- * override, stdin) from what was parsed. */
-void run_options_request(struct run_ctx *r, const struct run_args *a, int argc, char **argv);
+ * override, stdin) from what was parsed and, for an imported image, its
+ * config's defaults (call run_options_vm first: it resolves the image).
+ * 0 or -EINVAL with err (no command, an image User that needs --user). */
+int run_options_request(struct run_ctx *r, const struct run_args *a, int argc, char **argv,
+                        char *err, size_t errlen);
 
 /* Which kernel, root image and command line the VM gets: the defaults
  * beside the airlock binary, or the snapshot's (--from-snapshot).

@@ -10,6 +10,7 @@
 void run_usage(void)
 {
     printf("usage: airlock run [options] -- CMD [ARGS...]\n"
+           "       airlock run [options] --image NAME [-- CMD [ARGS...]]\n"
            "\n"
            "Runs CMD in a fresh microVM (the default kernel, the image as a copy-on-write\n"
            "root, the guest agent as PID 1) and exits with its status: 128+N if signal N\n"
@@ -48,7 +49,12 @@ void run_usage(void)
            "  --quiet           do not report denied egress on stderr\n"
            "  --mem MiB, --cpus N, --disk SPEC (extra disks, /dev/vdb on)\n"
            "  --image NAME|PATH root image: python (the default: guest/python.ext4 beside\n"
-           "                    airlock), small (the busybox rootfs.ext4), or a file\n"
+           "                    airlock), small (the busybox rootfs.ext4), an image of\n"
+           "                    `airlock image import` (its Env, WorkingDir and User are\n"
+           "                    the defaults; without CMD its Entrypoint + Cmd run), or a\n"
+           "                    disk file with its own /sbin/airlock-agent\n"
+           "  --entrypoint CMD  an imported image's Entrypoint replaced by CMD (\"\": none);\n"
+           "                    its Cmd goes too, as with docker run\n"
            "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"
            "  --console FILE    keep the guest's console in FILE (debugging)\n"
            "  --vsock-uds PATH  also let host programs reach guest ports as with boot:\n"

@@ -10,7 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "image/image_ref.h"
 #include "image/image_source.h"
+#include "image/image_user.h"
 #include "image/rootfs_disk.h"
 #include "util/rmtree.h"
 
@@ -53,14 +55,48 @@ static json_t *defaults(const json_t *config)
     return out;
 }
 
+/* The config's User as numbers ("uid", "gid"), or why not ("user_error":
+ * run then needs --user), into `user`; nothing without a User. */
+static void resolve_user(int root, const json_t *config, json_t *user)
+{
+    const char *name = json_string_value(json_object_get(json_object_get(config, "config"), "User"));
+    if (!name || !name[0])
+        return;
+    uint32_t uid, gid;
+    char why[300];
+    if (image_user_resolve(root, name, &uid, &gid, why, sizeof(why))) {
+        json_object_set_new(user, "user_error", json_string(why));
+        return;
+    }
+    json_object_set_new(user, "uid", json_integer(uid));
+    json_object_set_new(user, "gid", json_integer(gid));
+}
+
+/* The same content imported before (under any name): its user. */
+static json_t *earlier_user(const struct image_store *st, const char *id)
+{
+    json_t *other = image_store_find_id(st, id), *user = NULL;
+    if (other) {
+        user = json_object();
+        static const char *const keys[] = {"uid", "gid", "user_error"};
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+            if (json_object_get(other, keys[i]))
+                json_object_set(user, keys[i], json_object_get(other, keys[i]));
+    }
+    json_decref(other);
+    return user;
+}
+
 static int record(const struct image_store *st, struct image_import_result *res,
-                  const json_t *config, uint64_t disk_bytes, char *err, size_t cap)
+                  const json_t *config, json_t *user, uint64_t disk_bytes, char *err, size_t cap)
 {
     char disk[PATH_MAX];
     image_store_disk_path(st, res->id, disk, sizeof(disk));
     json_t *rec = json_pack("{s:s, s:s, s:s, s:o, s:I, s:I}", "name", res->name, "id", res->id,
                             "disk", disk, "config", defaults(config), "created",
                             (json_int_t)time(NULL), "bytes", (json_int_t)disk_bytes);
+    if (rec)
+        json_object_update(rec, user);
     int rc = rec ? image_store_put(st, res->name, rec, err, cap) : -1;
     json_decref(rec);
     return rc;
@@ -77,6 +113,9 @@ int image_import(const struct image_store *st, const struct image_import_req *re
         snprintf(res->name, sizeof(res->name), "%s", req->name);
     else
         name_from_path(req->path, res->name, sizeof(res->name));
+    if (image_is_builtin(res->name))
+        return snprintf(err, cap, "the name '%s' is a built-in image's: give another with --name",
+                        res->name), -1;
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof(tmp), "%s/tmp", st->root);
     struct layer_limits lim = {.max_bytes = req->max_bytes, .max_entries = IMAGE_MAX_ENTRIES,
@@ -89,12 +128,15 @@ int image_import(const struct image_store *st, const struct image_import_req *re
     char disk[PATH_MAX];
     struct stat ds;
     image_store_disk_path(st, src.id, disk, sizeof(disk));
-    if (stat(disk, &ds) == 0) { /* the same content, imported before */
+    json_t *user = stat(disk, &ds) == 0 ? earlier_user(st, src.id) : NULL;
+    if (user) { /* the same content, imported before */
         res->cached = true;
-        int rc = record(st, res, src.config, (uint64_t)ds.st_size, err, cap);
+        int rc = record(st, res, src.config, user, (uint64_t)ds.st_size, err, cap);
+        json_decref(user);
         image_source_close(&src);
         return rc;
     }
+    user = json_object(); /* a disk no record names is made again */
     char stage[PATH_MAX + 16], part[PATH_MAX + 16];
     snprintf(stage, sizeof(stage), "%s/stage.XXXXXX", tmp);
     int rc = -1, root = -1;
@@ -122,6 +164,7 @@ int image_import(const struct image_store *st, const struct image_import_req *re
     }
     res->bytes = tot.bytes;
     res->skipped_devices = tot.skipped_devices;
+    resolve_user(root, src.config, user);
     if (req->progress)
         fprintf(stderr, "airlock: %s: making the root disk\n", res->name);
     snprintf(part, sizeof(part), "%s/disk.%d.ext4", tmp, (int)getpid());
@@ -135,8 +178,9 @@ int image_import(const struct image_store *st, const struct image_import_req *re
         unlink(part);
         goto out;
     }
-    rc = record(st, res, src.config, (uint64_t)ds.st_size, err, cap);
+    rc = record(st, res, src.config, user, (uint64_t)ds.st_size, err, cap);
 out:
+    json_decref(user);
     if (root >= 0)
         close(root);
     if (stage[0])

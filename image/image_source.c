@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
 
+#include "util/open_resolve.h"
 #include "util/rmtree.h"
 
 static int bad(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -31,10 +31,7 @@ static int bad(char *err, size_t cap, const char *fmt, ...)
 /* A file beneath dir (in-tree symlinks allowed, never out of it). */
 static int open_in(int dir, const char *rel)
 {
-    struct open_how how = {.flags = O_RDONLY | O_CLOEXEC,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
-    long fd = syscall(SYS_openat2, dir, rel, &how, sizeof(how));
-    return fd < 0 ? -errno : (int)fd;
+    return open_resolve(dir, rel, O_RDONLY, RESOLVE_BENEATH);
 }
 
 /* "sha256:<64 lower-case hex>" into "blobs/sha256/<hex>". */

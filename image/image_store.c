@@ -1,6 +1,7 @@
 /* The image store's paths and records; see image_store.h. */
 #include "image/image_store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ int image_store_open(struct image_store *st, char *err, size_t cap)
         return snprintf(err, cap, "no image store: set AIRLOCK_HOME (no HOME)"), -1;
     if (n < 0 || (size_t)n >= sizeof(st->root))
         return snprintf(err, cap, "the image store's path is too long"), -1;
-    static const char *const sub[] = {"", "/disks", "/images", "/tmp"};
+    static const char *const sub[] = {"", "/disks", "/images", "/tmp", "/mounts"};
     for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
         char p[PATH_MAX];
         snprintf(p, sizeof(p), "%s%s", st->root, sub[i]);
@@ -74,6 +75,11 @@ void image_store_disk_path(const struct image_store *st, const char *id, char *o
     snprintf(out, cap, "%s/disks/%s.ext4", st->root, hex ? hex + 1 : id);
 }
 
+void image_store_mounts_path(const struct image_store *st, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/mounts", st->root);
+}
+
 json_t *image_store_get(const struct image_store *st, const char *name, char *err, size_t cap)
 {
     char p[PATH_MAX];
@@ -101,4 +107,49 @@ int image_store_put(const struct image_store *st, const char *name, json_t *rec,
         return -1;
     }
     return 0;
+}
+
+int image_store_each(const struct image_store *st, image_store_fn *fn, void *ctx)
+{
+    char dir[PATH_MAX], err[512];
+    snprintf(dir, sizeof(dir), "%s/images", st->root);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -errno;
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n <= 5 || strcmp(e->d_name + n - 5, ".json"))
+            continue;
+        char name[IMAGE_NAME_MAX + 1];
+        snprintf(name, sizeof(name), "%.*s", (int)(n - 5), e->d_name);
+        json_t *rec = image_store_get(st, name, err, sizeof(err));
+        if (rec)
+            rc = fn(name, rec, ctx);
+        json_decref(rec);
+    }
+    closedir(d);
+    return rc;
+}
+
+struct find_id {
+    const char *id;
+    json_t *found;
+};
+
+static int match_id(const char *name, json_t *rec, void *ctx)
+{
+    struct find_id *f = ctx;
+    (void)name;
+    if (strcmp(json_string_value(json_object_get(rec, "id")) ?: "", f->id))
+        return 0;
+    f->found = json_incref(rec);
+    return 1;
+}
+
+json_t *image_store_find_id(const struct image_store *st, const char *id)
+{
+    struct find_id f = {.id = id};
+    image_store_each(st, match_id, &f);
+    return f.found;
 }

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util/open_resolve.h"
 #include "util/printable.h"
 #include "util/tar_name.h"
 
@@ -93,11 +93,7 @@ static void set_free(struct name_set *set)
 
 static int open_beneath(int root, const char *path, int flags)
 {
-    struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-                                      RESOLVE_NO_MAGICLINKS};
-    long fd = syscall(SYS_openat2, root, path[0] ? path : ".", &how, sizeof(how));
-    return fd < 0 ? -errno : (int)fd;
+    return open_resolve(root, path, flags, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
 }
 
 /* The folder holding rel's last component, made (0755) where missing; its

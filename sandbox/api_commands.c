@@ -130,6 +130,12 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
     agent_exec_req_init(&req);
     if (!f.failed && user && parse_user(user, &req.uid, &req.gid))
         field_error(&f, "user", "user '%.64s': want UID or UID:GID (numbers)", user);
+    if (!f.failed && !user && sb->user_error[0])
+        field_error(&f, "user", "the image's %s: give \"user\"", sb->user_error);
+    if (!user && sb->has_user) {
+        req.uid = sb->uid;
+        req.gid = sb->gid;
+    }
     if (f.failed) {
         free(stdin_raw);
         json_decref(o);
@@ -156,7 +162,7 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
                                    sizeof(envp) / sizeof(envp[0]) - 1);
     json_decref(none);
     req.envp = envp;
-    req.cwd = cwd;
+    req.cwd = cwd ? cwd : sb->cwd[0] ? sb->cwd : NULL;
     req.timeout_ms = (uint32_t)(timeout * 1000);
     req.rlim_nproc = (uint64_t)nproc;
     req.rlim_nofile = (uint64_t)nofile;

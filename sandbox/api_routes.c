@@ -10,6 +10,7 @@
 
 #include "agent_client/agent_conn.h"
 #include "agent_client/command_defaults.h"
+#include "image/image_ref.h"
 #include "sandbox/api_commands.h"
 #include "sandbox/api_fields.h"
 #include "sandbox/background.h"
@@ -17,6 +18,7 @@
 #include "sandbox/sandbox_audit.h"
 #include "sandbox/sandbox_boot.h"
 #include "sandbox/files.h"
+#include "sandbox/image_defaults.h"
 #include "sandbox/vm_proc.h"
 #include "util/base64.h"
 #include "util/exit_codes.h"
@@ -166,6 +168,12 @@ static void create(struct api_server *srv, struct api_conn *c)
             cpus = snap.cpus;
         }
     }
+    /* The image must exist before a VM is asked for; an imported one's
+     * config gives its commands their defaults. */
+    struct image_ref ref = {0};
+    char image_err[600];
+    if (!f.failed && image_ref_resolve(image, &ref, image_err, sizeof(image_err)))
+        field_error(&f, "image", "%s", image_err);
     if (f.failed) {
         create_secrets_close(&secrets);
         json_decref(o);
@@ -195,13 +203,15 @@ static void create(struct api_server *srv, struct api_conn *c)
                   : why == -ENOMEM ? "this sandbox's memory would pass the daemon's --max-mem"
                                    : "cannot make a sandbox id");
         create_secrets_close(&secrets);
+        image_ref_release(&ref);
         json_decref(o);
         return;
     }
     sb->cpus = (unsigned)cpus;
     sb->lease_s = (unsigned)lease;
     sb->max_lifetime_s = (unsigned)life;
-    sb->env = env ? json_incref(env) : json_object();
+    image_defaults_apply(sb, ref.rec, env);
+    image_ref_release(&ref);
     sb->labels = labels ? json_incref(labels) : json_object();
     if (!sb->how) {
         snprintf(sb->image, sizeof(sb->image), "%s", image);

@@ -16,6 +16,7 @@
 #include "sandbox/sandbox_boot.h"
 #include "sandbox/vm_proc.h"
 #include "snapshot/snapshot_dir.h"
+#include "image/image_ref.h"
 #include "util/guest_paths.h"
 #include "util/parse.h"
 
@@ -121,15 +122,20 @@ static uLong add_file(uLong crc, const char *path)
  * itself, so even a collision could not restore a stale snapshot. */
 static void cache_path(const struct pool *p, const struct pool_spec *s, char *out, size_t cap)
 {
-    char self[PATH_MAX], image[PATH_MAX], kernel[PATH_MAX], shape[64];
+    char self[PATH_MAX], kernel[PATH_MAX], agent[PATH_MAX], shape[64], why[512];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     self[n > 0 ? n : 0] = '\0';
-    guest_image_path(image, sizeof(image), s->image);
+    struct image_ref image;
+    if (image_ref_resolve(s->image, &image, why, sizeof(why)))
+        snprintf(image.disk, sizeof(image.disk), "%s", s->image); /* snapshot says why */
+    image_ref_release(&image);
     guest_default_path(kernel, sizeof(kernel), "vmlinux");
+    guest_default_path(agent, sizeof(agent), IMAGE_AGENT_INITRAMFS);
     uLong crc = crc32(0, Z_NULL, 0);
     crc = add_file(crc, self);
-    crc = add_file(crc, image);
+    crc = add_file(crc, image.disk);
     crc = add_file(crc, kernel);
+    crc = add_file(crc, agent); /* imported images boot the agent from it */
     int sl = snprintf(shape, sizeof(shape), "mem %u cpus %u\n", s->mem_mib, s->cpus);
     crc = crc32(crc, (const Bytef *)shape, (uInt)sl);
     const char *base = strrchr(s->image, '/');

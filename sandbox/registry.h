@@ -37,6 +37,13 @@ struct sandbox {
     char image[PATH_MAX];
     unsigned mem_mib, cpus;
     json_t *env;          /* object: defaults for its commands (owned) */
+    /* More defaults for its commands, from an imported image's config
+     * (sandbox/image_defaults.h): WorkingDir ("" = /), User as numbers,
+     * or why its User has none (a command must then give "user"). */
+    char cwd[256];
+    bool has_user;
+    uint32_t uid, gid;
+    char user_error[320];
     json_t *labels;       /* object (owned) */
     int64_t created_ms;   /* wall clock, ms since the epoch */
     unsigned create_ms;   /* how long the create took */

@@ -20,13 +20,3 @@ void guest_default_path(char *out, size_t cap, const char *name)
     else if (access(out, F_OK) != 0 && access(installed, F_OK) == 0 && strlen(installed) < cap)
         snprintf(out, cap, "%s", installed);
 }
-
-void guest_image_path(char *out, size_t cap, const char *image)
-{
-    if (!image || !strcmp(image, "python"))
-        guest_default_path(out, cap, "python.ext4");
-    else if (!strcmp(image, "small"))
-        guest_default_path(out, cap, "rootfs.ext4");
-    else
-        snprintf(out, cap, "%s", image);
-}

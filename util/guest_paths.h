@@ -12,8 +12,4 @@
  * error names the path a developer expects. */
 void guest_default_path(char *out, size_t cap, const char *name);
 
-/* The file an --image value names: NULL or "python" the python3 image,
- * "small" the busybox one, anything else is a path, as given. */
-void guest_image_path(char *out, size_t cap, const char *image);
-
 #endif

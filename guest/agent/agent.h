@@ -36,6 +36,8 @@ int agent_do_symlink(struct aconn *c, const struct agent_msg *m);
 int agent_do_reseed(struct aconn *c, const struct agent_msg *m);
 /* CREDENTIALS: env entries and a CA for every later command (trust.c). */
 int agent_do_credentials(struct aconn *c, const struct agent_msg *m);
+/* MOUNT: a host folder's disk at a guest folder (mount.c). */
+int agent_do_mount(struct aconn *c, const struct agent_msg *m);
 /* Adds what CREDENTIALS stored to an EXEC's env: envp[0, *envc) is the
  * request's own (AGENT_MAX_ENVS + 1 entries of room); the stored entries
  * whose NAME it does not have go after it, and envp stays NULL-terminated.
@@ -52,6 +54,12 @@ int agent_lo_up(void);
  * on 127.0.0.1:AGENT_PROXY_PORT running: 0 or -errno.  Call it before any
  * fd the relay must not inherit is opened. */
 int agent_proxy_start(void);
+
+/* PID 1 booted from airlock's agent-only initramfs: when the command line
+ * has airlock.root=/dev/NAME, mounts that ext4 disk and makes it the root
+ * (switch_root.c).  1 when it did, 0 when there is nothing to do, or
+ * -errno. */
+int agent_switch_root(void);
 
 /* agent_write_all (agent_client/agent_client.h) writes a whole buffer to a pipe or
  * file; both ends of the protocol share it. */

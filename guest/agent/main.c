@@ -1,4 +1,6 @@
-/* airlock's guest agent: PID 1 of the images.  As PID 1 it mounts the
+/* airlock's guest agent: PID 1 of the images.  As PID 1 it first moves
+ * to an imported image's disk when the command line names one
+ * (switch_root.c), then mounts the
  * kernel filesystems and reaps every orphan; then (in any mode) it listens
  * for the host — AF_VSOCK port AGENT_VSOCK_PORT in the VM, or a Unix
  * socket with --listen-unix PATH for host-side tests, where it skips the
@@ -203,6 +205,9 @@ int main(int argc, char **argv)
         }
     }
     if (getpid() == 1 && !unix_path) {
+        int rc = agent_switch_root();
+        if (rc < 0)
+            fatal("airlock.root", -rc);
         mount_all();
         shield_from_oom();
     }
