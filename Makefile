@@ -102,12 +102,14 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	tests/lab/run tests/bench/lab-vsock
 	tests/lab/run tests/bench/lab-sandbox
 	tests/lab/run tests/bench/lab-credentials
+	tests/lab/run tests/bench/lab-image
 
 install: all
 	install -D -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock
 	install -D -m 0644 $(BUILD)/guest/vmlinux $(DESTDIR)$(LIBDIR)/vmlinux
 	install -D -m 0644 $(BUILD)/guest/rootfs.ext4 $(DESTDIR)$(LIBDIR)/rootfs.ext4
 	install -D -m 0644 $(BUILD)/guest/python.ext4 $(DESTDIR)$(LIBDIR)/python.ext4
+	install -D -m 0644 $(BUILD)/guest/agent.cpio.gz $(DESTDIR)$(LIBDIR)/agent.cpio.gz
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' guest/airlock.service.in \
 	    >$(DESTDIR)$(UNITDIR)/airlock.service

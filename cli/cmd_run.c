@@ -73,7 +73,7 @@ static int load_secrets(struct run_ctx *r)
     for (unsigned i = 0; i < eg->secrets.n; i++) {
         const struct secret *s = &eg->secrets.s[i];
         char rule[EGRESS_HOST_MAX + 16], why[200];
-        snprintf(rule, sizeof(rule), strchr(s->host, ':') ? "[%s]:%u" : "%s:%u", s->host, s->port);
+        secret_host_port(s, rule, sizeof(rule));
         if (!egress_match_name(&eg->policy, s->host, s->port) &&
             egress_policy_add_host(&eg->policy, rule, why, sizeof(why))) {
             snprintf(err, sizeof(err), "--secret %s: host %s: %s", s->name, rule, why);

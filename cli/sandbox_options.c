@@ -44,7 +44,7 @@ static json_t *secrets_json(const struct secret_set *set)
     for (unsigned i = 0; i < set->n; i++) {
         const struct secret *s = &set->s[i];
         char host[EGRESS_HOST_MAX + 16];
-        snprintf(host, sizeof(host), strchr(s->host, ':') ? "[%s]:%u" : "%s:%u", s->host, s->port);
+        secret_host_port(s, host, sizeof(host));
         json_t *o = json_pack("{s:s, s:s#, s:s, s:s, s:s}", "name", s->name, "value", s->value,
                               s->len, "host", host, "header", s->header, "format", s->format);
         json_t *methods = json_array(), *paths = json_array();

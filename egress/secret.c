@@ -98,6 +98,28 @@ static int set_host(struct secret *s, const char *v)
     return egress_parse_target(t, (size_t)n, s->host, sizeof(s->host), &s->port);
 }
 
+/* Which list field a bare item (no '=') belongs to. */
+enum list_field { NONE, METHODS, PATHS };
+
+/* One item of methods= or paths= (the first, after the '=', or a later
+ * one after a comma), checked and counted the same way: a second
+ * "methods=" adds to the first, never past SECRET_LIST_MAX. */
+static int add_list_item(struct secret *s, enum list_field list, const char *tok, const char *arg,
+                         char *err, size_t errcap)
+{
+    if (list == METHODS && s->nmethods < SECRET_LIST_MAX && is_token(tok) &&
+        strlen(tok) <= SECRET_METHOD_MAX)
+        snprintf(s->methods[s->nmethods++], SECRET_METHOD_MAX + 1, "%s", tok);
+    else if (list == PATHS && s->npaths < SECRET_LIST_MAX && path_ok(tok))
+        snprintf(s->paths[s->npaths++], SECRET_PATH_MAX + 1, "%s", tok);
+    else
+        return bad(err, errcap, arg, list == NONE ? "'%.60s' is not key=value"
+                   : list == METHODS ? "method '%.60s': want a token such as GET (at most 16)"
+                   : "path '%.60s': want /prefix without ?, #, %%, \\ or dot segments (at most 16)",
+                   tok);
+    return 0;
+}
+
 int secret_parse(struct secret_set *set, const char *arg, char *err, size_t errcap)
 {
     if (set->n >= SECRET_MAX)
@@ -110,7 +132,7 @@ int secret_parse(struct secret_set *set, const char *arg, char *err, size_t errc
     int rc = 0;
     char *save = NULL, *tok = strtok_r(copy, ",", &save);
     char *eq = tok ? strchr(tok, '=') : NULL;
-    enum { NONE, METHODS, PATHS } list = NONE;
+    enum list_field list = NONE;
     bool header_set = false, format_set = false, host_set = false;
     if (!eq || !is_env_name(tok, (size_t)(eq - tok))) {
         rc = bad(err, errcap, arg, "%s", "want NAME=SOURCE first (NAME: letters, digits, '_')");
@@ -132,17 +154,7 @@ int secret_parse(struct secret_set *set, const char *arg, char *err, size_t errc
     while ((tok = strtok_r(NULL, ",", &save))) {
         char *v = strchr(tok, '=');
         if (!v) { /* the next item of the list field before it */
-            if (list == METHODS && s->nmethods < SECRET_LIST_MAX && is_token(tok) &&
-                strlen(tok) <= SECRET_METHOD_MAX)
-                snprintf(s->methods[s->nmethods++], SECRET_METHOD_MAX + 1, "%s", tok);
-            else if (list == PATHS && s->npaths < SECRET_LIST_MAX && path_ok(tok))
-                snprintf(s->paths[s->npaths++], SECRET_PATH_MAX + 1, "%s", tok);
-            else
-                rc = bad(err, errcap, arg, list == NONE ? "'%.60s' is not key=value"
-                         : list == METHODS ? "method '%.60s': want a token such as GET (at most 16)"
-                         : "path '%.60s': want /prefix without ?, #, %%, \\ or dot segments (at most 16)",
-                         tok);
-            if (rc)
+            if ((rc = add_list_item(s, list, tok, arg, err, errcap)))
                 goto out;
             continue;
         }
@@ -176,16 +188,8 @@ int secret_parse(struct secret_set *set, const char *arg, char *err, size_t errc
                 goto out;
             }
             /* The first item is v itself: through the same checks. */
-            char *first = v;
-            if (list == METHODS && is_token(first) && strlen(first) <= SECRET_METHOD_MAX)
-                snprintf(s->methods[s->nmethods++], SECRET_METHOD_MAX + 1, "%s", first);
-            else if (list == PATHS && path_ok(first))
-                snprintf(s->paths[s->npaths++], SECRET_PATH_MAX + 1, "%s", first);
-            else {
-                rc = bad(err, errcap, arg, list == METHODS ? "method '%.60s': want a token such as GET"
-                         : "path '%.60s': want /prefix without ?, #, %%, \\ or dot segments", first);
+            if ((rc = add_list_item(s, list, v, arg, err, errcap)))
                 goto out;
-            }
         } else {
             rc = bad(err, errcap, arg, "unknown field '%.40s' (host, header, format, methods, paths)",
                      tok);
@@ -413,4 +417,9 @@ bool secret_in_scope(const struct secret *s, const char *method, const char *tar
             return true;
     }
     return false;
+}
+
+void secret_host_port(const struct secret *s, char *out, size_t cap)
+{
+    snprintf(out, cap, strchr(s->host, ':') ? "[%s]:%u" : "%s:%u", s->host, s->port);
 }

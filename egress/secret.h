@@ -88,6 +88,10 @@ int secret_shape(const char *value, size_t len, const unsigned char *rnd, char *
  * it: what the VM process does once the broker holds its own copy. */
 void secret_wipe(struct secret_set *set);
 
+/* The secret's host as an --allow rule and a create request write it:
+ * "host:port", "[v6]:port".  Room: EGRESS_HOST_MAX + 16. */
+void secret_host_port(const struct secret *s, char *out, size_t cap);
+
 /* Whether `method` and `path` (origin-form target, query included) are
  * inside s's scope. */
 bool secret_in_scope(const struct secret *s, const char *method, const char *target,

@@ -67,6 +67,10 @@ START_TEST(spec_bad)
         {"K=env:X,host=a.test,stray", "'stray' is not key=value"},
         {"K=fd:1,host=a.test", "want env:VAR"},
         {"K=env:X,host=a.test,methods=", "methods= is empty"},
+        /* a second methods= adds to the first, and 17 is one too many */
+        {"K=env:X,host=a.test,methods=A,B,C,D,E,F,G,H,I,J,K,L,M,N,O,P,methods=Q", "method 'Q'"},
+        {"K=env:X,host=a.test,paths=/a,/b,/c,/d,/e,/f,/g,/h,/i,/j,/k,/l,/m,/n,/o,/p,paths=/q",
+         "path '/q'"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct secret_set set = {0};
