@@ -78,6 +78,12 @@ static int run(char *const argv[], const char *in, int log)
     posix_spawn_file_actions_adddup2(&fa, log, 2);
     pid_t pid;
     int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    static const char *const sbin[] = {"/usr/sbin/", "/sbin/"};
+    for (size_t i = 0; e == ENOENT && i < sizeof(sbin) / sizeof(sbin[0]); i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "%s%s", sbin[i], argv[0]);
+        e = posix_spawn(&pid, path, &fa, NULL, argv, environ);
+    }
     posix_spawn_file_actions_destroy(&fa);
     if (e)
         return -e;
@@ -115,20 +121,29 @@ static void quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* Not run as root, mke2fs copies our own uid and gid onto every entry:
- * each entry first becomes root's, then the layers' owners follow. */
+/* mke2fs copies each entry's owner as the staging folder has it (ours,
+ * not run as root): each entry first becomes the disk's one owner (root
+ * for an image), then the layers' owners follow. */
 static FILE *root_script;
 static size_t stage_len;
+static uid_t owner_uid;
+static gid_t owner_gid;
 
-static int to_root(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static int to_owner(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)flag;
-    if (ftw->level == 0 || (st->st_uid == 0 && st->st_gid == 0))
+    if (ftw->level == 0 || (st->st_uid == owner_uid && st->st_gid == owner_gid))
         return 0;
+    /* A line break would end the command: the rest of the name would be
+     * debugfs's next one.  A host folder's names come from anyone. */
+    for (const char *c = path; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return errno = EINVAL, -1;
     for (int k = 0; k < 2; k++) {
         fputs("sif ", root_script);
         quoted(root_script, path + stage_len);
-        fputs(k ? " gid 0\n" : " uid 0\n", root_script);
+        fprintf(root_script, k ? " gid %lu\n" : " uid %lu\n",
+                k ? (unsigned long)owner_gid : (unsigned long)owner_uid);
     }
     return 0;
 }
@@ -141,7 +156,7 @@ static int write_script(const char *stage, const struct rootfs_owners *o, const 
         return -errno;
     root_script = f;
     stage_len = strlen(stage);
-    if (nftw(stage, to_root, 64, FTW_PHYS) < 0) {
+    if (nftw(stage, to_owner, 64, FTW_PHYS) < 0) {
         fclose(f);
         return -errno;
     }
@@ -186,6 +201,14 @@ static int write_script(const char *stage, const struct rootfs_owners *o, const 
 int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, const char *out,
                      unsigned headroom_mib, char *err, size_t cap)
 {
+    return rootfs_disk_make_owned(stage, owners, out, 0, 0, headroom_mib, err, cap);
+}
+
+int rootfs_disk_make_owned(const char *stage, const struct rootfs_owners *owners, const char *out,
+                           uid_t uid, gid_t gid, unsigned headroom_mib, char *err, size_t cap)
+{
+    owner_uid = uid;
+    owner_gid = gid;
     tree_bytes = tree_inodes = 0;
     if (nftw(stage, count, 64, FTW_PHYS) < 0) {
         snprintf(err, cap, "reading the staged tree: %s", strerror(errno));
@@ -194,7 +217,9 @@ int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, cons
     /* Room for the data, its metadata and the journal, then the headroom. */
     uint64_t kib = (tree_bytes + tree_bytes / 8 + tree_inodes * 4096) / 1024 +
                    ((uint64_t)headroom_mib + 32) * 1024;
-    char size[32], inodes[32], work[4096], script[4200], log_path[4200];
+    char size[32], inodes[32], work[4096], script[4200], log_path[4200], root_owner[48];
+    snprintf(root_owner, sizeof(root_owner), "root_owner=%lu:%lu", (unsigned long)uid,
+             (unsigned long)gid);
     snprintf(size, sizeof(size), "%lluk", (unsigned long long)kib);
     snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(tree_inodes + tree_inodes / 4 + 4096));
     snprintf(work, sizeof(work), "%s.work.XXXXXX", out);
@@ -211,7 +236,7 @@ int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, cons
     if (!rc) {
         step = "mke2fs";
         char *mk[] = {"mke2fs", "-q", "-F", "-t", "ext4", "-m", "0", "-N", inodes, "-E",
-                      "root_owner=0:0", "-d", (char *)stage, (char *)out, size, NULL};
+                      root_owner, "-d", (char *)stage, (char *)out, size, NULL};
         rc = run(mk, NULL, log);
     }
     if (!rc) {

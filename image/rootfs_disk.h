@@ -3,7 +3,9 @@
  * then one `debugfs -w` script sets what an unprivileged copy cannot
  * keep: every entry's owner, mode and security.capability as the image's
  * layers said (struct rootfs_owners, filled by layer_apply's callback),
- * everything else owned by root.  `e2fsck -fn` checks the result. */
+ * everything else owned by root (or one owner the caller names).
+ * `e2fsck -fn` checks the result.  The tools are found on PATH, else in
+ * /usr/sbin and /sbin (a user's PATH on Debian has no sbin). */
 #ifndef AIRLOCK_IMAGE_ROOTFS_DISK_H
 #define AIRLOCK_IMAGE_ROOTFS_DISK_H
 
@@ -36,5 +38,11 @@ void rootfs_owners_free(struct rootfs_owners *o);
  * and why. */
 int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, const char *out,
                      unsigned headroom_mib, char *err, size_t cap);
+
+/* The same with every entry (the disk's root folder included) owned by
+ * uid:gid instead of root before `owners` apply: a host folder made into
+ * a disk for a guest user (image/dir_disk.h). */
+int rootfs_disk_make_owned(const char *stage, const struct rootfs_owners *owners, const char *out,
+                           uid_t uid, gid_t gid, unsigned headroom_mib, char *err, size_t cap);
 
 #endif

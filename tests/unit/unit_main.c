@@ -302,6 +302,7 @@ int main(void)
         http_request_suite, http_server_request_suite, http_response_suite, http_chunked_suite,
         scrub_suite, base64_suite, exec_output_suite, credential_suite, credential_proxy_suite, layer_apply_suite, rootfs_disk_suite, image_source_suite,
         image_user_suite,
+        dir_disk_suite,
         egress_policy_suite,
         surface_suite,
         audit_suite, egress_broker_suite, egress_relay_suite,
