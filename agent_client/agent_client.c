@@ -33,6 +33,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_RESEED: return AGENT_RESEED_SIZE;
         case AGENT_SIGNAL: return AGENT_SIGNAL_SIZE;
         case AGENT_CREDENTIALS: return AGENT_CRED_MAX_PAYLOAD;
+        case AGENT_MOUNT: return AGENT_MOUNT_FIXED + AGENT_MOUNT_MAX_PATH;
         default: return agent_dir_type_max(dir, type);
         }
     }
@@ -178,6 +179,14 @@ ssize_t agent_encode_credentials(uint8_t *buf, size_t cap, const struct agent_cr
         return -EMSGSIZE;
     ssize_t n = agent_cred_payload(buf + AGENT_HDR_SIZE, cap - AGENT_HDR_SIZE, c);
     return n < 0 ? n : agent_encode_in_place(buf, cap, AGENT_CREDENTIALS, (size_t)n);
+}
+
+ssize_t agent_encode_mount(uint8_t *buf, size_t cap, uint32_t device, uint32_t flags,
+                           const char *path)
+{
+    uint8_t p[AGENT_MOUNT_FIXED + AGENT_MOUNT_MAX_PATH];
+    size_t n = agent_mount_payload(p, device, flags, path);
+    return n ? agent_encode(buf, cap, AGENT_MOUNT, p, n) : -EINVAL;
 }
 
 ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path)
@@ -367,6 +376,8 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
         return 0;
     case AGENT_CREDENTIALS:
         return agent_cred_parse(p, len, NULL, NULL);
+    case AGENT_MOUNT:
+        return agent_mount_parse(p, len, m);
     case AGENT_SIGNAL:
         if (len != AGENT_SIGNAL_SIZE)
             return -EPROTO;

@@ -110,6 +110,19 @@ int agent_cred_entry_ok(const char *s, size_t len);
 int agent_cred_same_name(const char *a, const char *b);
 /* Whether pem[0, len) may be a CREDENTIALS' PEM (empty included). */
 int agent_cred_pem_ok(const char *pem, size_t len);
+/* ---- MOUNT (agent_mount_codec.c; proto.h has the rules) ---- */
+
+/* A MOUNT frame: -EINVAL for a device, flags or path the rules refuse,
+ * -EMSGSIZE past `cap`. */
+ssize_t agent_encode_mount(uint8_t *buf, size_t cap, uint32_t device, uint32_t flags,
+                           const char *path);
+/* The payload alone at p (AGENT_MOUNT_FIXED + AGENT_MOUNT_MAX_PATH bytes
+ * of room): its length, 0 when the arguments break the rules. */
+size_t agent_mount_payload(uint8_t *p, uint32_t device, uint32_t flags, const char *path);
+/* Whether path[0, len) (no NUL in it) may be a MOUNT's guest folder:
+ * absolute, clean, short enough, outside the agent's own mounts. */
+int agent_mount_path_ok(const char *path, size_t len);
+
 /* SIGNAL with signo 1..64 (else -EINVAL). */
 ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo);
 ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t features);
@@ -144,8 +157,13 @@ struct agent_msg {
         struct agent_entry entry;
         struct { uint64_t realtime_ns; const uint8_t *seed; } reseed; /* AGENT_RESEED_SEED bytes */
         struct { uint32_t signo; } signal;
+        struct { uint32_t device, flags; const char *path; } mount;
     } u;
 };
+
+/* Validates a MOUNT payload; with m, fills m->u.mount (the path points
+ * into the payload).  0 or -EPROTO. */
+int agent_mount_parse(const uint8_t *p, size_t len, struct agent_msg *m);
 
 /* The largest payload the decoder buffers for a direction: replies never
  * need more than a data chunk, so a hostile agent cannot make airlock hold
@@ -354,6 +372,19 @@ int agent_credentials_wait(int fd, const char *const *env, unsigned envc, const 
                            size_t pem_len, unsigned wait_ms, char *why, size_t whylen);
 /* The agent answers after writing a few small files. */
 #define AGENT_CREDENTIALS_WAIT_MS 30000
+
+/* Sends MOUNT (proto.h): disk `device` at guest folder `path`, read-only
+ * with AGENT_MOUNT_F_RO, and waits at most wait_ms for the answer (a
+ * READY at the start of the stream is accepted).  0 once the agent
+ * answered DONE; else -errno with one line (no prefix) in why (when why is
+ * not NULL): -EINVAL for a request the protocol refuses (nothing sent),
+ * the guest's -errno from its ERROR, -ETIMEDOUT, -EPROTO, or the
+ * transport's.  The reader stops at the answer's end. */
+int agent_mount(int fd, uint32_t device, uint32_t flags, const char *path, unsigned wait_ms,
+                char *why, size_t whylen);
+/* The agent answers after making a folder and mount(2), which replays no
+ * journal on a disk just made. */
+#define AGENT_MOUNT_WAIT_MS 30000
 
 /* Copies in_fd (size bytes exactly) to guest `path` with `mode`.  0, or
  * -errno (the guest's errno for a refused put, e.g. -EACCES). */

@@ -141,6 +141,41 @@ static int say(int rc, char *why, size_t whylen, const char *fmt, ...)
     return rc;
 }
 
+/* The answer to a request that ends in DONE (CREDENTIALS, MOUNT), by
+ * wait_ms: 0 for DONE, else -errno with one line in why: `what` failed
+ * (an ERROR of step `op`, or PROTO: the agent refused the request; no
+ * answer; another protocol version), or the agent was lost while it
+ * `doing`. */
+static int done_by(int fd, unsigned wait_ms, uint32_t op, const char *what, const char *doing,
+                   char *why, size_t whylen)
+{
+    int rc;
+    struct agent_conn *c = ac_new(fd, &rc);
+    if (!c)
+        return say(rc, why, whylen, "%s: %s", what, strerror(-rc));
+    struct agent_msg m;
+    rc = answer_by(c, agent_deadline_ms(wait_ms), &m);
+    if (rc == 1 && m.type == AGENT_DONE)
+        rc = 0;
+    else if (rc == 1 && m.type == AGENT_ERROR &&
+             (m.u.error.op == op || m.u.error.op == AGENT_OP_PROTO))
+        rc = say(-(int)m.u.error.code, why, whylen, "%s: %s%s", what,
+                 m.u.error.op == AGENT_OP_PROTO ? "the agent refused the request: " : "",
+                 strerror((int)m.u.error.code));
+    else if (rc == 1)
+        rc = say(-EPROTO, why, whylen, "%s: the guest agent answered out of turn", what);
+    else if (rc == -ETIMEDOUT)
+        say(rc, why, whylen, "%s: the guest agent did not answer in %u %s", what,
+            wait_ms % 1000 ? wait_ms : wait_ms / 1000, wait_ms % 1000 ? "ms" : "s");
+    else if (rc == -EPROTONOSUPPORT)
+        say(rc, why, whylen, "%s: the guest agent speaks another protocol version (an image or "
+            "snapshot from another airlock build?)", what);
+    else
+        say(rc, why, whylen, "lost the guest agent while it %s: %s", doing, strerror(-rc));
+    ac_free(c);
+    return rc;
+}
+
 int agent_credentials_wait(int fd, const char *const *env, unsigned envc, const char *pem,
                            size_t pem_len, unsigned wait_ms, char *why, size_t whylen)
 {
@@ -165,31 +200,7 @@ int agent_credentials_wait(int fd, const char *const *env, unsigned envc, const 
     if (rc)
         return say(rc, why, whylen, "lost the guest agent while sending the credentials: %s",
                    strerror(-rc));
-    struct agent_conn *c = ac_new(fd, &rc);
-    if (!c)
-        return say(rc, why, whylen, "%s: %s", what, strerror(-rc));
-    struct agent_msg m;
-    rc = answer_by(c, agent_deadline_ms(wait_ms), &m);
-    if (rc == 1 && m.type == AGENT_DONE)
-        rc = 0;
-    else if (rc == 1 && m.type == AGENT_ERROR &&
-             (m.u.error.op == AGENT_OP_FILE || m.u.error.op == AGENT_OP_PROTO))
-        rc = say(-(int)m.u.error.code, why, whylen, "%s: %s%s", what,
-                 m.u.error.op == AGENT_OP_PROTO ? "the agent refused the request: " : "",
-                 strerror((int)m.u.error.code));
-    else if (rc == 1)
-        rc = say(-EPROTO, why, whylen, "%s: the guest agent answered out of turn", what);
-    else if (rc == -ETIMEDOUT)
-        say(rc, why, whylen, "%s: the guest agent did not answer in %u %s", what,
-            wait_ms % 1000 ? wait_ms : wait_ms / 1000, wait_ms % 1000 ? "ms" : "s");
-    else if (rc == -EPROTONOSUPPORT)
-        say(rc, why, whylen, "%s: the guest agent speaks another protocol version (an image or "
-            "snapshot from another airlock build?)", what);
-    else
-        say(rc, why, whylen, "lost the guest agent while it installed the credentials: %s",
-            strerror(-rc));
-    ac_free(c);
-    return rc;
+    return done_by(fd, wait_ms, AGENT_OP_FILE, what, "installed the credentials", why, whylen);
 }
 
 int agent_credentials(int fd, const char *const *env, unsigned envc, const char *pem,
@@ -197,6 +208,26 @@ int agent_credentials(int fd, const char *const *env, unsigned envc, const char 
 {
     return agent_credentials_wait(fd, env, envc, pem, pem_len, AGENT_CREDENTIALS_WAIT_MS, why,
                                   whylen);
+}
+
+int agent_mount(int fd, uint32_t device, uint32_t flags, const char *path, unsigned wait_ms,
+                char *why, size_t whylen)
+{
+    char what[AGENT_MOUNT_MAX_PATH + 64];
+    if (why && whylen)
+        why[0] = 0;
+    uint8_t f[AGENT_HDR_SIZE + AGENT_MOUNT_FIXED + AGENT_MOUNT_MAX_PATH];
+    ssize_t n = agent_encode_mount(f, sizeof(f), device, flags, path);
+    if (n < 0)
+        return say((int)n, why, whylen, "the mount was not sent: disk %u at that path is not "
+                   "what the protocol allows", device);
+    int rc = agent_send_all(fd, f, (size_t)n);
+    if (rc)
+        return say(rc, why, whylen, "lost the guest agent while sending the mount: %s",
+                   strerror(-rc));
+    snprintf(what, sizeof(what), "the guest could not mount /dev/vd%c at %s", 'a' + (int)device,
+             path);
+    return done_by(fd, wait_ms, AGENT_OP_MOUNT, what, "mounted a folder", why, whylen);
 }
 
 int agent_file_put_from(int fd, const char *path, uint32_t root_len, uint32_t mode,

@@ -5,8 +5,21 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* The folder `rel` beneath `dir` with no symlink and no "..": an O_PATH
+ * fd, or -1 with errno. */
+static int beneath(int dir, const char *rel)
+{
+    /* glibc 2.36 has no openat2 wrapper; the guest kernel (6.1) has the call */
+    struct open_how how = {
+        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    return (int)syscall(SYS_openat2, dir, rel, &how, sizeof(how));
+}
 
 int agent_at_open(struct agent_at *at, const char *path, uint32_t root_len)
 {
@@ -31,12 +44,7 @@ int agent_at_open(struct agent_at *at, const char *path, uint32_t root_len)
         return 0;
     }
     *slash = '\0';
-    /* glibc 2.36 has no openat2 wrapper; the guest kernel (6.1) has the call */
-    struct open_how how = {
-        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-    int dir = (int)syscall(SYS_openat2, root, rel, &how, sizeof(how));
+    int dir = beneath(root, rel);
     int e = errno;
     close(root);
     if (dir < 0)
@@ -61,4 +69,35 @@ int agent_at_clear(const struct agent_at *at)
     if (unlinkat(at->dirfd, at->name, 0) && errno != ENOENT && errno != EISDIR)
         return -errno;
     return 0;
+}
+
+int agent_mkdirs_beneath(const char *path)
+{
+    char buf[AGENT_MAX_PATH];
+    if (path[0] != '/' || snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+        return -EINVAL;
+    int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return -errno;
+    char *save = NULL;
+    for (char *c = strtok_r(buf + 1, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        /* ".." beneath would be refused (EXDEV) too; said here plainly */
+        if (!strcmp(c, ".") || !strcmp(c, "..")) {
+            close(dir);
+            return -EINVAL;
+        }
+        /* an existing name (a folder, or a link: refused below) is fine */
+        if (mkdirat(dir, c, 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            close(dir);
+            return -e;
+        }
+        int next = beneath(dir, c);
+        int e = errno;
+        close(dir);
+        if (next < 0)
+            return -e;
+        dir = next;
+    }
+    return dir;
 }

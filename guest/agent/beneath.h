@@ -1,7 +1,8 @@
 /* Where a request's path points, as (dirfd, name) for the *at() calls: the
  * path itself, or with root_len (proto.h) a name resolved beneath a root
  * folder with no symlink and no "..", so a tar the host extracts cannot be
- * steered out of its folder by links guest code planted there. */
+ * steered out of its folder by links guest code planted there; and a
+ * MOUNT's folder, made the same way. */
 #ifndef AIRLOCK_GUEST_AGENT_BENEATH_H
 #define AIRLOCK_GUEST_AGENT_BENEATH_H
 
@@ -24,5 +25,13 @@ void agent_at_close(struct agent_at *at);
  * removed when `beneath` (a tar entry replaces what was there); else
  * nothing.  0 or -errno. */
 int agent_at_clear(const struct agent_at *at);
+
+/* The folder at the absolute, clean `path` (agent_mount_path_ok), made
+ * with its missing parents (0755): each component is made and then opened
+ * beneath the one before with no symlink and no ".." (openat2
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a link in the image on the
+ * way (`/work -> /etc`) is refused (ELOOP), never followed.  An O_PATH fd
+ * of the folder (ours to close), or -errno. */
+int agent_mkdirs_beneath(const char *path);
 
 #endif

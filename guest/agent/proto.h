@@ -37,6 +37,9 @@
  *                                                  or clear them)
  *   agent: DONE                                    or  ERROR (op FILE; op
  *                                                  PROTO: a malformed payload)
+ *   host:  MOUNT                                   after boot and RESEED, before
+ *                                                  commands, once per --mount
+ *   agent: DONE                                    or  ERROR (op MOUNT)
  * Any frame that breaks these rules ends the connection on either side.
  */
 #ifndef AIRLOCK_GUEST_AGENT_PROTO_H
@@ -52,7 +55,10 @@
 /* 4: CREDENTIALS (placeholder env for every command and the host proxy's
  * per-VM CA in the guest's trust store; a version-3 agent would end the
  * conversation, and its commands would run without them). */
-#define AGENT_VERSION 4
+/* 5: MOUNT (a host folder's disk mounted at a guest path before the
+ * first command; a version-4 agent would end the conversation, and the
+ * command would run without its folder). */
+#define AGENT_VERSION 5
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -107,6 +113,8 @@ enum agent_type {
     AGENT_SYMLINK   = 0x0e, /* below */
     AGENT_CREDENTIALS = 0x0f, /* env entries and a CA for every later command
                                * (below; since version 4) */
+    AGENT_MOUNT     = 0x10, /* a disk mounted at a guest folder (below; since
+                             * version 5) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -120,8 +128,8 @@ enum agent_type {
     AGENT_ERROR     = 0x86,
     AGENT_RESEEDED  = 0x87, /* empty: the RESEED took effect (since version 2) */
     AGENT_ENTRY     = 0x88, /* one folder entry, or STAT's answer (below) */
-    AGENT_DONE      = 0x89, /* empty: MKDIR/SYMLINK/CREDENTIALS took effect,
-                             * or LIST's end */
+    AGENT_DONE      = 0x89, /* empty: MKDIR/SYMLINK/CREDENTIALS/MOUNT took
+                             * effect, or LIST's end */
 };
 
 /* EXEC payload (fixed part, AGENT_EXEC_FIXED bytes, then the strings):
@@ -263,6 +271,30 @@ enum agent_type {
                            "CURL_CA_BUNDLE=" AGENT_TRUST_BUNDLE, \
                            "NODE_EXTRA_CA_CERTS=" AGENT_TRUST_CA }
 
+/* MOUNT payload (host -> agent; `--mount HOSTDIR:GUESTDIR[:ro|:rw]`,
+ * docs/mounts.md: the host made HOSTDIR into an ext4 disk and attached it
+ * as virtio-blk disk number `device`, read-only for ro, under a
+ * copy-on-write overlay for rw):
+ *   0  u32 device   1..AGENT_MOUNT_MAX_DEVICE: /dev/vd[a + device] (disk 0
+ *                   is the root; the host adds disks in slot order, which
+ *                   is the order the guest's kernel names them)
+ *   4  u32 flags    AGENT_MOUNT_F_*; unknown bits are an error
+ *   8  path, NUL-terminated, the rest of the payload: the guest folder,
+ *      2..AGENT_MOUNT_MAX_PATH bytes with its NUL; absolute, no empty, "."
+ *      or ".." component, no '/' at its end, not "/" and not in /proc,
+ *      /sys or /dev (the agent's own mounts; agent_mount_path_ok)
+ * The agent makes the folder and its missing parents (0755, root's), each
+ * component opened beneath the one before with no symlink (ELOOP) and no
+ * "..", and mounts the disk there as ext4 with nosuid and nodev, and
+ * read-only with AGENT_MOUNT_F_RO.  Answer: DONE, or ERROR (op MOUNT)
+ * with the errno of the step that failed (ENOENT or ENOTBLK: no such
+ * disk). */
+#define AGENT_MOUNT_FIXED      8
+#define AGENT_MOUNT_MAX_PATH   1024
+#define AGENT_MOUNT_MAX_DEVICE 7
+#define AGENT_MOUNT_F_RO       0x1u
+#define AGENT_MOUNT_F_ALL      AGENT_MOUNT_F_RO
+
 /* SIGNAL payload (4 bytes): 0 u32 signal number, 1..64.  Sent while a
  * command runs, it goes to the command's process group, as a terminal's
  * ^C goes to its foreground group; before STARTED or after EXIT it is
@@ -302,7 +334,8 @@ enum agent_op {
                           * CREDENTIALS on the guest side */
     AGENT_OP_RESEED = 7, /* RNDADDENTROPY / RNDRESEEDCRNG */
     AGENT_OP_CLOCK  = 8, /* clock_settime */
-    AGENT_OP_MAX    = 8,
+    AGENT_OP_MOUNT  = 9, /* MOUNT: the folder, the device or mount(2) */
+    AGENT_OP_MAX    = 9,
 };
 
 #endif

@@ -4,7 +4,7 @@
  *   agent-seed DIR
  * Each seed starts with the target's mode byte (fuzz_agent_proto.c), then
  * for the decoder modes (0, 1) the chunk-size byte, then frames; mode 9
- * takes a bare CREDENTIALS payload. */
+ * takes a bare CREDENTIALS payload, mode 11 a bare MOUNT payload. */
 #include <stdio.h>
 #include <string.h>
 
@@ -78,7 +78,8 @@ static int requests(void)
            add(agent_encode_path_req(AT, AGENT_LIST, "/tmp")) ||
            add(agent_encode_mkdir(AT, "/r/d", 3, 0755)) ||
            add(agent_encode_symlink(AT, "/r/l", 3, "t")) || add(cred(AT, 2, pem)) ||
-           add(cred(AT, 0, NULL));
+           add(cred(AT, 0, NULL)) || add(agent_encode_mount(AT, 1, AGENT_MOUNT_F_RO, "/src")) ||
+           add(agent_encode_mount(AT, 2, 0, "/home/u/work"));
 }
 
 /* The agent's side: every reply airlock decodes. */
@@ -93,7 +94,8 @@ static int replies(void)
            add(agent_encode(AT, AGENT_RESEEDED, NULL, 0)) ||
            add(agent_encode(AT, AGENT_FILE_DATA, "data", 4)) ||
            add(agent_encode(AT, AGENT_FILE_END, NULL, 0)) ||
-           add(agent_encode_error(AT, 2, AGENT_OP_FILE));
+           add(agent_encode_error(AT, 2, AGENT_OP_FILE)) ||
+           add(agent_encode_error(AT, 40, AGENT_OP_MOUNT));
 }
 
 static int exec_replies(void)
@@ -149,6 +151,21 @@ int main(int argc, char **argv)
         memcpy(buf + len, f + AGENT_HDR_SIZE, (size_t)n - AGENT_HDR_SIZE);
         len += (size_t)n - AGENT_HDR_SIZE;
         bad |= save(d, "cred-payload");
+    }
+    start(10, -1);
+    bad |= add(agent_encode_ready(AT, AGENT_VERSION, 0)) ||
+           add(agent_encode(AT, AGENT_DONE, NULL, 0)) || save(d, "mount");
+    start(10, -1);
+    bad |= add(agent_encode_error(AT, 40, AGENT_OP_MOUNT)) || save(d, "mount-error");
+    /* mode 11: the payload alone */
+    start(11, -1);
+    n = agent_encode_mount(f, sizeof(f), 3, AGENT_MOUNT_F_RO, "/work/src");
+    if (n < AGENT_HDR_SIZE) {
+        bad = 1;
+    } else {
+        memcpy(buf + len, f + AGENT_HDR_SIZE, (size_t)n - AGENT_HDR_SIZE);
+        len += (size_t)n - AGENT_HDR_SIZE;
+        bad |= save(d, "mount-payload");
     }
     return bad ? 1 : 0;
 }

@@ -25,6 +25,12 @@
  *        one it accepts must hold only entries and a PEM the rules allow,
  *        and re-encode to exactly the input (mode 1 gets there too, but
  *        only through a valid header)
+ *   10   agent_mount as in 8: it must end, 0 for DONE only, and a failure
+ *        always comes with its line
+ *   11   the input as a MOUNT payload, straight into agent_mount_parse: one
+ *        it accepts names a disk past the root, known flags and a clean
+ *        absolute folder outside /proc, /sys, /dev, and re-encodes to
+ *        exactly the input
  * Seeds: tests/fuzz/agent_seed.c writes one or more per mode. */
 #include <assert.h>
 #include <fcntl.h>
@@ -59,6 +65,24 @@ static void check_cred(const uint8_t *p, size_t len)
     assert(memcmp(frame + AGENT_HDR_SIZE, p, len) == 0);
 }
 
+/* A MOUNT payload the decoder took: within the rules, and the encoder
+ * gives back exactly those bytes. */
+static void check_mount(const uint8_t *p, size_t len)
+{
+    struct agent_msg m;
+    assert(agent_mount_parse(p, len, &m) == 0);
+    assert(m.u.mount.device >= 1 && m.u.mount.device <= AGENT_MOUNT_MAX_DEVICE);
+    assert(!(m.u.mount.flags & ~AGENT_MOUNT_F_ALL));
+    const char *path = m.u.mount.path;
+    size_t pl = strlen(path);
+    assert(agent_mount_path_ok(path, pl) && path[0] == '/' && !strstr(path, "/../") &&
+           !strstr(path, "//") && path[pl - 1] != '/' && strncmp(path, "/proc/", 6) &&
+           strcmp(path, "/proc") && strncmp(path, "/dev/", 5) && strcmp(path, "/dev"));
+    ssize_t n = agent_encode_mount(frame, sizeof(frame), m.u.mount.device, m.u.mount.flags, path);
+    assert(n == (ssize_t)(AGENT_HDR_SIZE + len));
+    assert(memcmp(frame + AGENT_HDR_SIZE, p, len) == 0);
+}
+
 /* Re-encodes a decoded message; it must reproduce `raw` byte for byte. */
 static void check_canonical(const struct agent_msg *m, const uint8_t *raw, size_t raw_len)
 {
@@ -73,6 +97,10 @@ static void check_canonical(const struct agent_msg *m, const uint8_t *raw, size_
         struct agent_cred c;
         assert(agent_cred_parse(m->payload, m->len, &c, cv) == 0);
         n = agent_encode_credentials(frame, sizeof(frame), &c);
+    } else if (m->type == AGENT_MOUNT) {
+        check_mount(m->payload, m->len);
+        n = agent_encode_mount(frame, sizeof(frame), m->u.mount.device, m->u.mount.flags,
+                               m->u.mount.path);
     } else {
         n = agent_encode(frame, sizeof(frame), m->type, m->payload, m->len);
     }
@@ -222,6 +250,10 @@ static void fuzz_client(int mode, const uint8_t *data, size_t size)
         char why[256] = "";
         int rc = agent_credentials_wait(sv[0], env, 1, pem, sizeof(pem) - 1, 50, why, sizeof(why));
         assert(rc <= 0 && (rc == 0) == (why[0] == 0));
+    } else if (mode == 10) {
+        char why[1200] = "";
+        int rc = agent_mount(sv[0], 1, AGENT_MOUNT_F_RO, "/src", 50, why, sizeof(why));
+        assert(rc <= 0 && (rc == 0) == (why[0] == 0));
     } else {
         agent_file_get(sv[0], "/f", null, 100000);
     }
@@ -236,12 +268,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int mode = data[0] % 10;
+    int mode = data[0] % 12;
     if (mode < 2) {
         fuzz_decoder(mode == 0 ? AGENT_DIR_REPLY : AGENT_DIR_REQUEST, data + 1, size - 1);
     } else if (mode == 9) {
         if (agent_cred_parse(data + 1, size - 1, NULL, NULL) == 0)
             check_cred(data + 1, size - 1);
+    } else if (mode == 11) {
+        if (agent_mount_parse(data + 1, size - 1, NULL) == 0)
+            check_mount(data + 1, size - 1);
     } else {
         fuzz_client(mode, data + 1, size - 1);
     }
