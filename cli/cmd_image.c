@@ -1,5 +1,6 @@
 /* airlock image import|ls|inspect|rm: the image store (image/). */
 #include <getopt.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -149,6 +150,10 @@ int cmd_image(int argc, char **argv)
         fputs(IMAGE_USAGE, argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_AIRLOCK_ERROR : 0;
     }
+    /* Layer names are UTF-8 (PAX headers say so); libarchive converts
+     * them to the locale's charset, which under the C locale fails on
+     * the first name outside ASCII. */
+    setlocale(LC_CTYPE, "C.UTF-8");
     struct image_store st;
     char err[512];
     if (image_store_open(&st, err, sizeof(err)))

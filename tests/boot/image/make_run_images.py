@@ -55,9 +55,9 @@ oci(out, "layers", [
                 ("bin/sh", "l", "busybox", 0o777, 0), ("etc", "d", None, 0o755, 0),
                 ("etc/gone", "f", b"gone\n", 0o644, 0), ("opt", "d", None, 0o755, 0),
                 ("opt/old", "f", b"old\n", 0o644, 0), ("data", "d", None, 0o755, 0),
-                ("data/a", "f", b"shared\n", 0o640, 0)]), False),
+                ("data/a", "f", b"shared\n", 0o644, 0)]), False),
     (tar_bytes([("etc/.wh.gone", "f", b"", 0o644, 0), ("opt/.wh..wh..opq", "f", b"", 0o644, 0),
-                ("opt/new", "f", b"new\n", 0o644, 0), ("data/b", "h", "data/a", 0o640, 0)]), True)],
+                ("opt/new", "f", b"new\n", 0o644, 0), ("data/b", "h", "data/a", 0o644, 0)]), True)],
     config(Cmd=["/bin/sh", "-c", "echo layers-cmd"], Env=["PATH=/bin"]))
 # the folder itself, not only its tar
 os.remove(os.path.join(out, "layers.tar"))
