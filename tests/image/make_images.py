@@ -30,6 +30,10 @@ docker_save(out, "docker", [base], {"config": {"Cmd": ["/bin/app"]}})
 with open(os.path.join(out, "rootfs.tar"), "wb") as f:
     f.write(base)
 
+# names outside ASCII (PAX headers carry them as UTF-8)
+with open(os.path.join(out, "utf8.tar"), "wb") as f:
+    f.write(tar_bytes([("caf\u00e9", "f", b"x", 0o644, 0), ("lien", "l", "caf\u00e9", 0o777, 0)]))
+
 # hostile ones
 oci(out, "dotdot", [(tar_bytes([("../escape", "f", b"x", 0o644, 0)]), False)])
 oci(out, "through-link", [(tar_bytes([("a", "l", "/tmp", 0o777, 0), ("a/planted", "f", b"x", 0o644, 0)]), False)])
