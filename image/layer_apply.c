@@ -98,51 +98,25 @@ static int open_beneath(int root, const char *path, int flags)
 
 /* The folder holding rel's last component, made (0755) where missing; its
  * fd, *base pointing into rel.  -errno (ELOOP/EXDEV: a symlink or ".." on
- * the way; ENOTDIR: a file where a folder should be). */
+ * the way; ENOTDIR: a file where a folder should be).  One component at
+ * a time, each opened beneath the one before: nothing can lead out. */
 static int parent_of(int root, char *rel, const char **base)
 {
-    char *slash = strrchr(rel, '/');
-    if (!slash) {
-        *base = rel;
-        return open_beneath(root, "", O_PATH | O_DIRECTORY);
+    int fd = open_beneath(root, "", O_PATH | O_DIRECTORY);
+    char *part = rel, *slash;
+    while (fd >= 0 && (slash = strchr(part, '/'))) {
+        *slash = '\0';
+        int next = open_beneath(fd, part, O_PATH | O_DIRECTORY);
+        if (next == -ENOENT)
+            next = mkdirat(fd, part, 0755) < 0 && errno != EEXIST
+                       ? -errno
+                       : open_beneath(fd, part, O_PATH | O_DIRECTORY);
+        *slash = '/';
+        close(fd);
+        fd = next;
+        part = slash + 1;
     }
-    *slash = '\0';
-    *base = slash + 1;
-    int fd = open_beneath(root, rel, O_PATH | O_DIRECTORY);
-    if (fd == -ENOENT) { /* make the missing folders, one at a time */
-        for (char *c = rel;; c++) {
-            if (*c != '/' && *c)
-                continue;
-            char keep = *c;
-            *c = '\0';
-            int p = open_beneath(root, rel, O_PATH | O_DIRECTORY);
-            if (p == -ENOENT) {
-                char *last = strrchr(rel, '/');
-                int up = last ? (*last = '\0', open_beneath(root, rel, O_PATH | O_DIRECTORY))
-                              : open_beneath(root, "", O_PATH | O_DIRECTORY);
-                if (last)
-                    *last = '/';
-                if (up >= 0 && mkdirat(up, last ? last + 1 : rel, 0755) < 0 && errno != EEXIST)
-                    p = -errno;
-                else
-                    p = up < 0 ? up : 0;
-                if (up >= 0)
-                    close(up);
-            }
-            if (p > 0)
-                close(p);
-            *c = keep;
-            if (p < 0) {
-                fd = p;
-                break;
-            }
-            if (!keep) {
-                fd = open_beneath(root, rel, O_PATH | O_DIRECTORY);
-                break;
-            }
-        }
-    }
-    *slash = '/';
+    *base = part;
     return fd;
 }
 
