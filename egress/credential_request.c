@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "http/http_head.h"
+
 static const char h2_preface[] = "PRI * HTTP/2.0\r\n";
 
 static int refuse(struct cred_request *r, int status, int secret, const char *fmt, ...)
@@ -36,40 +38,19 @@ static const char *parse_reason(int status)
     }
 }
 
-/* One header line of a head the parser accepted: name and trimmed value. */
+/* One header line of a head the parser accepted (http_field_next). */
 struct field {
-    const char *name, *value;
-    size_t nlen, vlen;
-    const char *line;
-    size_t line_len; /* with its CRLF */
+    struct span line, name, value;
 };
 
 static bool next_field(const char *head, size_t end, size_t *pos, struct field *f)
 {
-    if (*pos >= end)
-        return false;
-    const char *line = head + *pos;
-    const char *crlf = memmem(line, end - *pos, "\r\n", 2);
-    size_t n = crlf ? (size_t)(crlf - line) : end - *pos;
-    const char *colon = memchr(line, ':', n);
-    f->line = line;
-    f->line_len = n + 2;
-    f->name = line;
-    f->nlen = colon ? (size_t)(colon - line) : n;
-    const char *v = colon ? colon + 1 : line + n, *ve = line + n;
-    while (v < ve && (*v == ' ' || *v == '\t'))
-        v++;
-    while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
-        ve--;
-    f->value = v;
-    f->vlen = (size_t)(ve - v);
-    *pos += n + 2;
-    return true;
+    return http_field_next(head, end, pos, &f->line, &f->name, &f->value) == 1;
 }
 
 static bool name_is(const struct field *f, const char *name)
 {
-    return f->nlen == strlen(name) && !strncasecmp(f->name, name, f->nlen);
+    return f->name.n == strlen(name) && !strncasecmp(f->name.p, name, f->name.n);
 }
 
 /* Host as the guest may write it for host:port. */
@@ -134,7 +115,7 @@ static int build_head(const char *buf, const struct http_server_request *q, size
             if (!(inject & (1u << i)) || !name_is(&f, s->header))
                 continue;
             const char *at = strstr(s->format, "{}");
-            put(&w, f.name, f.nlen);
+            put(&w, f.name.p, f.name.n);
             put(&w, ": ", 2);
             put(&w, s->format, (size_t)(at - s->format));
             put(&w, s->value, s->len);
@@ -143,7 +124,8 @@ static int build_head(const char *buf, const struct http_server_request *q, size
             done = true;
         }
         if (!done)
-            put(&w, f.line, f.line_len);
+            put(&w, f.line.p, f.line.n);
+            put(&w, "\r\n", 2);
     }
     put(&w, ae, sizeof(ae) - 1);
     put(&w, "\r\n", 2);
@@ -182,9 +164,9 @@ int cred_request_judge(const char *buf, size_t len, const struct secret_set *set
     struct field f;
     while (next_field(buf, q.head_len - 2, &pos, &f)) {
         if (name_is(&f, "Host")) {
-            if (!host_matches(f.value, f.vlen, host, port))
+            if (!host_matches(f.value.p, f.value.n, host, port))
                 return refuse(r, 403, -1, "Host '%.*s' is not %s, the host this connection was "
-                              "opened for", (int)(f.vlen > 100 ? 100 : f.vlen), f.value, host);
+                              "opened for", (int)(f.value.n > 100 ? 100 : f.value.n), f.value.p, host);
             host_seen = true;
         } else if (name_is(&f, "Upgrade")) {
             return refuse(r, 403, -1, "protocol upgrades (WebSocket, h2c) are not relayed on "
@@ -194,8 +176,8 @@ int cred_request_judge(const char *buf, size_t len, const struct secret_set *set
          * for this host, in its header, in its format. */
         for (unsigned k = 0; k < set->n; k++) {
             const struct secret *s = &set->s[k];
-            if (!s->len || !memmem(f.value, f.vlen, s->placeholder, s->len)) {
-                if (s->len && memmem(f.name, f.nlen, s->placeholder, s->len))
+            if (!s->len || !memmem(f.value.p, f.value.n, s->placeholder, s->len)) {
+                if (s->len && memmem(f.name.p, f.name.n, s->placeholder, s->len))
                     return refuse(r, 403, (int)k, "the placeholder of %s is in a header name", s->name);
                 continue;
             }
@@ -204,9 +186,9 @@ int cred_request_judge(const char *buf, size_t len, const struct secret_set *set
                               "not get it (it is for %s:%u)", s->name, host, s->host, s->port);
             if (!name_is(&f, s->header))
                 return refuse(r, 403, (int)k, "the placeholder of %s is in the %.*s header: it is "
-                              "replaced only in %s", s->name, (int)(f.nlen > 60 ? 60 : f.nlen),
-                              f.name, s->header);
-            if (!is_formatted(s, f.value, f.vlen))
+                              "replaced only in %s", s->name, (int)(f.name.n > 60 ? 60 : f.name.n),
+                              f.name.p, s->header);
+            if (!is_formatted(s, f.value.p, f.value.n))
                 return refuse(r, 403, (int)k, "the %s header holds the placeholder of %s but not "
                               "as '%s'", s->header, s->name, s->format);
             if (inject & (1u << k))

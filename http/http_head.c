@@ -147,24 +147,33 @@ uint64_t http_digits_value(struct span digits)
 }
 
 /* A CR inside [start, end) always precedes LF (http_head_end). */
+int http_field_next(const char *head, size_t end, size_t *pos, struct span *line,
+                    struct span *name, struct span *value)
+{
+    if (*pos >= end)
+        return 0;
+    const char *cr = memchr(head + *pos, '\r', end - *pos);
+    if (!cr || cr == head + *pos) /* cannot happen: CRLFCRLF ends the head */
+        return HTTP_HEAD_BAD;
+    *line = (struct span){head + *pos, (size_t)(cr - (head + *pos))};
+    if (line->p[0] == ' ' || line->p[0] == '\t') /* obs-fold (RFC 9112 5.2) */
+        return HTTP_HEAD_BAD;
+    /* A token name also means no whitespace before the colon (RFC 9112 5.1). */
+    if (!http_span_split(*line, ':', name, value) || !http_is_token(*name) ||
+        !http_value_ok(*value))
+        return HTTP_HEAD_BAD;
+    *value = http_trim_ows(*value);
+    *pos += line->n + 2;
+    return 1;
+}
+
 int http_fields(const char *head, size_t start, size_t end, http_field_fn fn, void *arg)
 {
     size_t pos = start;
-    while (pos < end) {
-        const char *cr = memchr(head + pos, '\r', end - pos);
-        if (!cr || cr == head + pos) /* cannot happen: CRLFCRLF ends the head */
-            return HTTP_HEAD_BAD;
-        struct span line = {head + pos, (size_t)(cr - (head + pos))}, name, value;
-        if (line.p[0] == ' ' || line.p[0] == '\t') /* obs-fold (RFC 9112 5.2) */
-            return HTTP_HEAD_BAD;
-        /* A token name also means no whitespace before the colon (RFC 9112 5.1). */
-        if (!http_span_split(line, ':', &name, &value) || !http_is_token(name) ||
-            !http_value_ok(value))
-            return HTTP_HEAD_BAD;
-        int rc = fn(arg, line, name, http_trim_ows(value));
-        if (rc)
+    struct span line, name, value;
+    int rc;
+    while ((rc = http_field_next(head, end, &pos, &line, &name, &value)) == 1)
+        if ((rc = fn(arg, line, name, value)))
             return rc;
-        pos += line.n + 2;
-    }
-    return 0;
+    return rc;
 }

@@ -82,4 +82,10 @@ uint64_t http_digits_value(struct span digits);
 typedef int (*http_field_fn)(void *arg, struct span line, struct span name, struct span value);
 int http_fields(const char *head, size_t start, size_t end, http_field_fn fn, void *arg);
 
+/* The same walk one line at a time: the line at *pos (without its CRLF),
+ * its name and its trimmed value, *pos moved past the CRLF.  1, 0 at
+ * `end`, or HTTP_HEAD_BAD. */
+int http_field_next(const char *head, size_t end, size_t *pos, struct span *line,
+                    struct span *name, struct span *value);
+
 #endif
