@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "egress/egress.h"
 #include "image/image_ref.h"
+#include "cli/mount_options.h"
 #include "cli/run_copy.h"
 #include "cli/session_snapshot.h"
 
@@ -36,6 +37,7 @@ struct run_ctx {
     struct agent_exec_req req;
     struct run_copy copy_in[RUN_MAX_COPIES], copy_out[RUN_MAX_COPIES];
     unsigned ncopy_in, ncopy_out;
+    struct mount_list mounts; /* --mount: their disks and guest folders */
     /* -e's, an imported image's Env (as many again at most), the defaults */
     const char *env[RUN_MAX_ENV * 2 + RUN_DEFAULT_ENVS + 1];
     unsigned nenv;

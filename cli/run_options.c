@@ -40,7 +40,7 @@ enum {
     RO_TIMEOUT = 0x200, RO_USER, RO_IMAGE, RO_APPEND, RO_COPY_IN, RO_COPY_OUT, RO_NPROC,
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
-    RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_ENTRYPOINT, RO_END
+    RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_MOUNT, RO_ENTRYPOINT, RO_END
 };
 
 static const struct option run_own[] = {
@@ -64,6 +64,7 @@ static const struct option run_own[] = {
     {"control-fd", required_argument, NULL, RO_CONTROL_FD},
     {"secret", required_argument, NULL, RO_SECRET},
     {"ca-file", required_argument, NULL, RO_CA_FILE},
+    {"mount", required_argument, NULL, RO_MOUNT},
     {"entrypoint", required_argument, NULL, RO_ENTRYPOINT},
     {0},
 };
@@ -81,7 +82,7 @@ static const int per_command[] = {
 };
 /* Options that shape the VM, which a snapshot has already fixed. */
 static const int vm_shaping[] = {
-    VMO_MEM, VMO_CPUS, VMO_DISK, RO_IMAGE, VMO_KERNEL, RO_APPEND, RO_DISK_CAP,
+    VMO_MEM, VMO_CPUS, VMO_DISK, RO_IMAGE, VMO_KERNEL, RO_APPEND, RO_DISK_CAP, RO_MOUNT,
 };
 
 /* "--allow-ip '10.1.2.3/8': address has bits set below its prefix". */
@@ -182,6 +183,7 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
     }
     case RO_SECRET: return secret_parse(&eg->secrets, val, err, errlen);
     case RO_CA_FILE: eg->ca_file = val; return 0;
+    case RO_MOUNT: return mount_list_add(&r->mounts, val, err, errlen);
     case RO_AUDIT: a->audit_path = val; return 0;
     case RO_AUDIT_ID: a->audit_id = val; return 0;
     case RO_CONTROL_FD:
@@ -265,6 +267,11 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
     char name[64];
     int bad;
     if (r->mode == RUN_SNAPSHOT) {
+        if (given[RO_MOUNT]) {
+            snprintf(err, errlen, "--mount is not for airlock snapshot (a restored VM cannot "
+                     "take more disks); airlock run --mount boots a VM with its folders");
+            return -EINVAL;
+        }
         if ((bad = first_given(given, command_only, sizeof(command_only) / sizeof(int)))) {
             vm_option_name(opts, bad, name, sizeof(name));
             snprintf(err, errlen, "%s is about the command: give it to airlock run "
@@ -359,9 +366,19 @@ int run_options_parse(struct run_ctx *r, struct run_args *a, int argc, char **ar
             return e;
     }
     a->cmd_index = optind;
-    /* Slot 0 is the root image (unless a snapshot brings its own disks). */
-    return check_mode(r, a, given, opts, argc, err, errlen) ||
-           vm_options_check_slots(&a->vm, a->from_snapshot ? 0 : 1, err, errlen) ? -EINVAL : 0;
+    if (check_mode(r, a, given, opts, argc, err, errlen))
+        return -EINVAL;
+    /* Slot 0 is the root image (unless a snapshot brings its own disks),
+     * each --mount a disk after the --disk ones. */
+    unsigned reserved = (a->from_snapshot ? 0 : 1) + r->mounts.n;
+    if (vm_options_check_slots(&a->vm, reserved, err, errlen)) {
+        if (r->mounts.n) /* name the flag that went past them */
+            snprintf(err, errlen, "--mount: %u mounts, %u --disk, the root image and the vsock "
+                     "device need %u virtio slots; the VM has %d", r->mounts.n, a->vm.ndisks,
+                     r->mounts.n + a->vm.ndisks + 2, LAYOUT_VIRTIO_SLOTS);
+        return -EINVAL;
+    }
+    return 0;
 }
 
 /* Appends the defaults whose names -e did not set (a command sees the

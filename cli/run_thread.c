@@ -77,6 +77,30 @@ static int agent_connect(struct run_ctx *r)
     return fd;
 }
 
+/* --mount: each folder's disk mounted in the guest, on a connection of
+ * their own before anything else (a --copy-in to GUESTDIR lands in the
+ * mounted folder, not beneath it). */
+static int mount_all(struct run_ctx *r)
+{
+    if (!r->mounts.n)
+        return 0;
+    int fd = agent_connect(r);
+    if (fd < 0)
+        return -1;
+    char why[AGENT_MOUNT_MAX_PATH + 256];
+    for (unsigned i = 0; i < r->mounts.n; i++) {
+        const struct mount_spec *m = &r->mounts.m[i];
+        if (agent_mount(fd, m->device, m->rw ? 0 : AGENT_MOUNT_F_RO, m->guest, AGENT_MOUNT_WAIT_MS,
+                        why, sizeof(why))) {
+            close(fd);
+            vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--mount %s: %s", m->arg, why);
+            return -1;
+        }
+    }
+    close(fd);
+    return 0;
+}
+
 /* Each copy on its own connection: one request, one answer. */
 static int copy_in(struct run_ctx *r, const struct run_copy *c)
 {
@@ -119,6 +143,8 @@ static void *run_thread(void *arg)
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "cannot install the seccomp filter: %s", strerror(-e));
         return NULL;
     }
+    if (mount_all(r))
+        return NULL;
     for (unsigned i = 0; i < r->ncopy_in; i++)
         if (copy_in(r, &r->copy_in[i]))
             return NULL;

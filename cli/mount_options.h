@@ -1,0 +1,39 @@
+/* `--mount HOSTDIR:GUESTDIR[:ro|:rw]` (docs/mounts.md), as `airlock run`,
+ * `airlock sandbox-vm` and `airlock create` take it: one parser, one
+ * error text per mistake ("--mount 'a:b': GUESTDIR 'b' is not ..."). */
+#ifndef AIRLOCK_CLI_MOUNT_OPTIONS_H
+#define AIRLOCK_CLI_MOUNT_OPTIONS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guest/agent/proto.h"
+
+/* The flag may be given this often; the VM's virtio slots (8, with the
+ * root image and the vsock device) bound it further (vm_options.h). */
+#define MOUNT_MAX 8
+
+struct mount_spec {
+    const char *arg;                       /* as given, for messages */
+    char host[PATH_MAX];                   /* HOSTDIR as given */
+    char guest[AGENT_MOUNT_MAX_PATH];
+    bool rw;                               /* :rw (default :ro) */
+    /* run: the disk made of HOSTDIR as a --disk spec, and its number */
+    char disk_spec[PATH_MAX + 16];
+    uint32_t device;
+};
+
+struct mount_list {
+    struct mount_spec m[MOUNT_MAX];
+    unsigned n;
+};
+
+/* Adds one --mount value: HOSTDIR (no ':') an existing folder, GUESTDIR a
+ * folder the agent may mount at (agent_mount_path_ok) and not one given
+ * before, the mode ro or rw.  0, or -EINVAL with err one line naming the
+ * value and what is wrong with it. */
+int mount_list_add(struct mount_list *l, const char *arg, char *err, size_t errlen);
+
+#endif

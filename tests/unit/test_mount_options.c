@@ -1,0 +1,216 @@
+/* --mount HOSTDIR:GUESTDIR[:ro|:rw] (cli/mount_options.c) and where
+ * `airlock run`'s parser takes it (cli/run_options.c): each mistake one
+ * line naming the value, the mode's default, GUESTDIR twice, the count,
+ * the VM's virtio slots, and the modes that cannot take it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/unit/helpers.h"
+#include "cli/mount_options.h"
+#include "cli/run_options.h"
+#include "util/rmtree.h"
+
+static char top[64], dir[96], file[96], arg[1200], err[1024];
+static struct mount_list l;
+
+static void setup(void)
+{
+    snprintf(top, sizeof(top), "/tmp/airlock-mountopt.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(top));
+    snprintf(dir, sizeof(dir), "%s/src", top);
+    snprintf(file, sizeof(file), "%s/file", top);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    FILE *f = fopen(file, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    memset(&l, 0, sizeof(l));
+}
+
+/* mount_list_add of HOST + rest: its result; err as it said.  Each value
+ * stays where it was put, as argv's do (the list points at it). */
+static int add(const char *host, const char *rest)
+{
+    static char kept[32][1200];
+    static unsigned next;
+    char *v = kept[next++ % 32];
+    snprintf(arg, sizeof(arg), "%s%s", host, rest);
+    snprintf(v, sizeof(kept[0]), "%s", arg);
+    return mount_list_add(&l, v, err, sizeof(err));
+}
+
+START_TEST(good_values)
+{
+    setup();
+    ck_assert_int_eq(add(dir, ":/src"), 0);
+    ck_assert_str_eq(l.m[0].host, dir);
+    ck_assert_str_eq(l.m[0].guest, "/src");
+    ck_assert(!l.m[0].rw); /* ro unless told */
+    ck_assert_int_eq(add(dir, ":/work/a b:rw"), 0);
+    ck_assert(l.m[1].rw);
+    ck_assert_str_eq(l.m[1].guest, "/work/a b");
+    ck_assert_int_eq(add(dir, ":/ro-again:ro"), 0);
+    ck_assert(!l.m[2].rw);
+    ck_assert_int_eq(add("/", ":/host-root"), 0); /* shape only: the store check comes later */
+    ck_assert_uint_eq(l.n, 4);
+    rmtree(top);
+}
+END_TEST
+
+START_TEST(bad_values)
+{
+    setup();
+    static const struct { const char *host, *rest, *want; } cases[] = {
+        {"", ":/src", "want HOSTDIR:GUESTDIR[:ro|:rw]"},
+        {"DIR", "", "want HOSTDIR:GUESTDIR[:ro|:rw]"},
+        {"DIR", ":", "want HOSTDIR:GUESTDIR[:ro|:rw]"},
+        {"DIR", "::rw", "want HOSTDIR:GUESTDIR[:ro|:rw]"},
+        {"DIR", ":/a:ro:rw", "want HOSTDIR:GUESTDIR[:ro|:rw]"},
+        {"DIR", ":/src:rx", "the mode 'rx': want ro or rw"},
+        {"DIR", ":/src:", "the mode '': want ro or rw"},
+        {"DIR", ":/src:RO", "the mode 'RO': want ro or rw"},
+        {"DIR", ":src", "GUESTDIR 'src': want an absolute folder"},
+        {"DIR", ":/", "GUESTDIR '/': want"},
+        {"DIR", ":/a/../etc", "GUESTDIR '/a/../etc': want"},
+        {"DIR", ":/a/./b", "GUESTDIR '/a/./b': want"},
+        {"DIR", ":/a//b", "GUESTDIR '/a//b': want"},
+        {"DIR", ":/a/", "GUESTDIR '/a/': want"},
+        {"DIR", ":/proc", "GUESTDIR '/proc': want"},
+        {"DIR", ":/dev/shm", "GUESTDIR '/dev/shm': want"},
+        {"DIR", ":/sys/x", "GUESTDIR '/sys/x': want"},
+        {"MISSING", ":/src", "HOSTDIR: No such file or directory"},
+        {"FILE", ":/src", "HOSTDIR: not a folder"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char host[200];
+        snprintf(host, sizeof(host), "%s", !strcmp(cases[i].host, "DIR") ? dir
+                                           : !strcmp(cases[i].host, "FILE") ? file
+                                           : !strcmp(cases[i].host, "MISSING") ? "/nonexistent/x"
+                                                                              : cases[i].host);
+        ck_assert_int_eq(add(host, cases[i].rest), -EINVAL);
+        char head[1300];
+        snprintf(head, sizeof(head), "--mount '%s': ", arg);
+        ck_assert_msg(!strncmp(err, head, strlen(head)) && strstr(err, cases[i].want),
+                      "%s%s: %s", host, cases[i].rest, err);
+        ck_assert_ptr_null(strchr(err, '\n'));
+    }
+    ck_assert_uint_eq(l.n, 0);
+    /* a GUESTDIR of 1024 bytes is one too many */
+    static char big[1100];
+    memset(big, 'x', sizeof(big) - 1);
+    big[0] = ':';
+    big[1] = '/';
+    big[1025] = 0;
+    ck_assert_int_eq(add(dir, big), -EINVAL);
+    big[1024] = 0;
+    ck_assert_int_eq(add(dir, big), 0);
+    rmtree(top);
+}
+END_TEST
+
+START_TEST(twice_and_too_many)
+{
+    setup();
+    ck_assert_int_eq(add(dir, ":/a"), 0);
+    ck_assert_int_eq(add(dir, ":/a:rw"), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "GUESTDIR /a is mounted twice"));
+    for (int i = 1; i < MOUNT_MAX; i++) {
+        char rest[16];
+        snprintf(rest, sizeof(rest), ":/m%d", i);
+        ck_assert_int_eq(add(dir, rest), 0);
+    }
+    ck_assert_int_eq(add(dir, ":/one-more"), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "at most 8 mounts"));
+    rmtree(top);
+}
+END_TEST
+
+/* run_options_parse with argv; its result, err as it said. */
+static struct run_ctx r;
+static struct run_args a;
+static int parse(enum run_mode mode, const char *const *args)
+{
+    static char *argv[32];
+    int argc = 0;
+    for (; args[argc]; argc++)
+        argv[argc] = (char *)args[argc];
+    argv[argc] = NULL;
+    memset(&r, 0, sizeof(r));
+    r.mode = mode;
+    return run_options_parse(&r, &a, argc, argv, err, sizeof(err));
+}
+
+START_TEST(run_takes_it)
+{
+    setup();
+    char m1[200], m2[200];
+    snprintf(m1, sizeof(m1), "%s:/src", dir);
+    snprintf(m2, sizeof(m2), "%s:/out:rw", dir);
+    ck_assert_int_eq(parse(RUN_EXEC, (const char *const[]){"run", "--mount", m1, "--mount", m2,
+                                                         "--", "true", NULL}), 0);
+    ck_assert_uint_eq(r.mounts.n, 2);
+    ck_assert(!r.mounts.m[0].rw && r.mounts.m[1].rw);
+    /* a sandbox's VM takes it too (the daemon mounts them) */
+    ck_assert_int_eq(parse(RUN_HOLD, (const char *const[]){"sandbox-vm", "--vsock-uds", "/x",
+                                                         "--mount", m1, NULL}), 0);
+    ck_assert_uint_eq(r.mounts.n, 1);
+    /* the first bad value stops the parse, named */
+    ck_assert_int_eq(parse(RUN_EXEC, (const char *const[]){"run", "--mount", "x", "--", "true",
+                                                         NULL}), -EINVAL);
+    ck_assert_str_eq(err, "--mount 'x': want HOSTDIR:GUESTDIR[:ro|:rw] (no ':' in either)");
+    /* not for a snapshot, nor over one */
+    ck_assert_int_eq(parse(RUN_SNAPSHOT, (const char *const[]){"snapshot", "--out", "/x",
+                                                             "--mount", m1, NULL}), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "--mount is not for airlock snapshot"));
+    ck_assert_int_eq(parse(RUN_EXEC, (const char *const[]){"run", "--from-snapshot", "/x",
+                                                         "--mount", m1, "--", "true", NULL}),
+                     -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "--mount cannot change a snapshot's VM"));
+    rmtree(top);
+}
+END_TEST
+
+/* The root image, the vsock device and 6 mounts fill the 8 slots. */
+START_TEST(run_slots)
+{
+    setup();
+    static char m[8][200];
+    const char *args[24] = {"run"};
+    int n = 1;
+    for (int i = 0; i < 6; i++) {
+        snprintf(m[i], sizeof(m[i]), "%s:/m%d", dir, i);
+        args[n++] = "--mount";
+        args[n++] = m[i];
+    }
+    args[n++] = "--";
+    args[n++] = "true";
+    args[n] = NULL;
+    ck_assert_int_eq(parse(RUN_EXEC, args), 0);
+    /* one more: a mount, or a --disk */
+    args[n - 2] = "--disk";
+    args[n - 1] = "/x.img";
+    args[n++] = "--";
+    args[n++] = "true";
+    args[n] = NULL;
+    ck_assert_int_eq(parse(RUN_EXEC, args), -EINVAL);
+    ck_assert_str_eq(err, "--mount: 6 mounts, 1 --disk, the root image and the vsock device need "
+                          "9 virtio slots; the VM has 8");
+    rmtree(top);
+}
+END_TEST
+
+Suite *mount_options_suite(void)
+{
+    Suite *s = suite_create("mount_options");
+    TCase *tc = tcase_create("mount_options");
+    tcase_add_test(tc, good_values);
+    tcase_add_test(tc, bad_values);
+    tcase_add_test(tc, twice_and_too_many);
+    tcase_add_test(tc, run_takes_it);
+    tcase_add_test(tc, run_slots);
+    suite_add_tcase(s, tc);
+    return s;
+}
