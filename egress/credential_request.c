@@ -123,9 +123,10 @@ static int build_head(const char *buf, const struct http_server_request *q, size
             put(&w, "\r\n", 2);
             done = true;
         }
-        if (!done)
+        if (!done) {
             put(&w, f.line.p, f.line.n);
             put(&w, "\r\n", 2);
+        }
     }
     put(&w, ae, sizeof(ae) - 1);
     put(&w, "\r\n", 2);
