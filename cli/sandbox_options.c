@@ -3,12 +3,15 @@
 #include "cli/sandbox_options.h"
 #include "egress/secret.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/mount_options.h"
 #include "util/exit_codes.h"
 #include "util/parse.h"
 
@@ -63,6 +66,29 @@ static json_t *secrets_json(const struct secret_set *set)
     return arr;
 }
 
+/* The create request's "mounts" (docs/mounts.md): each HOSTDIR as its
+ * real path, since the daemon's VM process reads it from a folder of its
+ * own.  NULL with err when one cannot be. */
+static json_t *mounts_json(const struct mount_list *l, char *err, size_t cap)
+{
+    json_t *arr = json_array();
+    for (unsigned i = 0; arr && i < l->n; i++) {
+        const struct mount_spec *m = &l->m[i];
+        char real[PATH_MAX];
+        const char *why = !realpath(m->host, real) ? strerror(errno)
+                          : strchr(real, ':')      ? "its real path holds a ':'"
+                                                   : NULL;
+        if (why) {
+            snprintf(err, cap, "--mount '%.200s': HOSTDIR: %s", m->arg, why);
+            json_decref(arr);
+            return NULL;
+        }
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:b}", "source", real, "target",
+                                             m->guest, "readonly", !m->rw));
+    }
+    return arr;
+}
+
 int sandbox_create_options(int argc, char **argv, const char *verb, const char *usage,
                            json_t **out, const char **sock_flag)
 {
@@ -74,9 +100,12 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
         {"max-lifetime", required_argument, NULL, 'L'},
         {"append", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
         {"secret", required_argument, NULL, 'K'}, {"ca-file", required_argument, NULL, 'C'},
+        {"mount", required_argument, NULL, 'M'},
         {0},
     };
     static struct secret_set secrets;
+    static struct mount_list mounts;
+    memset(&mounts, 0, sizeof(mounts));
     char why[1024];
     memset(&secrets, 0, sizeof(secrets));
     json_t *body = json_object(), *allow = json_array(), *allow_ip = json_array();
@@ -113,6 +142,10 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
                 rc = verb_fail("%s", why);
             break;
         case 'C': json_object_set_new(body, "ca_file", json_string(optarg)); break;
+        case 'M':
+            if (mount_list_add(&mounts, optarg, why, sizeof(why)))
+                rc = verb_fail("%s", why);
+            break;
         case 'e':
         case 'l':
             if (sandbox_add_var(c == 'e' ? env : labels, optarg))
@@ -137,6 +170,11 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
     if (!rc && secrets.n)
         json_object_set_new(body, "secrets", secrets_json(&secrets));
     secret_wipe(&secrets);
+    json_t *mj = !rc && mounts.n ? mounts_json(&mounts, why, sizeof(why)) : NULL;
+    if (!rc && mounts.n && !mj)
+        rc = verb_fail("%s", why);
+    if (mj)
+        json_object_set_new(body, "mounts", mj);
     json_object_set_new(body, "allow", allow);
     json_object_set_new(body, "allow_ip", allow_ip);
     json_object_set_new(body, "env", env);

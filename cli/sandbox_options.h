@@ -8,14 +8,17 @@
     "  [--image NAME|PATH] [--mem MiB] [--cpus N] [--allow HOST[:PORT]]...\n"                 \
     "  [--allow-ip CIDR[:PORT]]... [-e K=V]... [--label K=V]... [--timeout S]\n"              \
     "  [--max-lifetime S] [--append STR] [--socket PATH]\n"                                  \
-    "  [--secret NAME=SOURCE,host=HOST[:PORT][,...]]... [--ca-file FILE]\n"
+    "  [--secret NAME=SOURCE,host=HOST[:PORT][,...]]... [--ca-file FILE]\n"                 \
+    "  [--mount HOSTDIR:GUESTDIR[:ro|:rw]]...\n"
 
 #define CREATE_USAGE                                                                          \
     "usage: airlock create [options]\n" CREATE_OPTIONS_USAGE                                  \
     "Makes a sandbox in airlock serve and prints its id.  --timeout is its lease: idle\n"     \
     "that long, it is destroyed (600; 0: never).  --secret reads each value here, in\n"    \
     "this process (its env:, its files), and the daemon keeps it out of the VM\n"           \
-    "(docs/credentials.md).  docs/sandboxes.md.\n"
+    "(docs/credentials.md).  --mount: HOSTDIR's contents at GUESTDIR, read-only unless\n"   \
+    ":rw (whose writes stay in the VM); HOSTDIR is this host's, read by the daemon's\n"     \
+    "VM process (docs/mounts.md).  docs/sandboxes.md.\n"
 
 /* Parses argv (argv[0] the verb) into *body, a create request (always
  * set, the caller's to free), and *sock_flag (--socket, or left NULL).

@@ -99,7 +99,7 @@ static void destroy(struct api_server *srv, struct sandbox *sb)
 static const char *const create_fields[] = {
     "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
     "append", "snapshot", "disk_cap_mib", "cpu_quota_pct", "egress_max_conns", "egress_max_mib",
-    "egress_rate", "secrets", "ca_file", NULL,
+    "egress_rate", "secrets", "ca_file", "mounts", NULL,
 };
 
 /* The VM-wide limits a create may give, as `airlock run`'s flags (the VM
@@ -134,6 +134,10 @@ static void create(struct api_server *srv, struct api_conn *c)
     create_secrets_parse(&f, &secrets);
     if (!f.failed && ca_file && !secrets.n)
         field_error(&f, "ca_file", "%s", "ca_file is for the hosts of secrets");
+    static __thread struct create_mounts mounts;
+    create_mounts_parse(&f, &mounts);
+    if (!f.failed && snap_id && mounts.n)
+        field_error(&f, "mounts", "%s", "mounts are fixed by the snapshot (its VM's disks)");
     const char *limits[2 * VM_LIMITS + 1];
     char limit_val[VM_LIMITS][24];
     size_t nlimits = 0;
@@ -187,7 +191,7 @@ static void create(struct api_server *srv, struct api_conn *c)
      * VM's own flags); else a cold boot. */
     int k = snap_id ? -1 : pool_match(&srv->pool, image, (unsigned)mem, (unsigned)cpus);
     bool plain = !append && !json_array_size(allow) && !json_array_size(allow_ip) && !nlimits &&
-                 !secrets.n;
+                 !secrets.n && !mounts.n;
     struct sandbox *sb = k >= 0 && plain ? pool_take(&srv->pool, k) : NULL;
     int why = 0;
     if (sb) {
@@ -217,11 +221,12 @@ static void create(struct api_server *srv, struct api_conn *c)
         snprintf(sb->image, sizeof(sb->image), "%s", image);
         char pool_snap[PATH_MAX];
         struct sandbox_boot_req b = {.append = append, .allow = allow, .allow_ip = allow_ip,
-                                     .limits = limits, .secrets = &secrets, .ca_file = ca_file};
+                                     .limits = limits, .secrets = &secrets, .ca_file = ca_file,
+                                     .mounts = &mounts};
         if (snap_id) {
             b.from_snapshot = snap.dir;
             snprintf(sb->snapshot, sizeof(sb->snapshot), "%s", snap.id);
-        } else if (k >= 0 && !append && !shaped &&
+        } else if (k >= 0 && !append && !shaped && !mounts.n && /* disks: cold only */
                    pool_snapshot(&srv->pool, k, pool_snap, sizeof(pool_snap))) {
             b.from_snapshot = pool_snap;
         }

@@ -50,7 +50,7 @@ static void vm_reason(const struct sandbox *sb, char *msg, size_t cap, const cha
             {"--disk-cap", "disk_cap_mib"}, {"--cpu-quota", "cpu_quota_pct"},
             {"--egress-max-conns", "egress_max_conns"}, {"--egress-max-mib", "egress_max_mib"},
             {"--egress-rate", "egress_rate"}, {"--secret", "secrets"}, {"secret ", "secrets"},
-            {"--ca-file", "ca_file"},
+            {"--ca-file", "ca_file"}, {"--mount", "mounts"},
         };
         for (size_t i = 0; i < sizeof(map) / sizeof(map[0]) && !*field; i++)
             if (!strncmp(msg, map[i].flag, strlen(map[i].flag)))
@@ -116,6 +116,12 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
         argv[n++] = "--secret";
         argv[n++] = (char *)b->secrets->spec[k];
     }
+    for (unsigned k = 0; b->mounts && k < b->mounts->n; k++) {
+        if (n + 3 > cap)
+            return -E2BIG;
+        argv[n++] = "--mount";
+        argv[n++] = (char *)b->mounts->spec[k];
+    }
     if (b->ca_file && n + 3 <= cap) {
         argv[n++] = "--ca-file";
         argv[n++] = (char *)b->ca_file;
@@ -138,7 +144,7 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
     err[0] = '\0';
     int dl = snprintf(sb->dir, sizeof(sb->dir), "%s/%s", state_dir, sb->id);
     int sl = snprintf(sb->sock, sizeof(sb->sock), "%s/%s/agent.sock", state_dir, sb->id);
-    char *argv[44 + 4 * FIELD_MAX_LIST + 2 * CREATE_SECRETS_MAX + 1];
+    char *argv[44 + 4 * FIELD_MAX_LIST + 2 * CREATE_SECRETS_MAX + 2 * CREATE_MOUNTS_MAX + 1];
     char num[2][24];
     char log[PATH_MAX + 16], audit[PATH_MAX + 16];
     snprintf(log, sizeof(log), "%s/vm.log", sb->dir);
@@ -163,13 +169,19 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
         close(control[1]);
     sb->control_fd = control[0];
     int rc = err[0] ? -1 : vm_proc_wait_ready(pid, sb->sock, SANDBOX_READY_MS, &status, err, cap);
+    if (!rc && b->mounts && b->mounts->n && create_mounts_deliver(sb, b->mounts, err, cap)) {
+        rc = -1;
+        *field = "mounts";
+    }
     if (!rc && b->secrets && b->secrets->n)
         rc = create_secrets_deliver(sb, err, cap);
     if (!rc) {
         sb->pid = pid;
         return 0;
     }
-    int http = 500;
+    /* a mount the guest refused (a link in the image on its way) is the
+     * client's input, as what the VM refuses below */
+    int http = *field ? 400 : 500;
     if (rc == -ECHILD && WIFEXITED(status) && WEXITSTATUS(status) == EXIT_AIRLOCK_ERROR) {
         char reason[512];
         vm_reason(sb, reason, sizeof(reason), field);

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "sandbox/create_mounts.h"
 #include "sandbox/create_secrets.h"
 #include "sandbox/registry.h"
 
@@ -26,14 +27,16 @@ struct sandbox_boot_req {
     const char *const *limits;
     const struct create_secrets *secrets; /* --secret (their pipes), or NULL */
     const char *ca_file;                  /* --ca-file, or NULL */
+    const struct create_mounts *mounts;   /* --mount (cold boots only), or NULL */
 };
 
 /* Makes sb's folder under state_dir, starts its VM and waits until its
  * agent answered and took fresh entropy and the clock; sets sb->dir,
  * sock and pid.  0; else the HTTP status to answer (400 when the VM
  * refused the client's input, naming *field; 500 otherwise), err saying
- * why, and nothing left behind.  With secrets, the agent has their
- * placeholders and the VM's CA before this returns. */
+ * why, and nothing left behind.  With mounts, they are mounted in the
+ * guest, and with secrets the agent has their placeholders and the VM's
+ * CA, before this returns. */
 int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
                  char *err, size_t cap, const char **field);
 

@@ -75,6 +75,13 @@ class Sandbox:
     puts the value into HTTPS requests to that host ("header", "format",
     "methods", "paths" narrow where; "source": "env:VAR" or "file:PATH" has
     the daemon read it instead of "value").
+
+    mounts: host folders in the sandbox (docs/mounts.md), e.g.
+    [{"source": "./src", "target": "/src"}, {"source": "out", "target": "/out",
+    "readonly": False}]: each source's contents at its target, read-only
+    unless "readonly" is False (then the guest's writes stay in the VM);
+    the host folder is never changed.  A relative source is made absolute
+    here; the daemon's VM process reads it, on the daemon's host.
     """
 
     def __init__(self, image: str = "python", *, mem: Optional[int] = None,
@@ -83,7 +90,7 @@ class Sandbox:
                  labels: Optional[Dict[str, str]] = None, timeout: Optional[int] = None,
                  max_lifetime: Optional[int] = None, append: Optional[str] = None,
                  snapshot: Optional[str] = None, secrets: Sequence[dict] = (),
-                 ca_file: Optional[str] = None,
+                 ca_file: Optional[str] = None, mounts: Sequence[dict] = (),
                  socket: Optional[str] = None, token: Optional[str] = None,
                  _id: Optional[str] = None) -> None:
         self._client = Client(socket, token=token)
@@ -101,6 +108,9 @@ class Sandbox:
             body["image"] = image
         if secrets:
             body["secrets"] = [dict(s) for s in secrets]
+        if mounts:
+            body["mounts"] = [dict(m, source=os.path.realpath(m["source"]))
+                              if isinstance(m.get("source"), str) else dict(m) for m in mounts]
         for key, value in (("mem", mem), ("cpus", cpus), ("timeout_s", timeout),
                            ("max_lifetime_s", max_lifetime), ("append", append),
                            ("ca_file", ca_file)):
