@@ -96,6 +96,7 @@ test: all fuzzers agent-client $(BUILD)/bench/marktime
 # the lab, each side by side with QEMU microvm.
 bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	tests/bench/probe-boot
+	tests/bench/mount
 	tests/lab/run tests/bench/lab-boot
 	tests/lab/run tests/bench/lab-disk
 	tests/lab/run tests/bench/lab-run
