@@ -402,6 +402,7 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
     if (hook && hook->parent_finish) {
         s.jail.helper.finish = hook->parent_finish;
         s.jail.helper.finish_opaque = hook->opaque;
+        s.jail.helper.finish_unpacks = hook->parent_unpacks;
     }
     if (detach_start(&s.jail.helper) < 0 && (s.jail.active || s.jail.helper.finish)) {
         /* Unjailed, we could run here (the caller then waits for the

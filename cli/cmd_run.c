@@ -154,6 +154,7 @@ static int run_main(int argc, char **argv, enum run_mode mode)
         return e;
     struct session_hook hook = run_hook_template;
     hook.opaque = &r;
+    hook.parent_unpacks = r.ncopy_out > 0; /* a copy-out may be a folder */
     return vm_session(&a.vm, &hook);
 }
 

@@ -60,6 +60,8 @@ struct session_hook {
      * exit with.  With it the VM process must be detached (no fork: an
      * error). */
     int (*parent_finish)(void *opaque, int status);
+    /* parent_finish may unpack a folder (jail/detach.h finish_unpacks). */
+    bool parent_unpacks;
     void *opaque;
 };
 

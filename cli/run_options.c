@@ -124,9 +124,10 @@ static int parse_copy(struct run_ctx *r, bool in, char *arg, char *err, size_t e
     if (e) {
         snprintf(err, errlen, "%s %s: %s", in ? "--copy-in" : "--copy-out",
                  cp->arg ? cp->arg : arg,
-                 e == -EINVAL ? (in ? "want HOST:GUEST, a regular host file and an absolute guest path"
-                                    : "want GUEST:HOST, an absolute guest path and a regular host file")
-                              : strerror(-e));
+                 cp->why[0] ? cp->why
+                 : e == -EINVAL ? (in ? "want HOST:GUEST, a host file or folder and an absolute guest path"
+                                      : "want GUEST:HOST, an absolute guest path and a host file or folder")
+                                : strerror(-e));
         return -EINVAL;
     }
     (*n)++;

@@ -17,9 +17,13 @@
 #include "audit/limits.h"
 #include "cli/run_ctx.h"
 #include "cli/run_control.h"
+#include "cli/run_copy_tree.h"
 #include "cli/run_report.h"
 #include "jail/seccomp.h"
+#include "sandbox/guest_put.h"
+#include "sandbox/guest_tree.h"
 #include "snapshot/snapshot_dir.h"
+#include "util/printable.h"
 #include "util/timings.h"
 
 /* One attempt: a socketpair whose far end the device connects to the
@@ -77,6 +81,88 @@ static int agent_connect(struct run_ctx *r)
     return fd;
 }
 
+/* A host folder's tar (packed at parse time) into the guest, with
+ * `docker cp`'s rules: into GUEST under the folder's own name when GUEST
+ * is a folder (or a link), as GUEST itself when it does not exist, its
+ * contents into GUEST (made when missing) for HOST/.; a folder onto a
+ * file fails.  0, or -errno with why. */
+static ssize_t read_tar(void *opaque, void *buf, size_t len)
+{
+    ssize_t n;
+    while ((n = read(*(const int *)opaque, buf, len)) < 0 && errno == EINTR)
+        ;
+    return n;
+}
+
+static int tree_in(int agent, const struct run_copy *c, char *why, size_t whylen)
+{
+    char dir[AGENT_MAX_PATH], top[AGENT_MAX_PATH], target[AGENT_MAX_PATH], failed[AGENT_MAX_PATH];
+    const char *new_top = NULL;
+    struct agent_entry e;
+    if ((size_t)snprintf(dir, sizeof(dir), "%s", c->guest) >= sizeof(dir))
+        return -ENAMETOOLONG;
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dir[--dl] = '\0';
+    if (!c->contents) {
+        int rc = agent_stat(agent, dir, &e, target);
+        if (rc == -ENOENT) { /* GUEST is made: the tar's top takes its name */
+            char *slash = strrchr(dir, '/');
+            snprintf(top, sizeof(top), "%s", slash + 1);
+            new_top = top;
+            if (slash == dir)
+                dir[1] = '\0'; /* "/NAME": into "/" */
+            else
+                *slash = '\0';
+        } else if (rc) {
+            return rc;
+        } else if (e.kind != AGENT_ENTRY_DIR && e.kind != AGENT_ENTRY_SYMLINK) {
+            snprintf(why, whylen, "cannot copy a folder onto a file");
+            return -ENOTDIR;
+        }
+    }
+    int rc = guest_put_dest(agent, dir, failed);
+    if (rc) {
+        char shown[600];
+        snprintf(why, whylen, "%s: %s", printable(failed[0] ? failed : dir, shown, sizeof(shown)),
+                 rc == -ENOTDIR ? "not a folder" : strerror(-rc));
+        return rc;
+    }
+    struct tar_in_result res;
+    if (guest_put_tar(agent, dir, new_top, read_tar, (void *)&c->fd, NULL, &res)) {
+        snprintf(why, whylen, "%s%s%s", res.entry, res.entry[0] ? ": " : "",
+                 res.sink_errno ? strerror(res.sink_errno) : res.why);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* A host file to GUEST, or into GUEST under its own name when GUEST is
+ * a folder (or a link to one: "GUEST/." is a folder then). */
+static int file_in(int agent, const struct run_copy *c)
+{
+    char path[AGENT_MAX_PATH], target[AGENT_MAX_PATH];
+    struct agent_entry e;
+    const char *base = strrchr(c->host, '/');
+    base = base ? base + 1 : c->host;
+    size_t gl = strlen(c->guest);
+    while (gl > 1 && c->guest[gl - 1] == '/')
+        gl--;
+    if ((size_t)snprintf(path, sizeof(path), "%.*s/.", (int)gl, c->guest) >= sizeof(path))
+        return -ENAMETOOLONG;
+    int rc = agent_stat(agent, gl == 1 ? "/" : path, &e, target);
+    if (rc == 0 && e.kind == AGENT_ENTRY_DIR && *base) {
+        if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", gl == 1 ? 0 : (int)gl, c->guest,
+                             base) >= sizeof(path))
+            return -ENAMETOOLONG;
+    } else if (rc && rc != -ENOENT && rc != -ENOTDIR) {
+        return rc;
+    } else {
+        snprintf(path, sizeof(path), "%s", c->guest);
+    }
+    return agent_file_put(agent, path, c->st.st_mode & 0777, c->fd, (uint64_t)c->st.st_size);
+}
+
 /* --mount: each folder's disk mounted in the guest, on a connection of
  * their own before anything else (a --copy-in to GUESTDIR lands in the
  * mounted folder, not beneath it). */
@@ -105,33 +191,69 @@ static int mount_all(struct run_ctx *r)
 static int copy_in(struct run_ctx *r, const struct run_copy *c)
 {
     int in = c->fd;
+    char why[1300] = "";
     int fd = agent_connect(r);
-    int rc = fd < 0 ? fd : agent_file_put(fd, c->guest, c->st.st_mode & 0777, in, (uint64_t)c->st.st_size);
+    int rc = fd < 0 ? fd : c->tree ? tree_in(fd, c, why, sizeof(why)) : file_in(fd, c);
     if (fd >= 0)
         close(fd);
     close(in);
     if (rc && fd >= 0)
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-in %s: %s", c->arg, strerror(-rc));
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-in %s: %s", c->arg, why[0] ? why : strerror(-rc));
     return rc ? -1 : 0;
+}
+
+static int to_file(void *opaque, const void *buf, size_t len)
+{
+    return agent_write_all(*(const int *)opaque, buf, len);
+}
+
+/* GUEST walked: a folder goes into the file as a tar (bounded as a file
+ * copy is, and in entries and names), anything else as the file itself. */
+static const struct guest_tree_limits copy_out_limits = {
+    RUN_COPY_TREE_MAX_ENTRIES, RUN_COPY_OUT_MAX, RUN_COPY_TREE_MAX_NAMES,
+};
+
+static int copy_out_over(int agent, struct run_copy *c, int out, char *why, size_t whylen)
+{
+    struct guest_tree t;
+    int rc = 0;
+    if (guest_tree_walk(&t, agent, c->guest, &copy_out_limits)) {
+        if (t.n || t.err == EINVAL || t.err == EFBIG || t.err == ENOMEM)
+            snprintf(why, whylen, "%s", t.why); /* else GUEST's own errno says it */
+        rc = -t.err;
+    } else if (t.top.kind != AGENT_ENTRY_DIR) {
+        rc = agent_file_get(agent, c->guest, out, RUN_COPY_OUT_MAX);
+        if (!rc) /* the parent names it (cli/run_copy.h) */
+            run_copy_completed(c, RUN_COPY_FILE);
+    } else if (c->onto_file) {
+        snprintf(why, whylen, "cannot copy a folder onto a file");
+        rc = -EISDIR;
+    } else if ((rc = guest_tree_write(&t, c->guest, RUN_COPY_TREE_TOP, to_file, &out))) {
+        snprintf(why, whylen, "%s: the folder changed while it was copied, or the agent broke off",
+                 c->guest);
+    } else {
+        run_copy_completed(c, RUN_COPY_TREE);
+    }
+    guest_tree_free(&t);
+    return rc;
 }
 
 static int copy_out(struct run_ctx *r, struct run_copy *c)
 {
     int out = c->fd;
+    char why[1300] = "";
     if (ftruncate(out, 0) < 0) {
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(errno));
         close(out);
         return -1;
     }
     int fd = agent_connect(r);
-    int rc = fd < 0 ? fd : agent_file_get(fd, c->guest, out, RUN_COPY_OUT_MAX);
+    int rc = fd < 0 ? fd : copy_out_over(fd, c, out, why, sizeof(why));
     if (fd >= 0)
         close(fd);
     close(out);
-    if (!rc) /* the parent names it (cli/run_copy.h) */
-        run_copy_completed(c);
     if (rc && fd >= 0)
-        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, strerror(-rc));
+        vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--copy-out %s: %s", c->arg, why[0] ? why : strerror(-rc));
     return rc ? -1 : 0;
 }
 

@@ -48,8 +48,9 @@ static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
     /* Outside the jail and as the caller, this process could do much: from
      * here it may only wait, forward signals, dial --vsock-uds sockets,
      * name complete --copy-out files and clean up (jail/seccomp.c, the
-     * "detach" list). */
-    int e = seccomp_apply(SECCOMP_DETACH);
+     * "detach" list), and with a --copy-out unpack a folder's tar beside
+     * its HOST (the "copyout" list). */
+    int e = seccomp_apply(h && h->finish_unpacks ? SECCOMP_COPYOUT : SECCOMP_DETACH);
     if (e) {
         fprintf(stderr, "airlock: cannot install the seccomp filter of the waiting parent: %s\n",
                 strerror(-e));

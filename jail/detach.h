@@ -24,6 +24,9 @@ struct detach_helper {
      * --copy-out files here).  Called before `done`. */
     int (*finish)(void *opaque, int status);
     void *finish_opaque;
+    /* `finish` may unpack a --copy-out folder beside its HOST: the parent
+     * waits under the "copyout" seccomp list instead of "detach". */
+    bool finish_unpacks;
 };
 
 /* Forks (`h` may be NULL: no helper).  In the child, returns 0 and the caller goes on to run the VM.  The

@@ -187,35 +187,67 @@ static const struct allow broker_allow[] = {
  * VM process's status, forwards signals, dials --vsock-uds sockets for a
  * jailed VM process, names its complete --copy-out files (cli/run_copy.c)
  * and cleans up after it (jail/jail.c parent_done). */
+#define DETACH                                                                                  \
+    {.name = "poll", .why = "waits for the status byte, signals, the jailed child's dial requests"}, \
+    {.name = "read", .why = "the status byte; signalfd"},                                          \
+    {.name = "kill", .why = "SIGINT/SIGTERM/SIGHUP go on to the VM process"},                       \
+    {.name = "wait4", .why = "the VM process ended before reporting"},                             \
+    {.name = "exit_group", .why = "exit with the VM's status"},                                    \
+    {.name = "recvmsg", .why = "a jailed child's dial request"},                                   \
+    {.name = "sendmsg", .why = "... answered with the socket (SCM_RIGHTS)"},                       \
+    {.name = "socket", .why = "--vsock-uds: dials PATH_P for the jailed child", ONLY_AF_UNIX},     \
+    {.name = "connect", .why = "... to PATH_P"},                                                   \
+    {.name = "close", .why = "our copy of a dialed socket"},                                       \
+    {.name = "unlink", .why = "removes the --vsock-uds socket file at the end; an unfinished --copy-out"}, \
+    {.name = "linkat", .why = "a complete --copy-out's unnamed file gets a hidden name (cli/run_copy.c)"}, \
+    {.name = "rename", .why = "... which then replaces HOST whole"},                               \
+    {.name = "setns", .why = "back to our PID namespace before forking the cgroup remover",       \
+     .arg_is = "CLONE_NEWPID", .arg_n = 1, .arg = CLONE_NEWPID},                                   \
+    {.name = "newfstatat", .why = "does the VM's cgroup directory exist"},                         \
+    {.name = "rmdir", .why = "removes the VM's cgroup directory"},                                 \
+    {.name = "clone", .why = "fork: a helper removes the cgroup once the VM process is gone"},     \
+    {.name = "set_robust_list", .why = "the C library's fork, in that helper"},                    \
+    {.name = "close_range", .why = "the helper holds none of our fds"},                            \
+    {.name = "clock_nanosleep", .why = "the helper waits for the cgroup to empty"},                \
+    {.name = "nanosleep", .why = "... (older C libraries)"}
+
 static const struct allow detach_allow[] = {
-    {.name = "poll", .why = "waits for the status byte, signals, the jailed child's dial requests"},
-    {.name = "read", .why = "the status byte; signalfd"},
-    {.name = "kill", .why = "SIGINT/SIGTERM/SIGHUP go on to the VM process"},
-    {.name = "wait4", .why = "the VM process ended before reporting"},
+    DETACH,
     {.name = "write", .why = "one line when the VM process was killed by its own filter"},
-    {.name = "exit_group", .why = "exit with the VM's status"},
-    {.name = "recvmsg", .why = "a jailed child's dial request"},
-    {.name = "sendmsg", .why = "... answered with the socket (SCM_RIGHTS)"},
-    {.name = "socket", .why = "--vsock-uds: dials PATH_P for the jailed child", ONLY_AF_UNIX},
-    {.name = "connect", .why = "... to PATH_P"},
-    {.name = "close", .why = "our copy of a dialed socket"},
-    {.name = "unlink", .why = "removes the --vsock-uds socket file at the end; an unfinished --copy-out"},
-    {.name = "linkat", .why = "a complete --copy-out's unnamed file gets a hidden name (cli/run_copy.c)"},
-    {.name = "rename", .why = "... which then replaces HOST whole"},
-    {.name = "setns", .why = "back to our PID namespace before forking the cgroup remover",
-     .arg_is = "CLONE_NEWPID", .arg_n = 1, .arg = CLONE_NEWPID},
-    {.name = "newfstatat", .why = "does the VM's cgroup directory exist"},
-    {.name = "rmdir", .why = "removes the VM's cgroup directory"},
-    {.name = "clone", .why = "fork: a helper removes the cgroup once the VM process is gone"},
-    {.name = "set_robust_list", .why = "the C library's fork, in that helper"},
-    {.name = "close_range", .why = "the helper holds none of our fds"},
-    {.name = "clock_nanosleep", .why = "the helper waits for the cgroup to empty"},
-    {.name = "nanosleep", .why = "... (older C libraries)"},
 #if defined(__SANITIZE_ADDRESS__)
     /* Only in the unit tests' ASan build, whose fork interceptor and exit
      * path allocate (the production parent never does after its filter). */
     {.name = "mmap", .why = "ASan's allocator around fork (sanitizer builds only)"},
     {.name = "munmap", .why = "ASan's allocator (sanitizer builds only)"},
+    {.name = "sigaltstack", .why = "ASan's exit path (sanitizer builds only)"},
+#endif
+};
+
+/* The same parent when the run has a --copy-out, which may turn out to be
+ * a folder: the VM process wrote its tar into an unnamed file beside HOST,
+ * and this parent, outside the jail, reads it with libarchive and
+ * sandbox/tar_in.c's checks and makes the tree in a hidden staging folder
+ * there, every path beneath it (cli/run_copy_tree.c).  It is what a tar
+ * extraction needs, and no more: no exec, no network but the AF_UNIX
+ * dials above, no ioctl. */
+static const struct allow copyout_allow[] = {
+    DETACH,
+    {.name = "write", .why = "one line when the VM process was killed by its own filter; a folder copy-out's file data"},
+    {.name = "brk", .why = "malloc: libarchive's reader, the folders whose modes are set last"},
+    {.name = "mmap", .why = "malloc of large blocks"},
+    {.name = "munmap", .why = "free of large blocks"},
+    {.name = "mremap", .why = "realloc of large blocks"},
+    {.name = "pread64", .why = "a folder copy-out's tar, from the unnamed file the VM process wrote"},
+    {.name = "mkdirat", .why = "the hidden staging folder beside HOST, and the tar's folders in it"},
+    {.name = "openat2", .why = "each member's folder and file beneath the staging folder (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: no '..' or link leads out)"},
+    {.name = "symlinkat", .why = "the tar's symlinks, made as links, never followed"},
+    {.name = "fchmod", .why = "each file's and folder's permission bits, as the guest had them"},
+    {.name = "renameat2", .why = "the complete folder becomes HOST, never replacing anything",
+     .arg_is = "RENAME_NOREPLACE", .arg_n = 4, .arg = RENAME_NOREPLACE},
+    {.name = "openat", .why = "removing an unfinished staging folder: its folders opened to be read", .read_only = true},
+    {.name = "getdents64", .why = "... and read"},
+    {.name = "fcntl", .why = "... (the C library's fdopendir: F_GETFL, F_SETFD)"},
+#if defined(__SANITIZE_ADDRESS__)
     {.name = "sigaltstack", .why = "ASan's exit path (sanitizer builds only)"},
 #endif
 };
@@ -254,6 +286,7 @@ static const struct {
     [SECCOMP_DETACH] = {"detach", detach_allow, sizeof(detach_allow) / sizeof(detach_allow[0])},
     [SECCOMP_SNAPSHOT] = {"snapshot", snapshot_allow,
                           sizeof(snapshot_allow) / sizeof(snapshot_allow[0])},
+    [SECCOMP_COPYOUT] = {"copyout", copyout_allow, sizeof(copyout_allow) / sizeof(copyout_allow[0])},
 };
 
 static enum seccomp_mode mode = SECCOMP_MODE_KILL;

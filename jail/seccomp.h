@@ -18,6 +18,8 @@
  *   broker  the egress broker process (egress/egress_broker.h), every thread
  *           of it: resolves allowed names, connects, passes sockets back
  *   detach  the parent jail/detach.h leaves waiting for the VM's status
+ *   copyout the same parent when the run has a --copy-out: also unpacks a
+ *           folder's tar beside HOST (cli/run_copy_tree.c) and names it
  *   snapshot  `airlock snapshot`'s thread: reads KVM state (GET ioctls
  *           only) and writes the snapshot files opened before the jail
  * Filters stack (a thread created after its creator's filter inherits it
@@ -30,7 +32,7 @@
 
 enum seccomp_kind {
     SECCOMP_VCPU, SECCOMP_LOOP, SECCOMP_WORKER, SECCOMP_BROKER, SECCOMP_DETACH,
-    SECCOMP_SNAPSHOT, SECCOMP_KINDS
+    SECCOMP_SNAPSHOT, SECCOMP_COPYOUT, SECCOMP_KINDS
 };
 
 enum seccomp_mode {

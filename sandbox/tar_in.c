@@ -60,7 +60,8 @@ static int refuse(struct tar_in_result *res, int status, const char *name, const
 
 /* One member, checked, to the sink. */
 static int one(struct tar_in *t, struct archive_entry *e, size_t max_name,
-               const struct tar_sink *sink, struct tar_in_result *res)
+               const struct tar_in_limits *lim, const struct tar_sink *sink,
+               struct tar_in_result *res)
 {
     const char *raw = archive_entry_pathname(e);
     if (!raw) /* a UTF-8 pax name the daemon's C locale cannot show: its bytes */
@@ -72,8 +73,12 @@ static int one(struct tar_in *t, struct archive_entry *e, size_t max_name,
                     : -1;
     if (clean < 0)
         return refuse(res, 400, raw, why ? why : "a name that cannot be read");
-    if (++res->entries > TAR_IN_MAX_ENTRIES)
-        return refuse(res, 413, raw, "past the limit of 100000 members");
+    char msg[200], limit[40];
+    if (++res->entries > lim->max_entries) {
+        snprintf(msg, sizeof(msg), "past the limit of %llu members",
+                 (unsigned long long)lim->max_entries);
+        return refuse(res, 413, raw, msg);
+    }
     if (archive_entry_hardlink(e))
         return refuse(res, 400, raw, "a hardlink (not supported: send the file itself)");
     mode_t type = archive_entry_filetype(e);
@@ -94,12 +99,14 @@ static int one(struct tar_in *t, struct archive_entry *e, size_t max_name,
         la_int64_t size = archive_entry_size(e);
         if (!archive_entry_size_is_set(e) || size < 0 || (uint64_t)size > AGENT_MAX_FILE)
             return refuse(res, 400, raw, "a file size that is missing or over 4 GiB");
-        if ((res->bytes += (uint64_t)size) > TAR_IN_MAX_BYTES)
-            return refuse(res, 413, raw, "past the limit of 16 GiB of file data");
+        if ((res->bytes += (uint64_t)size) > lim->max_bytes) {
+            snprintf(msg, sizeof(msg), "past the limit of %s of file data",
+                     size_text(lim->max_bytes, limit, sizeof(limit)));
+            return refuse(res, 413, raw, msg);
+        }
         t->left = (uint64_t)size;
         rc = sink->file(sink->opaque, rel, mode, (uint64_t)size, t);
         if (t->broken) {
-            char msg[200];
             snprintf(msg, sizeof(msg), "the archive broke inside this member (%.150s)",
                      archive_error_string(t->a) ? archive_error_string(t->a) : "truncated");
             return refuse(res, 400, raw, msg);
@@ -117,6 +124,16 @@ static int one(struct tar_in *t, struct archive_entry *e, size_t max_name,
 int tar_in_extract(tar_in_read_fn *read, void *read_opaque, size_t max_name,
                    const struct tar_sink *sink, struct tar_in_result *res)
 {
+    return tar_in_extract_within(read, read_opaque, max_name, NULL, sink, res);
+}
+
+int tar_in_extract_within(tar_in_read_fn *read, void *read_opaque, size_t max_name,
+                          const struct tar_in_limits *lim, const struct tar_sink *sink,
+                          struct tar_in_result *res)
+{
+    static const struct tar_in_limits upload = {TAR_IN_MAX_ENTRIES, TAR_IN_MAX_BYTES};
+    if (!lim)
+        lim = &upload;
     memset(res, 0, sizeof(*res));
     struct tar_in *t = calloc(1, sizeof(*t));
     struct archive *a = t ? archive_read_new() : NULL;
@@ -142,7 +159,7 @@ int tar_in_extract(tar_in_read_fn *read, void *read_opaque, size_t max_name,
         int r;
         while (!rc && (r = archive_read_next_header(a, &e)) != ARCHIVE_EOF) {
             if (r == ARCHIVE_WARN || r == ARCHIVE_OK) {
-                rc = one(t, e, max_name, sink, res);
+                rc = one(t, e, max_name, lim, sink, res);
                 res->written += !rc;
                 continue;
             }

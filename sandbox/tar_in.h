@@ -20,6 +20,12 @@
 #define TAR_IN_MAX_ENTRIES 100000
 #define TAR_IN_MAX_BYTES   (16ull << 30) /* the members' data, after gzip */
 
+/* What one archive may hold: members read, and their file data (after
+ * gzip).  A refusal past either is status 413 and names the member. */
+struct tar_in_limits {
+    uint64_t max_entries, max_bytes;
+};
+
 struct tar_in;
 
 /* Where checked members go.  `rel` is the member's clean relative name
@@ -50,6 +56,10 @@ struct tar_in_result {
 typedef ssize_t tar_in_read_fn(void *opaque, void *buf, size_t len);
 int tar_in_extract(tar_in_read_fn *read, void *read_opaque, size_t max_name,
                    const struct tar_sink *sink, struct tar_in_result *res);
+/* The same within `lim` (NULL: an upload's TAR_IN_MAX_*). */
+int tar_in_extract_within(tar_in_read_fn *read, void *read_opaque, size_t max_name,
+                          const struct tar_in_limits *lim, const struct tar_sink *sink,
+                          struct tar_in_result *res);
 
 /* A file member's data for the sink (an agent_read_fn): up to len bytes;
  * 0 at its end; -1 when the archive broke (truncated, corrupt). */

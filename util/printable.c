@@ -21,3 +21,14 @@ const char *printable(const char *s, char *out, size_t cap)
     out[n] = '\0';
     return out;
 }
+
+const char *size_text(unsigned long long n, char *out, size_t cap)
+{
+    if (n && !(n & ((1ull << 30) - 1)))
+        snprintf(out, cap, "%llu GiB", n >> 30);
+    else if (n && !(n & ((1ull << 20) - 1)))
+        snprintf(out, cap, "%llu MiB", n >> 20);
+    else
+        snprintf(out, cap, "%llu bytes", n);
+    return out;
+}

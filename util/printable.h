@@ -10,4 +10,8 @@
  * "..." at the end; returns out. */
 const char *printable(const char *s, char *out, size_t cap);
 
+/* A limit in a message: "16 GiB", "64 MiB" when it is a whole number of
+ * them, else "N bytes"; returns out. */
+const char *size_text(unsigned long long n, char *out, size_t cap);
+
 #endif

@@ -150,7 +150,7 @@ Suite *agent_cred_suite(void);
 Suite *agent_mount_suite(void);
 Suite *mount_options_suite(void);
 Suite *tar_in_suite(void);
-Suite *run_copy_suite(void);
+Suite *run_copy_suite(void), *run_copy_tree_suite(void);
 Suite *vsock_suite(void);
 Suite *http_request_suite(void);
 Suite *http_server_request_suite(void);

@@ -1,6 +1,12 @@
 /* cli/run_copy.c: a --copy-out creates no host file while it is parsed,
  * and its file gets the HOST name only once the copy is complete,
- * replacing an existing HOST whole; bad host paths are refused at once. */
+ * replacing an existing HOST whole; into an existing folder it goes
+ * under GUEST's name; bad host paths are refused at once.  A --copy-in
+ * of a folder is a tar made at once (its top named as the folder, links
+ * as links, modes kept; HOST/. without the top).  (The folder copy-out's
+ * unpacking: test_run_copy_tree.c.) */
+#include <archive.h>
+#include <archive_entry.h>
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -16,6 +22,7 @@
 #include "tests/unit/helpers.h"
 #include "cli/run_copy.h"
 #include "jail/seccomp.h"
+#include "util/rmtree.h"
 
 static char dir[64];
 
@@ -27,17 +34,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[sizeof(dir) + 256 + 2];
-    while (d && (e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-    if (d)
-        closedir(d);
-    rmdir(dir);
+    rmtree(dir);
 }
 
 /* The names in dir, sorted, joined by spaces. */
@@ -108,7 +105,7 @@ START_TEST(nothing_created_until_complete)
     ck_assert_str_eq(names(), ""); /* parsed: no file yet */
     ck_assert_int_eq(write(c.fd, "data", 4), 4);
     ck_assert_str_eq(names(), ""); /* written, not complete: still none */
-    run_copy_completed(&c);
+    run_copy_completed(&c, RUN_COPY_FILE);
     ck_assert_int_eq(run_copy_finish(&c), 0);
     ck_assert_str_eq(names(), "out ");
     ck_assert_str_eq(get(host), "data");
@@ -147,7 +144,7 @@ START_TEST(complete_replaces_whole)
     put(host, "a much longer old content than the new one");
     ck_assert_int_eq(parse_out(&c, host), 0);
     ck_assert_int_eq(write(c.fd, "new", 3), 3);
-    run_copy_completed(&c);
+    run_copy_completed(&c, RUN_COPY_FILE);
     ck_assert_int_eq(run_copy_finish(&c), 0);
     ck_assert_str_eq(get(host), "new");
     ck_assert_str_eq(names(), "old ");
@@ -160,7 +157,6 @@ START_TEST(bad_host_paths_refused_at_once)
     struct run_copy c;
     char p[160];
     ck_assert_int_eq(parse_out(&c, "/nonexistent/dir/f"), -ENOENT);
-    ck_assert_int_eq(parse_out(&c, dir), -EISDIR);
     snprintf(p, sizeof(p), "%s/sub/", dir);
     ck_assert_int_eq(parse_out(&c, p), -EISDIR);
     snprintf(p, sizeof(p), "%s/file", dir);
@@ -177,6 +173,132 @@ START_TEST(bad_host_paths_refused_at_once)
     run_copy_release(&c);
     char arg2[] = "/g:";
     ck_assert_int_eq(run_copy_parse(arg2, false, &c), -EINVAL);
+    run_copy_release(&c);
+}
+END_TEST
+
+/* A copy-out with GUEST given: "GUEST:HOST". */
+static int parse_out_guest(struct run_copy *c, const char *guest, const char *host)
+{
+    static char arg[512];
+    snprintf(arg, sizeof(arg), "%s:%s", guest, host);
+    if (parsed)
+        run_copy_release(c);
+    parsed = true;
+    return run_copy_parse(arg, false, c);
+}
+
+START_TEST(into_an_existing_folder)
+{
+    struct run_copy c;
+    char want[160], sub[160];
+    /* under GUEST's own name, trailing '/' on either side or not */
+    ck_assert_int_eq(parse_out_guest(&c, "/guest/out.txt", dir), 0);
+    snprintf(want, sizeof(want), "%s/out.txt", dir);
+    ck_assert_str_eq(c.host, want);
+    ck_assert(!c.onto_file);
+    ck_assert_str_eq(names(), ""); /* still nothing */
+    ck_assert_int_eq(write(c.fd, "in", 2), 2);
+    run_copy_completed(&c, RUN_COPY_FILE);
+    ck_assert_int_eq(run_copy_finish(&c), 0);
+    ck_assert_str_eq(get(want), "in");
+    snprintf(sub, sizeof(sub), "%s/", dir);
+    ck_assert_int_eq(parse_out_guest(&c, "/guest/out.txt/", sub), 0);
+    ck_assert_str_eq(c.host, want);
+    ck_assert(c.onto_file); /* that name is a file now: a file replaces it, a folder may not */
+    /* that name a folder already: refused (never merged into) */
+    snprintf(sub, sizeof(sub), "%s/work", dir);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    ck_assert_int_eq(parse_out_guest(&c, "/srv/work", dir), -EEXIST);
+    ck_assert_msg(strstr(c.why, "is a folder already"), "why: %s", c.why);
+    /* no name of its own, or GUEST/. (which would merge) */
+    ck_assert_int_eq(parse_out_guest(&c, "/", dir), -EINVAL);
+    ck_assert_msg(strstr(c.why, "no name of its own"), "why: %s", c.why);
+    ck_assert_int_eq(parse_out_guest(&c, "/srv/..", dir), -EINVAL);
+    ck_assert_int_eq(parse_out_guest(&c, "/srv/.", dir), -EINVAL);
+    ck_assert_msg(strstr(c.why, "merge"), "why: %s", c.why);
+    /* GUEST/. onto a new name is GUEST itself */
+    snprintf(sub, sizeof(sub), "%s/fresh", dir);
+    ck_assert_int_eq(parse_out_guest(&c, "/srv/.", sub), 0);
+    ck_assert_str_eq(c.host, sub);
+    ck_assert_str_eq(names(), "out.txt work ");
+    done_with(&c);
+}
+END_TEST
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The members of the tar in fd, sorted: "NAME TYPE MODE[ ->TARGET];" each
+ * (a folder's name without its '/'). */
+static const char *tar_listing(int fd)
+{
+    static char out[2048];
+    char *lines[32];
+    int n = 0;
+    struct archive *a = archive_read_new();
+    archive_read_support_format_tar(a);
+    ck_assert_int_eq(archive_read_open_fd(a, fd, 10240), ARCHIVE_OK);
+    struct archive_entry *e;
+    while (n < 32 && archive_read_next_header(a, &e) == ARCHIVE_OK) {
+        mode_t t = archive_entry_filetype(e);
+        char name[512];
+        snprintf(name, sizeof(name), "%s", archive_entry_pathname(e));
+        size_t l = strlen(name);
+        if (l > 1 && name[l - 1] == '/')
+            name[l - 1] = 0;
+        ck_assert_int_ge(asprintf(&lines[n++], "%s %c %o%s%s;", name,
+                                  t == AE_IFDIR ? 'd' : t == AE_IFLNK ? 'l' : t == AE_IFREG ? 'f' : '?',
+                                  (unsigned)archive_entry_perm(e), t == AE_IFLNK ? " ->" : "",
+                                  t == AE_IFLNK ? archive_entry_symlink(e) : ""), 0);
+    }
+    archive_read_free(a);
+    qsort(lines, (size_t)n, sizeof(*lines), by_name);
+    out[0] = 0;
+    for (int i = 0; i < n; i++) {
+        strncat(out, lines[i], sizeof(out) - strlen(out) - 1);
+        free(lines[i]);
+    }
+    return out;
+}
+
+START_TEST(copy_in_of_a_folder)
+{
+    char src[160], p[200], arg[300];
+    snprintf(src, sizeof(src), "%s/proj", dir);
+    ck_assert_int_eq(mkdir(src, 0750), 0);
+    snprintf(p, sizeof(p), "%s/run.sh", src);
+    put(p, "#!/bin/sh\n");
+    ck_assert_int_eq(chmod(p, 0755), 0);
+    snprintf(p, sizeof(p), "%s/empty", src);
+    ck_assert_int_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof(p), "%s/link", src);
+    ck_assert_int_eq(symlink("/etc/passwd", p), 0); /* a link, never followed */
+    struct run_copy c;
+    snprintf(arg, sizeof(arg), "%s:/work", src);
+    ck_assert_int_eq(run_copy_parse(arg, true, &c), 0);
+    ck_assert(c.tree && !c.contents);
+    ck_assert_str_eq(c.top, "proj");
+    ck_assert_str_eq(tar_listing(c.fd), "proj d 750;proj/empty d 700;proj/link l 777 ->/etc/passwd;"
+                                        "proj/run.sh f 755;");
+    run_copy_release(&c);
+    /* HOST/.: what the folder holds, no top; the name of "." resolved */
+    snprintf(arg, sizeof(arg), "%s/.:/work", src);
+    ck_assert_int_eq(run_copy_parse(arg, true, &c), 0);
+    ck_assert(c.tree && c.contents);
+    ck_assert_str_eq(tar_listing(c.fd), "empty d 700;link l 777 ->/etc/passwd;run.sh f 755;");
+    run_copy_release(&c);
+    /* neither a file nor a folder; a relative guest path; a missing host path */
+    char dev[] = "/dev/null:/x";
+    ck_assert_int_eq(run_copy_parse(dev, true, &c), -EINVAL);
+    run_copy_release(&c);
+    snprintf(arg, sizeof(arg), "%s:work", src);
+    ck_assert_int_eq(run_copy_parse(arg, true, &c), -EINVAL);
+    run_copy_release(&c);
+    snprintf(arg, sizeof(arg), "%s/none:/work", dir);
+    ck_assert_int_eq(run_copy_parse(arg, true, &c), -ENOENT);
     run_copy_release(&c);
 }
 END_TEST
@@ -205,7 +327,7 @@ START_TEST(finish_under_the_detach_filter)
     ck_assert_int_eq(parse_out(&c, host), 0);
     ck_assert(!c.named); /* this /tmp has O_TMPFILE */
     ck_assert_int_eq(write(c.fd, "new", 3), 3);
-    run_copy_completed(&c);
+    run_copy_completed(&c, RUN_COPY_FILE);
     ck_assert_int_eq(finish_under_filter(&c), 0);
     ck_assert_str_eq(get(host), "new");
     ck_assert_str_eq(names(), "old ");
@@ -219,7 +341,7 @@ START_TEST(finish_under_the_detach_filter)
         c.named = true;
         ck_assert_int_eq(write(c.fd, complete ? "third" : "part", complete ? 5 : 4), complete ? 5 : 4);
         if (complete)
-            run_copy_completed(&c);
+            run_copy_completed(&c, RUN_COPY_FILE);
         ck_assert_int_eq(finish_under_filter(&c), 0);
         ck_assert_str_eq(get(host), complete ? "third" : "new");
         ck_assert_str_eq(names(), "old ");
@@ -238,6 +360,8 @@ Suite *run_copy_suite(void)
     tcase_add_test(tc, complete_replaces_whole);
     tcase_add_test(tc, bad_host_paths_refused_at_once);
     tcase_add_test(tc, finish_under_the_detach_filter);
+    tcase_add_test(tc, into_an_existing_folder);
+    tcase_add_test(tc, copy_in_of_a_folder);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,7 +2,8 @@
  * (a filter cannot be removed, and the test runner must go on): allowed
  * calls work, a syscall off the list kills the process with SIGSYS, and the
  * argument filters hold (ioctl request numbers, socket kinds, read-only
- * openat, setns's namespace), the broker's AF_UNIX refusal included. */
+ * openat, setns's namespace, renameat2's RENAME_NOREPLACE), the broker's
+ * AF_UNIX refusal included. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
@@ -25,7 +26,8 @@
 
 enum probe { P_WRITE, P_OPENAT, P_OPENAT_CREATE, P_SOCKET_INET, P_SOCKET_UNIX, P_SOCKET_PACKET,
              P_SOCKET_NETLINK_ROUTE, P_SOCKET_NETLINK_AUDIT, P_SOCKETPAIR_UNIX, P_IOCTL_KVM_RUN,
-             P_IOCTL_CREATE_VM, P_IOCTL_FIONREAD, P_SETNS_PID, P_SETNS_NET, P_EXECVE };
+             P_IOCTL_CREATE_VM, P_IOCTL_FIONREAD, P_SETNS_PID, P_SETNS_NET, P_EXECVE,
+             P_MKDIRAT, P_RENAME_NOREPLACE, P_RENAME_EXCHANGE };
 
 /* Raw syscalls only after the filter: the C library (and the sanitizers)
  * may make calls of their own on the way out. */
@@ -49,6 +51,14 @@ static long probe_call(enum probe p)
     case P_SETNS_PID: return syscall(SYS_setns, -1, CLONE_NEWPID);
     case P_SETNS_NET: return syscall(SYS_setns, -1, CLONE_NEWNET);
     case P_EXECVE: return syscall(SYS_execve, "/bin/true", NULL, NULL);
+    /* all fail anyway (no such names): only the filter's verdict counts */
+    case P_MKDIRAT: return syscall(SYS_mkdirat, AT_FDCWD, "/nonexistent/x", 0700);
+    case P_RENAME_NOREPLACE:
+        return syscall(SYS_renameat2, AT_FDCWD, "/nonexistent/a", AT_FDCWD, "/nonexistent/b",
+                       RENAME_NOREPLACE);
+    case P_RENAME_EXCHANGE:
+        return syscall(SYS_renameat2, AT_FDCWD, "/nonexistent/a", AT_FDCWD, "/nonexistent/b",
+                       RENAME_EXCHANGE);
     }
     return 0;
 }
@@ -89,16 +99,24 @@ START_TEST(allowed_calls_return)
      * namespace. */
     ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_SOCKET_UNIX), 0);
     ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_SETNS_PID), -EBADF);
+    /* ... and with a --copy-out, unpacks a folder beside HOST (and still
+     * dials and goes back) */
+    ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_SOCKET_UNIX), 0);
+    ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_SETNS_PID), -EBADF);
+    ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_OPENAT), 0);
+    ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_MKDIRAT), -ENOENT);
+    ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_RENAME_NOREPLACE), -ENOENT);
 }
 END_TEST
 
 START_TEST(forbidden_calls_kill)
 {
     for (int k = 0; k < SECCOMP_KINDS; k++) {
-        if (k != SECCOMP_BROKER) { /* it reads resolver files, connects out */
-            ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_OPENAT), SIGSYS);
+        if (k != SECCOMP_BROKER) /* it connects out */
             ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_SOCKET_INET), SIGSYS);
-        }
+        /* the broker reads resolver files; copyout, folders to remove */
+        if (k != SECCOMP_BROKER && k != SECCOMP_COPYOUT)
+            ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_OPENAT), SIGSYS);
         ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_EXECVE), SIGSYS);
         ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_OPENAT_CREATE), SIGSYS);
         ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_SOCKET_PACKET), SIGSYS);
@@ -112,6 +130,12 @@ START_TEST(forbidden_calls_kill)
     ck_assert_int_eq(under_filter(SECCOMP_BROKER, P_SOCKET_NETLINK_AUDIT), SIGSYS);
     ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_SETNS_NET), SIGSYS);
     ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_SOCKET_NETLINK_ROUTE), SIGSYS);
+    /* Without a --copy-out the parent makes no folder; with one, a rename
+     * never swaps or replaces (RENAME_NOREPLACE only) */
+    ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_MKDIRAT), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_RENAME_NOREPLACE), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_RENAME_EXCHANGE), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_SOCKET_NETLINK_ROUTE), SIGSYS);
 }
 END_TEST
 
@@ -155,6 +179,7 @@ START_TEST(counts_and_modes)
     ck_assert_uint_lt(seccomp_count(SECCOMP_WORKER), 50);
     ck_assert_uint_lt(seccomp_count(SECCOMP_BROKER), 50);
     ck_assert_uint_lt(seccomp_count(SECCOMP_DETACH), 27);
+    ck_assert_uint_lt(seccomp_count(SECCOMP_COPYOUT), 40);
     enum seccomp_mode m;
     ck_assert_int_eq(seccomp_parse_mode("trap", &m), 0);
     ck_assert_int_eq(m, SECCOMP_MODE_TRAP);

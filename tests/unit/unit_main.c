@@ -299,7 +299,7 @@ int main(void)
         agent_proto_suite, agent_reseed_suite, agent_dir_suite, agent_cred_suite, agent_mount_suite,
         mount_options_suite,
         tar_in_suite,
-        run_copy_suite,
+        run_copy_suite, run_copy_tree_suite,
         vsock_suite,
         http_request_suite, http_server_request_suite, http_response_suite, http_chunked_suite,
         scrub_suite, base64_suite, exec_output_suite, credential_suite, credential_proxy_suite, layer_apply_suite, rootfs_disk_suite, image_source_suite,
