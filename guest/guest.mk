@@ -1,6 +1,6 @@
 # guest/guest.mk: the guest kernel and images; included by the top Makefile.
 #   make guest    build/guest/{vmlinux,bzImage,initramfs.cpio.gz,rootfs.ext4,
-#                 agent.cpio.gz}
+#                 agent.cpio}
 # The kernel comes from a cache outside the repo (guest/README.md); a changed
 # fragment or build script is a new cache key, so make's timestamps and the
 # cache agree on when to rebuild.
@@ -24,7 +24,7 @@ GUEST_STAGE_INPUTS := $(GUEST_DIR)/stage-root.sh $(GUEST_DIR)/init $(GUEST_OUT)/
 
 .PHONY: guest
 guest: $(GUEST_OUT)/vmlinux $(GUEST_OUT)/bzImage \
-       $(GUEST_OUT)/initramfs.cpio.gz $(GUEST_OUT)/rootfs.ext4 $(GUEST_OUT)/agent.cpio.gz
+       $(GUEST_OUT)/initramfs.cpio.gz $(GUEST_OUT)/rootfs.ext4 $(GUEST_OUT)/agent.cpio
 
 # deps-check (top Makefile) installs scripts/packages/guest.list first.
 $(GUEST_KERNEL_OUTPUTS) &: $(GUEST_KERNEL_INPUTS) | deps-check
@@ -35,7 +35,7 @@ $(GUEST_OUT)/initramfs.cpio.gz: $(GUEST_DIR)/build-initramfs.sh $(GUEST_STAGE_IN
 	$(GUEST_DIR)/build-initramfs.sh $@ $(GUEST_OUT)/gen_init_cpio
 
 # The agent alone, the initramfs of imported images (airlock image).
-$(GUEST_OUT)/agent.cpio.gz: $(GUEST_DIR)/build-agent-initramfs.sh $(GUEST_OUT)/agent \
+$(GUEST_OUT)/agent.cpio: $(GUEST_DIR)/build-agent-initramfs.sh $(GUEST_OUT)/agent \
                             $(GUEST_OUT)/gen_init_cpio
 	$(GUEST_DIR)/build-agent-initramfs.sh $@ $(GUEST_OUT)/agent $(GUEST_OUT)/gen_init_cpio
 

@@ -3,7 +3,7 @@
  *   "python" (also no --image) and "small": the built-in images, disks
  *     airlock builds with the agent inside (guest/ beside the binary);
  *   a name in the image store (airlock image import): its disk, booted
- *     with the agent from airlock's initramfs (guest/agent.cpio.gz), and
+ *     with the agent from airlock's initramfs (guest/agent.cpio), and
  *     its config's defaults;
  *   anything with a '/' (or an existing file that is no store name): a
  *     disk file of the built-in kind, with its own /sbin/airlock-agent. */
@@ -19,7 +19,7 @@
 #include "image/image_store.h"
 
 /* The initramfs that boots imported images (its /init is the agent). */
-#define IMAGE_AGENT_INITRAMFS "agent.cpio.gz"
+#define IMAGE_AGENT_INITRAMFS "agent.cpio"
 
 struct image_ref {
     char name[IMAGE_NAME_MAX + 1]; /* as given, or "python" */
