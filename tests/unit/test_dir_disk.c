@@ -90,7 +90,6 @@ static void set_mtime(const char *rel, time_t t)
 
 START_TEST(key_follows_the_tree)
 {
-    setup();
     char k0[65], k1[65], k[65];
     key_of(k0);
     key_of(k1);
@@ -132,13 +131,11 @@ START_TEST(key_follows_the_tree)
     put("new", ""); /* an entry */
     key_of(k);
     ck_assert_str_ne(k, k1);
-    teardown();
 }
 END_TEST
 
 START_TEST(walk_counts_and_refuses)
 {
-    setup();
     struct dir_walk w;
     ck_assert_int_eq(dir_disk_walk(src, &lim, &w, err, sizeof(err)), 0);
     ck_assert_uint_eq(w.entries, 6); /* ., a.py, passwd, sub, sub/b.txt, sub/rel */
@@ -162,7 +159,6 @@ START_TEST(walk_counts_and_refuses)
     put("evil\nrm a.py", "");
     ck_assert_int_eq(dir_disk_walk(src, &lim, &w, err, sizeof(err)), -1);
     ck_assert_str_eq(err, "evil\\x0arm a.py: a control character in the name");
-    teardown();
 }
 END_TEST
 
@@ -198,7 +194,6 @@ START_TEST(disk_made_then_cached)
         unit_skip("no mke2fs/debugfs (e2fsprogs) on this host");
         return;
     }
-    setup();
     struct image_store st;
     open_store(&st);
     struct dir_disk d, again;
@@ -243,13 +238,11 @@ START_TEST(disk_made_then_cached)
     ck_assert_uint_eq(dir_disk_evict(&st, keep, 1, 1ULL << 40), 1);
     ck_assert_int_eq(access(d.path, F_OK), 0);
     ck_assert_int_eq(access(again.path, F_OK), -1);
-    teardown();
 }
 END_TEST
 
 START_TEST(get_refuses)
 {
-    setup();
     struct image_store st;
     open_store(&st);
     struct dir_disk d;
@@ -265,7 +258,6 @@ START_TEST(get_refuses)
     ck_assert_ptr_nonnull(strstr(err, "holds airlock's image store"));
     ck_assert_int_eq(dir_disk_get(&st, "/", &lim, &d, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "holds airlock's image store"));
-    teardown();
 }
 END_TEST
 
@@ -273,11 +265,13 @@ Suite *dir_disk_suite(void)
 {
     Suite *s = suite_create("dir_disk");
     TCase *t = tcase_create("key");
+    tcase_add_checked_fixture(t, setup, teardown); /* teardown runs after a failure too */
     tcase_add_test(t, key_follows_the_tree);
     tcase_add_test(t, walk_counts_and_refuses);
     tcase_add_test(t, get_refuses);
     suite_add_tcase(s, t);
     t = tcase_create("disk");
+    tcase_add_checked_fixture(t, setup, teardown);
     tcase_set_timeout(t, 120);
     tcase_add_test(t, disk_made_then_cached);
     suite_add_tcase(s, t);

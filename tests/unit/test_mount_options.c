@@ -17,6 +17,11 @@
 static char top[64], dir[96], file[96], arg[1200], err[1024];
 static struct mount_list l;
 
+static void teardown(void)
+{
+    rmtree(top);
+}
+
 static void setup(void)
 {
     snprintf(top, sizeof(top), "/tmp/airlock-mountopt.XXXXXX");
@@ -44,7 +49,6 @@ static int add(const char *host, const char *rest)
 
 START_TEST(good_values)
 {
-    setup();
     ck_assert_int_eq(add(dir, ":/src"), 0);
     ck_assert_str_eq(l.m[0].host, dir);
     ck_assert_str_eq(l.m[0].guest, "/src");
@@ -56,13 +60,11 @@ START_TEST(good_values)
     ck_assert(!l.m[2].rw);
     ck_assert_int_eq(add("/", ":/host-root"), 0); /* shape only: the store check comes later */
     ck_assert_uint_eq(l.n, 4);
-    rmtree(top);
 }
 END_TEST
 
 START_TEST(bad_values)
 {
-    setup();
     static const struct { const char *host, *rest, *want; } cases[] = {
         {"", ":/src", "want HOSTDIR:GUESTDIR[:ro|:rw]"},
         {"DIR", "", "want HOSTDIR:GUESTDIR[:ro|:rw]"},
@@ -107,13 +109,11 @@ START_TEST(bad_values)
     ck_assert_int_eq(add(dir, big), -EINVAL);
     big[1024] = 0;
     ck_assert_int_eq(add(dir, big), 0);
-    rmtree(top);
 }
 END_TEST
 
 START_TEST(twice_and_too_many)
 {
-    setup();
     ck_assert_int_eq(add(dir, ":/a"), 0);
     ck_assert_int_eq(add(dir, ":/a:rw"), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "GUESTDIR /a is mounted twice"));
@@ -124,7 +124,6 @@ START_TEST(twice_and_too_many)
     }
     ck_assert_int_eq(add(dir, ":/one-more"), -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "at most 8 mounts"));
-    rmtree(top);
 }
 END_TEST
 
@@ -145,7 +144,6 @@ static int parse(enum run_mode mode, const char *const *args)
 
 START_TEST(run_takes_it)
 {
-    setup();
     char m1[200], m2[200];
     snprintf(m1, sizeof(m1), "%s:/src", dir);
     snprintf(m2, sizeof(m2), "%s:/out:rw", dir);
@@ -169,14 +167,12 @@ START_TEST(run_takes_it)
                                                          "--mount", m1, "--", "true", NULL}),
                      -EINVAL);
     ck_assert_ptr_nonnull(strstr(err, "--mount cannot change a snapshot's VM"));
-    rmtree(top);
 }
 END_TEST
 
 /* The root image, the vsock device and 6 mounts fill the 8 slots. */
 START_TEST(run_slots)
 {
-    setup();
     static char m[8][200];
     const char *args[24] = {"run"};
     int n = 1;
@@ -198,7 +194,6 @@ START_TEST(run_slots)
     ck_assert_int_eq(parse(RUN_EXEC, args), -EINVAL);
     ck_assert_str_eq(err, "--mount: 6 mounts, 1 --disk, the root image and the vsock device need "
                           "9 virtio slots; the VM has 8");
-    rmtree(top);
 }
 END_TEST
 
@@ -206,6 +201,7 @@ Suite *mount_options_suite(void)
 {
     Suite *s = suite_create("mount_options");
     TCase *tc = tcase_create("mount_options");
+    tcase_add_checked_fixture(tc, setup, teardown); /* teardown runs after a failure too */
     tcase_add_test(tc, good_values);
     tcase_add_test(tc, bad_values);
     tcase_add_test(tc, twice_and_too_many);
