@@ -22,6 +22,7 @@
 #include "cli/sandbox_options.h"
 #include "sandbox/api_client.h"
 #include "util/exit_codes.h"
+#include "util/tar_pack.h"
 
 #define CP_USAGE                                                                              \
     "usage: airlock cp [--socket PATH] SRC DST\n"                                             \
@@ -214,7 +215,7 @@ static int upload(const char *sock, const struct side *src, const struct side *d
             ;
         rc = n ? verb_fail("stdin: %s", strerror(errno)) : 0;
     } else {
-        rc = cp_local_pack(src->path, name, src->contents && src_dir && rc == 1, fd, err,
+        rc = tar_pack(src->path, name, src->contents && src_dir && rc == 1, fd, err,
                            sizeof(err)) ? verb_fail("%s", err) : 0;
     }
     off_t size = lseek(fd, 0, SEEK_END);

@@ -21,7 +21,7 @@
     "       airlock image inspect NAME\n"                                                     \
     "       airlock image rm NAME...\n"                                                       \
     "Imports an OCI image layout (a folder or a tar), a docker/podman save archive or a\n"     \
-    "plain rootfs tarball as a root disk in the image store ($AIRLOCK_HOME,\n"                  \
+    "rootfs tarball or folder as a root disk in the image store ($AIRLOCK_HOME,\n"                 \
     "/var/lib/airlock as root, else ~/.local/share/airlock); the same image twice costs\n"    \
     "nothing.  --max-size bounds the image's unpacked files (default 16384 MiB).\n"
 

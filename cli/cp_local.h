@@ -1,20 +1,13 @@
-/* airlock cp's host side: a local file or folder into a tar, and a tar
- * (the daemon's answer) onto the local disk, both with libarchive.  The
- * tar's top member is renamed on the way, which is how `docker cp`'s
- * "into a folder" / "as this name" / "the contents of" cases come out. */
+/* airlock cp's host side: a tar (the daemon's answer) onto the local
+ * disk, with libarchive (the other way is util/tar_pack.h).  The tar's
+ * top member is renamed on the way, which is how `docker cp`'s "into a
+ * folder" / "as this name" / "the contents of" cases come out. */
 #ifndef AIRLOCK_CLI_CP_LOCAL_H
 #define AIRLOCK_CLI_CP_LOCAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-
-/* Writes a tar of src (a file, folder or symlink, not followed) to out_fd:
- * its top member named `top`, or, with `contents`, only what the folder
- * holds, named as within it.  Devices, fifos and sockets are left out,
- * each with a warning line.  0, or -1 with err naming what failed. */
-int cp_local_pack(const char *src, const char *top, bool contents, int out_fd, char *err,
-                  size_t errlen);
 
 /* Extracts a tar read through `read` (up to len bytes; 0 at its end, <0
  * when it broke off) into folder dest.  The first component of each

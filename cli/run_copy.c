@@ -14,10 +14,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cli/cp_local.h"
 #include "cli/run_copy_tree.h"
 #include "cli/run_ctx.h"
 #include "util/rmtree.h"
+#include "util/tar_pack.h"
 
 /* Hidden names made while parsing, removed at exit if the run never got
  * as far as the parent's finish step (an option or setup error after the
@@ -195,7 +195,7 @@ static int pack_folder(struct run_copy *c)
             e = -errno;
         fclose(spool);
     }
-    if (!e && cp_local_pack(real, c->top, c->contents, c->fd, err, sizeof(err))) {
+    if (!e && tar_pack(real, c->top, c->contents, c->fd, err, sizeof(err))) {
         snprintf(c->why, sizeof(c->why), "%s", err);
         e = -EINVAL;
     }

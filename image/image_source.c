@@ -17,6 +17,7 @@
 
 #include "util/open_resolve.h"
 #include "util/rmtree.h"
+#include "util/tar_pack.h"
 
 static int bad(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int bad(char *err, size_t cap, const char *fmt, ...)
@@ -277,6 +278,46 @@ static void remove_unpacked(struct image_source *src)
     src->unpacked[0] = '\0';
 }
 
+/* Whether the folder is an image layout (OCI's index.json, docker's
+ * manifest.json) rather than a root folder. */
+static bool is_layout(int dir)
+{
+    static const char *const marks[] = {"index.json", "manifest.json"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+        int fd = open_in(dir, marks[i]);
+        if (fd >= 0) {
+            close(fd);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A root folder: packed into an unnamed file under tmp_dir (links as
+ * links), which is then the one layer of a rootfs tarball, its sha256 the
+ * id: so the layer goes through layer_apply's checks like any other, and
+ * the same unchanged folder imported again is a cache hit. */
+static int open_root_folder(const char *path, const char *tmp_dir, struct image_source *src,
+                            char *err, size_t cap)
+{
+    char why[600];
+    src->rootfs_fd = open(tmp_dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+    if (src->rootfs_fd < 0)
+        return bad(err, cap, "%s: %s", tmp_dir, strerror(errno));
+    if (tar_pack(path, NULL, true, src->rootfs_fd, why, sizeof(why))) {
+        image_source_close(src);
+        return bad(err, cap, "%s: %s", path, why);
+    }
+    if (sha256_fd(src->rootfs_fd, src->id)) {
+        image_source_close(src);
+        return bad(err, cap, "%s: %s", path, strerror(errno));
+    }
+    src->format = IMAGE_ROOTFS_TAR;
+    snprintf(src->layers[0].digest, sizeof(src->layers[0].digest), "%s", src->id);
+    src->nlayers = 1;
+    return 0;
+}
+
 int image_source_open(const char *path, const char *tmp_dir, const struct layer_limits *lim,
                       struct image_source *src, char *err, size_t cap)
 {
@@ -289,6 +330,11 @@ int image_source_open(const char *path, const char *tmp_dir, const struct layer_
         src->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (src->dir_fd < 0)
             return bad(err, cap, "%s: %s", path, strerror(errno));
+        if (!is_layout(src->dir_fd)) { /* a root folder: as the tarball of it */
+            close(src->dir_fd);
+            src->dir_fd = -1;
+            return open_root_folder(path, tmp_dir, src, err, cap);
+        }
     } else {
         int layout = names_layout(path);
         if (layout < 0)
