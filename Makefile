@@ -110,7 +110,7 @@ install: all
 	install -D -m 0644 $(BUILD)/guest/vmlinux $(DESTDIR)$(LIBDIR)/vmlinux
 	install -D -m 0644 $(BUILD)/guest/rootfs.ext4 $(DESTDIR)$(LIBDIR)/rootfs.ext4
 	install -D -m 0644 $(BUILD)/guest/python.ext4 $(DESTDIR)$(LIBDIR)/python.ext4
-	install -D -m 0644 $(BUILD)/guest/agent.cpio $(DESTDIR)$(LIBDIR)/agent.cpio
+	install -D -m 0644 $(BUILD)/guest/agent.ext4 $(DESTDIR)$(LIBDIR)/agent.ext4
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' guest/airlock.service.in \
 	    >$(DESTDIR)$(UNITDIR)/airlock.service

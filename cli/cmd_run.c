@@ -147,6 +147,7 @@ static int run_main(int argc, char **argv, enum run_mode mode)
         return e > 0 ? 0 : usage_error(err);
     if (run_options_vm(&r, &a, err, sizeof(err)) ||
         run_mounts_attach(&r.mounts, &a.vm, err, sizeof(err)) ||
+        run_options_agent_disk(&r, &a, err, sizeof(err)) ||
         run_options_request(&r, &a, argc, argv, err, sizeof(err)))
         return usage_error(err);
     if ((e = open_audit(&r, &a)) || (e = load_secrets(&r)) || (e = start_egress(&r)) ||

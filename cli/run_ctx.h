@@ -70,7 +70,8 @@ struct run_ctx {
     struct snap_out snap_out;
     int control_fd;       /* sandbox-vm: --control-fd (cli/run_control.h), else -1 */
     struct image_ref image; /* what --image named */
-    char kernel[PATH_MAX], initrd[PATH_MAX], image_spec[PATH_MAX + 32], cmdline[2048];
+    char kernel[PATH_MAX], agent_spec[PATH_MAX + 8], image_spec[PATH_MAX + 32], cmdline[2048];
+    const char *append; /* --append, for the command line set last */
     char restore_specs[SNAP_MAX_DISKS][PATH_MAX + 32]; /* --from-snapshot's disks */
 };
 

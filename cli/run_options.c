@@ -15,6 +15,7 @@
 #include "kvm/console.h"
 #include "snapshot/snapshot_dir.h"
 #include "jail/jail.h"
+#include "memory/layout.h"
 #include "image/image_ref.h"
 #include "util/guest_paths.h"
 #include "util/parse.h"
@@ -22,9 +23,10 @@
 #define RUN_CMDLINE_BASE "console=ttyS0 reboot=k panic=-1 quiet loglevel=0 "
 /* A built-in image: the disk's own agent is PID 1. */
 #define RUN_CMDLINE RUN_CMDLINE_BASE "root=/dev/vda rw init=/sbin/airlock-agent"
-/* An imported one: the agent is the initramfs's /init and makes the disk
- * the root itself (guest/agent/switch_root.c). */
-#define RUN_CMDLINE_IMPORTED RUN_CMDLINE_BASE "airlock.root=/dev/vda"
+/* An imported one: the agent is /init of airlock's small agent disk, the
+ * kernel's root, and makes the image's disk the root itself
+ * (guest/agent/switch_root.c).  %c: the agent disk's letter. */
+#define RUN_CMDLINE_IMPORTED RUN_CMDLINE_BASE "root=/dev/vd%c ro init=/init airlock.root=/dev/vda"
 /* The command defaults (agent_client/command_defaults.h) under run's names. */
 #define RUN_DEFAULT_NPROC          COMMAND_DEFAULT_NPROC
 #define RUN_DEFAULT_NOFILE         COMMAND_DEFAULT_NOFILE
@@ -525,17 +527,23 @@ static int restore_options(struct run_ctx *r, struct boot_options *o, const char
     return 0;
 }
 
-/* The root image as disk 0, the --disk ones after it; an imported one
- * boots with the agent's initramfs. */
+static int set_cmdline(struct run_ctx *r, const char *base, char *err, size_t errlen)
+{
+    if (snprintf(r->cmdline, sizeof(r->cmdline), "%s %s", base, r->append) >=
+        (int)sizeof(r->cmdline)) {
+        snprintf(err, errlen, "--append: too long");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* The root image as disk 0, the --disk ones after it (an imported one's
+ * agent disk comes last: run_options_agent_disk). */
 static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
 {
     struct boot_options *o = &a->vm;
     if (image_ref_resolve(a->image, &r->image, err, errlen))
         return -EINVAL;
-    if (!r->image.own_agent) {
-        guest_default_path(r->initrd, sizeof(r->initrd), IMAGE_AGENT_INITRAMFS);
-        o->initrd = r->initrd;
-    }
     if (snprintf(r->image_spec, sizeof(r->image_spec), "%s,cow=%lluM", r->image.disk,
                  (unsigned long long)a->disk_cap_mib) >= (int)sizeof(r->image_spec)) {
         snprintf(err, errlen, "--image: path too long");
@@ -546,14 +554,31 @@ static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size
     o->disks[0] = r->image_spec;
     o->disk_flags[0] = "--image";
     o->ndisks++;
-    if (snprintf(r->cmdline, sizeof(r->cmdline), "%s %s",
-                 r->image.own_agent ? RUN_CMDLINE : RUN_CMDLINE_IMPORTED, a->append) >=
-        (int)sizeof(r->cmdline)) {
-        snprintf(err, errlen, "--append: too long");
+    r->append = a->append;
+    if (r->image.own_agent && set_cmdline(r, RUN_CMDLINE, err, errlen))
         return -EINVAL;
-    }
     o->cmdline = r->cmdline;
     return 0;
+}
+
+int run_options_agent_disk(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
+{
+    struct boot_options *o = &a->vm;
+    if (a->from_snapshot || r->image.own_agent)
+        return 0;
+    if (o->ndisks + 1 >= LAYOUT_VIRTIO_SLOTS) { /* + the vsock device */
+        snprintf(err, errlen, "--image '%.128s': an imported image needs a virtio slot for "
+                 "airlock's agent disk, and --disk/--mount took them all", r->image.name);
+        return -EINVAL;
+    }
+    char disk[PATH_MAX], base[sizeof(RUN_CMDLINE_IMPORTED)];
+    guest_default_path(disk, sizeof(disk), IMAGE_AGENT_DISK);
+    snprintf(r->agent_spec, sizeof(r->agent_spec), "%.4000s,ro", disk);
+    snprintf(base, sizeof(base), RUN_CMDLINE_IMPORTED, 'a' + (int)o->ndisks);
+    o->disks[o->ndisks] = r->agent_spec;
+    o->disk_flags[o->ndisks] = "--image";
+    o->ndisks++;
+    return set_cmdline(r, base, err, errlen);
 }
 
 int run_options_vm(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)

@@ -43,4 +43,10 @@ int run_options_request(struct run_ctx *r, const struct run_args *a, int argc, c
  * 0 or -EINVAL with err. */
 int run_options_vm(struct run_ctx *r, struct run_args *a, char *err, size_t errlen);
 
+/* An imported image's agent disk (guest/agent.ext4, read-only), after
+ * every other disk so theirs keep their places, and the command line
+ * that boots from it.  Call it after --mount's disks are attached.  0
+ * (also for a built-in image or a snapshot) or -EINVAL with err. */
+int run_options_agent_disk(struct run_ctx *r, struct run_args *a, char *err, size_t errlen);
+
 #endif

@@ -1,6 +1,6 @@
 # guest/guest.mk: the guest kernel and images; included by the top Makefile.
 #   make guest    build/guest/{vmlinux,bzImage,initramfs.cpio.gz,rootfs.ext4,
-#                 agent.cpio}
+#                 agent.ext4}
 # The kernel comes from a cache outside the repo (guest/README.md); a changed
 # fragment or build script is a new cache key, so make's timestamps and the
 # cache agree on when to rebuild.
@@ -24,7 +24,7 @@ GUEST_STAGE_INPUTS := $(GUEST_DIR)/stage-root.sh $(GUEST_DIR)/init $(GUEST_OUT)/
 
 .PHONY: guest
 guest: $(GUEST_OUT)/vmlinux $(GUEST_OUT)/bzImage \
-       $(GUEST_OUT)/initramfs.cpio.gz $(GUEST_OUT)/rootfs.ext4 $(GUEST_OUT)/agent.cpio
+       $(GUEST_OUT)/initramfs.cpio.gz $(GUEST_OUT)/rootfs.ext4 $(GUEST_OUT)/agent.ext4
 
 # deps-check (top Makefile) installs scripts/packages/guest.list first.
 $(GUEST_KERNEL_OUTPUTS) &: $(GUEST_KERNEL_INPUTS) | deps-check
@@ -34,10 +34,9 @@ $(GUEST_OUT)/initramfs.cpio.gz: $(GUEST_DIR)/build-initramfs.sh $(GUEST_STAGE_IN
                                 $(GUEST_OUT)/gen_init_cpio | deps-check
 	$(GUEST_DIR)/build-initramfs.sh $@ $(GUEST_OUT)/gen_init_cpio
 
-# The agent alone, the initramfs of imported images (airlock image).
-$(GUEST_OUT)/agent.cpio: $(GUEST_DIR)/build-agent-initramfs.sh $(GUEST_OUT)/agent \
-                            $(GUEST_OUT)/gen_init_cpio
-	$(GUEST_DIR)/build-agent-initramfs.sh $@ $(GUEST_OUT)/agent $(GUEST_OUT)/gen_init_cpio
+# The agent alone on a small disk: how imported images boot (airlock image).
+$(GUEST_OUT)/agent.ext4: $(GUEST_DIR)/build-agent-disk.sh $(GUEST_OUT)/agent | deps-check
+	$(GUEST_DIR)/build-agent-disk.sh $@ $(GUEST_OUT)/agent
 
 $(GUEST_OUT)/rootfs.ext4: $(GUEST_DIR)/build-rootfs.sh $(GUEST_STAGE_INPUTS) | deps-check
 	$(GUEST_DIR)/build-rootfs.sh $@

@@ -3,7 +3,7 @@
  *   "python" (also no --image) and "small": the built-in images, disks
  *     airlock builds with the agent inside (guest/ beside the binary);
  *   a name in the image store (airlock image import): its disk, booted
- *     with the agent from airlock's initramfs (guest/agent.cpio), and
+ *     with the agent from airlock's agent disk (guest/agent.ext4), and
  *     its config's defaults;
  *   anything with a '/' (or an existing file that is no store name): a
  *     disk file of the built-in kind, with its own /sbin/airlock-agent. */
@@ -18,8 +18,9 @@
 
 #include "image/image_store.h"
 
-/* The initramfs that boots imported images (its /init is the agent). */
-#define IMAGE_AGENT_INITRAMFS "agent.cpio"
+/* The small read-only disk that boots imported images (its /init is the
+ * agent; guest/build-agent-disk.sh). */
+#define IMAGE_AGENT_DISK "agent.ext4"
 
 struct image_ref {
     char name[IMAGE_NAME_MAX + 1]; /* as given, or "python" */

@@ -55,7 +55,7 @@ int agent_lo_up(void);
  * fd the relay must not inherit is opened. */
 int agent_proxy_start(void);
 
-/* PID 1 booted from airlock's agent-only initramfs: when the command line
+/* PID 1 booted from airlock's agent disk: when the command line
  * has airlock.root=/dev/NAME, mounts that ext4 disk and makes it the root
  * (switch_root.c).  1 when it did, 0 when there is nothing to do, or
  * -errno. */

@@ -1,11 +1,11 @@
 /* An imported image's root: the agent comes from airlock, not from the
  * image (a `FROM scratch` image holds no agent, and one baked into a disk
  * would speak an old protocol after the next bump).  So airlock boots such
- * a VM with the agent alone as the initramfs's /init and names the image's
- * disk as `airlock.root=/dev/vdX` on the kernel command line; the agent
- * mounts it and makes it the root, as switch_root(8) does, then goes on
- * as PID 1 of the image.  Its own initramfs (one file: the agent) stays
- * in memory, reachable by nothing once the root has moved. */
+ * a VM from its small read-only agent disk (/init is the agent) and names
+ * the image's disk as `airlock.root=/dev/vdX` on the kernel command line;
+ * the agent mounts it and makes it the root, as switch_root(8) does, then
+ * goes on as PID 1 of the image.  The agent disk stays mounted beneath,
+ * reachable by nothing once the root has moved. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
