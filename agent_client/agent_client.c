@@ -32,6 +32,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_FILE_GET: return AGENT_MAX_PATH;
         case AGENT_RESEED: return AGENT_RESEED_SIZE;
         case AGENT_SIGNAL: return AGENT_SIGNAL_SIZE;
+        case AGENT_WINSIZE: return AGENT_WINSIZE_SIZE;
         case AGENT_CREDENTIALS: return AGENT_CRED_MAX_PAYLOAD;
         case AGENT_MOUNT: return AGENT_MOUNT_FIXED + AGENT_MOUNT_MAX_PATH;
         default: return agent_dir_type_max(dir, type);
@@ -115,8 +116,9 @@ static uint8_t *put_strings(uint8_t *p, const char *const *s, uint32_t n)
 
 ssize_t agent_encode_exec(uint8_t *buf, size_t cap, const struct agent_exec_req *r)
 {
+    size_t pb = agent_exec_proc_size(r);
     if (r->argc < 1 || r->argc > AGENT_MAX_ARGS || r->envc > AGENT_MAX_ENVS ||
-        (r->flags & ~AGENT_EXEC_F_ALL) || !r->argv || (r->envc && !r->envp))
+        (r->flags & ~AGENT_EXEC_F_ALL) || !r->argv || (r->envc && !r->envp) || !pb)
         return -EINVAL;
     size_t ab = strings_size(r->argv, r->argc, AGENT_MAX_ARGV_BYTES);
     size_t eb = strings_size(r->envp, r->envc, AGENT_MAX_ENV_BYTES);
@@ -124,7 +126,7 @@ ssize_t agent_encode_exec(uint8_t *buf, size_t cap, const struct agent_exec_req 
     size_t cb = strnlen(cwd, AGENT_MAX_PATH) + 1;
     if (ab == SIZE_MAX || eb == SIZE_MAX || cb > AGENT_MAX_PATH)
         return -EMSGSIZE;
-    size_t len = AGENT_EXEC_FIXED + ab + eb + cb;
+    size_t len = AGENT_EXEC_FIXED + ab + eb + pb + cb;
     uint8_t *p = frame(buf, cap, AGENT_EXEC, len);
     if (!p)
         return -EMSGSIZE;
@@ -141,7 +143,8 @@ ssize_t agent_encode_exec(uint8_t *buf, size_t cap, const struct agent_exec_req 
     put32(p + 52, (uint32_t)eb);
     p = put_strings(p + AGENT_EXEC_FIXED, r->argv, r->argc);
     p = put_strings(p, r->envp, r->envc);
-    memcpy(p, cwd, cb);
+    agent_exec_proc_put(p, r);
+    memcpy(p + pb, cwd, cb);
     return AGENT_HDR_SIZE + len;
 }
 
@@ -320,7 +323,12 @@ int agent_exec_parse(const uint8_t *p, size_t len, struct agent_exec_req *req,
     const uint8_t *s = p + AGENT_EXEC_FIXED;
     if (walk_strings(s, ab, r.argc, argv_buf) || walk_strings(s + ab, eb, r.envc, env_buf))
         return -EPROTO;
-    const char *cwd = check_path(s + ab + eb, rest - ab - eb, 1);
+    /* The process section's size comes from its own counts; cwd (at least
+     * its NUL) must still follow it. */
+    size_t pb = agent_exec_proc_get(s + ab + eb, rest - ab - eb - 1, &r);
+    if (!pb)
+        return -EPROTO;
+    const char *cwd = check_path(s + ab + eb + pb, rest - ab - eb - pb, 1);
     if (!cwd)
         return -EPROTO;
     r.cwd = cwd;
@@ -383,6 +391,12 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
             return -EPROTO;
         m->u.signal.signo = get32(p);
         return m->u.signal.signo >= 1 && m->u.signal.signo <= 64 ? 0 : -EPROTO;
+    case AGENT_WINSIZE:
+        if (len != AGENT_WINSIZE_SIZE)
+            return -EPROTO;
+        m->u.winsize.rows = get16(p);
+        m->u.winsize.cols = get16(p + 2);
+        return 0;
     case AGENT_READY:
         if (len != AGENT_READY_SIZE)
             return -EPROTO;

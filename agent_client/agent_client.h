@@ -13,6 +13,12 @@
 
 #include "guest/agent/proto.h"
 
+/* One entry of EXEC's rlimit list (proto.h): Linux's RLIMIT_* number. */
+struct agent_rlimit {
+    uint32_t resource;   /* 0..AGENT_RLIMIT_NUM-1 */
+    uint64_t soft, hard; /* soft <= hard; UINT64_MAX: unlimited */
+};
+
 /* An exec request.  Encoding reads it; agent_exec_parse fills it with
  * pointers into a decoded payload (valid while that payload is). */
 struct agent_exec_req {
@@ -25,6 +31,12 @@ struct agent_exec_req {
     uint32_t timeout_ms;     /* 0 = none */
     uint32_t flags;          /* AGENT_EXEC_F_* */
     uint64_t rlim_nproc, rlim_fsize, rlim_nofile; /* AGENT_RLIM_KEEP = as is */
+    /* The process section (proto.h; zero by default: none of it). */
+    uint16_t tty_rows, tty_cols; /* with AGENT_EXEC_F_TTY */
+    uint32_t ngroups;
+    uint32_t groups[AGENT_MAX_GROUPS];
+    uint32_t nrlimits;
+    struct agent_rlimit rlimits[AGENT_MAX_RLIMITS];
     /* Host side only (not sent): agent_exec stops waiting this long after
      * timeout_ms, whatever the guest does.  The agent enforces the
      * timeout, but the agent is in the guest, and a guest root can stall
@@ -125,6 +137,17 @@ int agent_mount_path_ok(const char *path, size_t len);
 
 /* SIGNAL with signo 1..64 (else -EINVAL). */
 ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo);
+/* WINSIZE: the command's terminal is now rows x cols. */
+ssize_t agent_encode_winsize(uint8_t *buf, size_t cap, uint16_t rows, uint16_t cols);
+/* EXEC's process section (agent_exec_proc.c): its size for req, or 0
+ * when req breaks its rules (a count over its limit, a gid of -1, a bad
+ * resource, one twice, soft > hard, a size without a terminal); laid out
+ * at p, which has that many bytes. */
+size_t agent_exec_proc_size(const struct agent_exec_req *req);
+void agent_exec_proc_put(uint8_t *p, const struct agent_exec_req *req);
+/* Reads the section at p[0, avail) into req: its size, or 0 when it does
+ * not fit avail or breaks the rules above. */
+size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req *req);
 ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t features);
 ssize_t agent_encode_started(uint8_t *buf, size_t cap, uint32_t pid);
 ssize_t agent_encode_exit(uint8_t *buf, size_t cap, uint32_t kind, uint32_t value,
@@ -157,6 +180,7 @@ struct agent_msg {
         struct agent_entry entry;
         struct { uint64_t realtime_ns; const uint8_t *seed; } reseed; /* AGENT_RESEED_SEED bytes */
         struct { uint32_t signo; } signal;
+        struct { uint16_t rows, cols; } winsize;
         struct { uint32_t device, flags; const char *path; } mount;
     } u;
 };
@@ -324,10 +348,19 @@ size_t agent_output_take(struct agent_output_cap *cap, size_t len);
 int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd, int in_fd,
                uint64_t max_output, struct agent_exec_result *res);
 
-/* agent_exec, and each byte read from sig_fd (a pipe; -1: none) is a
- * signal number (1..64) sent to the command as SIGNAL, once it started. */
+/* agent_exec, and sig_fd (a pipe; -1: none) carries what the host sends
+ * the command once it started: a byte 1..64 is a signal number (SIGNAL),
+ * the byte AGENT_SIGQ_WINSIZE and 4 more (agent_sigq_winsize) a terminal
+ * size (WINSIZE); anything else is dropped. */
 int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
                        int in_fd, int sig_fd, uint64_t max_output, struct agent_exec_result *res);
+
+/* The record that asks agent_exec_signals for a WINSIZE: 5 bytes, written
+ * whole (one write below PIPE_BUF arrives whole: a SIGWINCH handler can
+ * write it, async-signal-safe). */
+#define AGENT_SIGQ_WINSIZE 0
+#define AGENT_SIGQ_WINSIZE_LEN 5
+void agent_sigq_winsize(uint8_t rec[AGENT_SIGQ_WINSIZE_LEN], uint16_t rows, uint16_t cols);
 
 /* Sends RESEED (proto.h): the host's wall time and AGENT_RESEED_SEED bytes
  * of randomness, for the guest's clock and CRNG, and waits at most

@@ -173,12 +173,15 @@ static void feed_close(struct feed *f)
             close(f->priv[i]);
 }
 
-/* Signals for the command, on their way to the agent as SIGNAL frames:
- * each byte read from `fd` is a signal number.  A frame is sent only
- * between two STDIN frames (frames must not interleave on the socket). */
+/* Signals and terminal sizes for the command, on their way to the agent
+ * as SIGNAL and WINSIZE frames: each record read from `fd` is a signal
+ * number byte, or AGENT_SIGQ_WINSIZE and a size (agent_client.h).  A frame
+ * is sent only between two STDIN frames (frames must not interleave on
+ * the socket). */
 struct sigq {
     int fd;              /* -1: none, or its writer closed it */
-    uint8_t frame[AGENT_HDR_SIZE + AGENT_SIGNAL_SIZE];
+    uint8_t frame[AGENT_HDR_SIZE + (AGENT_SIGNAL_SIZE > AGENT_WINSIZE_SIZE ? AGENT_SIGNAL_SIZE
+                                                                           : AGENT_WINSIZE_SIZE)];
     size_t len, off;
 };
 
@@ -187,20 +190,29 @@ static bool sigq_busy(const struct sigq *q)
     return q->off < q->len;
 }
 
-/* Takes the next signal number from q->fd (it said readable).  A number
- * out of range is dropped: the writer is ours, but its bytes are not
- * frames yet.  0 or -errno. */
+/* Takes the next record from q->fd (it said readable).  A signal number
+ * out of range, or a size record cut short, is dropped: the writer is
+ * ours, but its bytes are not frames yet.  0 or -errno. */
 static int sigq_pull(struct sigq *q)
 {
-    uint8_t signo;
-    ssize_t n = read(q->fd, &signo, 1);
+    uint8_t rec[AGENT_SIGQ_WINSIZE_LEN];
+    ssize_t n = read(q->fd, rec, 1);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return 0;
     if (n <= 0) {
         q->fd = -1; /* no more signals: not an error */
         return 0;
     }
-    ssize_t fl = agent_encode_signal(q->frame, sizeof(q->frame), signo);
+    ssize_t fl;
+    if (rec[0] == AGENT_SIGQ_WINSIZE) {
+        /* Written whole (one write below PIPE_BUF), so the rest is there. */
+        if (read(q->fd, rec + 1, AGENT_SIGQ_WINSIZE_LEN - 1) != AGENT_SIGQ_WINSIZE_LEN - 1)
+            return 0;
+        fl = agent_encode_winsize(q->frame, sizeof(q->frame), (uint16_t)(rec[1] | rec[2] << 8),
+                                  (uint16_t)(rec[3] | rec[4] << 8));
+    } else {
+        fl = agent_encode_signal(q->frame, sizeof(q->frame), rec[0]);
+    }
     q->off = 0;
     q->len = fl > 0 ? (size_t)fl : 0;
     return 0;

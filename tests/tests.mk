@@ -49,7 +49,7 @@ FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virt
                          devices/disk.c devices/disk_cow.c devices/disk_io.c memory/gmem.c
 FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_hdr.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
                          devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
-FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c agent_client/agent_mount_codec.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c
+FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c
 FUZZ_SRCS_fuzz_http_request := http/http_request.c http/http_head.c
 FUZZ_SRCS_fuzz_api_request := http/http_request.c http/http_head.c http/http_query.c
 FUZZ_SRCS_fuzz_http_response := http/http_response.c http/http_chunked.c http/http_head.c
@@ -62,7 +62,7 @@ FUZZ_LIBS_fuzz_layer_apply := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_LIBS_fuzz_tar_in := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_SRCS_fuzz_copy_tree := cli/run_copy_tree.c sandbox/tar_in.c agent_client/agent_client.c \
                             agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c \
-                            agent_client/agent_mount_codec.c \
+                            agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c \
                             util/open_resolve.c util/printable.c util/tar_name.c util/rmtree.c
 FUZZ_LIBS_fuzz_copy_tree := $(shell pkg-config --libs libarchive 2>/dev/null)
 SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
@@ -86,7 +86,7 @@ $(BUILD)/fuzz/snapshot-seed: tests/fuzz/snapshot_seed.c tests/unit/snap_sample.c
 # Writes fuzz_agent_proto's seeds (frames of this AGENT_VERSION) at run time.
 $(BUILD)/fuzz/agent-seed: tests/fuzz/agent_seed.c agent_client/agent_client.c \
                           agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c \
-                          agent_client/agent_mount_codec.c | deps-check
+                          agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c | deps-check
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^
 

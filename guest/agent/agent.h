@@ -1,5 +1,5 @@
 /* The guest agent's internal interface: one connection's state and the
- * request handlers (guest/agent/{main,conn,exec,files,dirs,reseed,trust}.c). */
+ * request handlers (guest/agent/{main,conn,exec,pty,files,dirs,reseed,trust}.c). */
 #ifndef AIRLOCK_GUEST_AGENT_AGENT_H
 #define AIRLOCK_GUEST_AGENT_AGENT_H
 
@@ -45,6 +45,17 @@ int agent_do_mount(struct aconn *c, const struct agent_msg *m);
  * -E2BIG past AGENT_MAX_ENVS or AGENT_MAX_ENV_BYTES, or -errno when the
  * stored file cannot be read or is not the agent's. */
 int agent_trust_env(const char **envp, uint32_t *envc);
+
+/* The terminal of an EXEC with AGENT_EXEC_F_TTY (pty.c).  A fresh
+ * master/slave pair (CLOEXEC) of the size asked: 0 or an errno. */
+int agent_pty_open(uint16_t rows, uint16_t cols, int *master, int *slave);
+/* Child, after setsid(): the slave becomes its controlling terminal, the
+ * command's user owns it.  0 or an errno. */
+int agent_pty_take(int slave, uint32_t uid, uint32_t gid);
+/* TIOCSWINSZ on the master (best effort: a size is advice). */
+void agent_pty_resize(int master, uint16_t rows, uint16_t cols);
+/* The host's STDIN_EOF: the terminal's VEOF character into the master. */
+void agent_pty_eof(int master);
 
 /* Egress (proxy.c), started by PID 1 only.  Brings `lo` up (the kernel
  * gives it 127.0.0.1): 0 or -errno (-EAFNOSUPPORT on a kernel without

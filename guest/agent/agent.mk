@@ -13,9 +13,9 @@ AGENT_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 AGENT_CC ?= gcc
 AGENT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -O2
 AGENT_SRCS := $(wildcard $(AGENT_DIR)/*.c) agent_client/agent_client.c agent_client/agent_dir_codec.c \
-              agent_client/agent_cred_codec.c agent_client/agent_mount_codec.c
+              agent_client/agent_cred_codec.c agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c
 AGENT_HDRS := $(wildcard $(AGENT_DIR)/*.h) agent_client/agent_client.h agent_client/wire.h
-AGENT_CLIENT_SRCS := tests/agent/client.c agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c agent_client/agent_mount_codec.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c \
+AGENT_CLIENT_SRCS := tests/agent/client.c agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c \
                      util/nbfd.c
 
 .PHONY: agent agent-client agent-test

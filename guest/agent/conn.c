@@ -59,6 +59,7 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
     case AGENT_STDIN_EOF:
     case AGENT_KILL:
     case AGENT_SIGNAL:
+    case AGENT_WINSIZE: /* for a command that has ended: nothing to do */
         return 0;
     default:
         aconn_send_error(c, EPROTO, AGENT_OP_PROTO);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -96,7 +97,40 @@ static int set_limit(int res, uint64_t v)
     return setrlimit(res, &rl);
 }
 
-/* Never returns. */
+/* The fixed three (soft = hard), then the list, which may name any
+ * resource with its own soft and hard (an OCI process's rlimits): 0 or
+ * -1 with errno. */
+static int set_limits(const struct agent_exec_req *r)
+{
+    if (set_limit(RLIMIT_NPROC, r->rlim_nproc) || set_limit(RLIMIT_FSIZE, r->rlim_fsize) ||
+        set_limit(RLIMIT_NOFILE, r->rlim_nofile))
+        return -1;
+    for (uint32_t i = 0; i < r->nrlimits; i++) {
+        struct rlimit rl = {.rlim_cur = r->rlimits[i].soft, .rlim_max = r->rlimits[i].hard};
+        if (setrlimit((int)r->rlimits[i].resource, &rl))
+            return -1;
+    }
+    return 0;
+}
+
+/* setgroups with the request's list (none when it is empty), then the
+ * gid and the uid; an unprivileged agent runs commands as itself and
+ * refuses anything else. */
+static int set_creds(const struct agent_exec_req *r, uid_t uid, gid_t gid)
+{
+    if (geteuid() == 0) {
+        gid_t groups[AGENT_MAX_GROUPS];
+        for (uint32_t i = 0; i < r->ngroups; i++)
+            groups[i] = r->groups[i];
+        return setgroups(r->ngroups, groups) || setgid(gid) || setuid(uid) ? errno : 0;
+    }
+    if ((r->uid != AGENT_ID_DEFAULT && r->uid != geteuid()) ||
+        (r->gid != AGENT_ID_DEFAULT && r->gid != getegid()) || r->ngroups)
+        return EPERM; /* an unprivileged agent (host tests) */
+    return 0;
+}
+
+/* Never returns.  With a terminal, in, out and err are all its slave. */
 static void child_run(const struct agent_exec_req *r, int in, int out, int err, int errfd)
 {
     /* The agent ignores SIGPIPE; an ignored disposition survives execve. */
@@ -105,8 +139,13 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
     sigset_t all;
     sigemptyset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
+    uid_t uid = r->uid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->uid;
+    gid_t gid = r->gid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->gid;
     /* Own session and process group, so a timeout can kill all of it. */
     setsid();
+    int e;
+    if ((r->flags & AGENT_EXEC_F_TTY) && (e = agent_pty_take(in, uid, gid)))
+        child_fail(errfd, AGENT_OP_SPAWN, e);
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
         child_fail(errfd, AGENT_OP_SPAWN, errno);
     /* The agent shields itself from the OOM killer (main.c); the command
@@ -116,22 +155,15 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
         (void)!write(oom, "0", 1);
         close(oom);
     }
-    if (set_limit(RLIMIT_NPROC, r->rlim_nproc) || set_limit(RLIMIT_FSIZE, r->rlim_fsize) ||
-        set_limit(RLIMIT_NOFILE, r->rlim_nofile))
+    if (set_limits(r))
         child_fail(errfd, AGENT_OP_RLIMIT, errno);
-    uid_t uid = r->uid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->uid;
-    gid_t gid = r->gid == AGENT_ID_DEFAULT ? AGENT_NOBODY : r->gid;
-    if (geteuid() == 0) {
-        if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
-            child_fail(errfd, AGENT_OP_CRED, errno);
-    } else if ((r->uid != AGENT_ID_DEFAULT && r->uid != geteuid()) ||
-               (r->gid != AGENT_ID_DEFAULT && r->gid != getegid())) {
-        /* An unprivileged agent (host tests) runs commands as itself. */
-        child_fail(errfd, AGENT_OP_CRED, EPERM);
-    }
+    if ((e = set_creds(r, uid, gid)))
+        child_fail(errfd, AGENT_OP_CRED, e);
     /* After setuid, so the directory is checked as the command's user. */
     if (chdir(r->cwd && *r->cwd ? r->cwd : "/"))
         child_fail(errfd, AGENT_OP_CHDIR, errno);
+    if ((r->flags & AGENT_EXEC_F_NO_NEW_PRIVS) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+        child_fail(errfd, AGENT_OP_CRED, errno);
     /* Only 0-2 and errfd are meant to cross execve; errfd is CLOEXEC. */
     close_range(3, ~0u, CLOSE_RANGE_CLOEXEC);
     child_fail(errfd, AGENT_OP_EXEC, exec_search(r->argv, r->envp));
@@ -143,6 +175,8 @@ struct run {
     pid_t pid;
     int pidfd;
     int in, out, err;              /* our ends; -1 once closed */
+    int pty;                       /* with a terminal: its master (in and out
+                                    * are dups of it, err is -1); else -1 */
     uint8_t pend[AGENT_MAX_CHUNK]; /* stdin from the host not yet written */
     size_t pend_len, pend_off;
     int in_eof;                    /* close stdin once pend is written */
@@ -192,8 +226,12 @@ static void stdin_flush(struct run *r)
         }
         r->pend_off += (size_t)n;
     }
-    if (r->pend_off >= r->pend_len && r->in_eof)
+    if (r->pend_off >= r->pend_len && r->in_eof && r->in >= 0) {
+        /* A terminal is not closed by its input's end: it gets VEOF. */
+        if (r->pty >= 0)
+            agent_pty_eof(r->in);
         close_fd(&r->in);
+    }
 }
 
 /* Moves what the socket holds of a STDIN payload (agent_decode_data_frame)
@@ -249,6 +287,10 @@ static int on_host_msg(struct run *r, const struct agent_msg *m)
     case AGENT_SIGNAL:
         if (!r->exited) /* its group may be gone and its number reused */
             kill(-r->pid, (int)m->u.signal.signo);
+        return 0;
+    case AGENT_WINSIZE:
+        if (r->pty >= 0 && !r->exited)
+            agent_pty_resize(r->pty, m->u.winsize.rows, m->u.winsize.cols);
         return 0;
     default:
         return -EPROTO;
@@ -352,18 +394,39 @@ static int exec_verdict(int errfd, uint32_t *op)
     return rep[0] ? (int)rep[0] : EIO;
 }
 
+/* A terminal as the command's stdio: its slave in in[0] (the child puts
+ * it on 0-2), the master as r->pty, and dups of it as our in[1] and
+ * out[0], which the loop closes on their own (STDIN_EOF, the slave's
+ * hang-up) while WINSIZE still has the master.  0 or an errno. */
+static int make_tty(const struct agent_exec_req *req, struct run *r, int in[2], int out[2])
+{
+    int e = agent_pty_open(req->tty_rows, req->tty_cols, &r->pty, &in[0]);
+    if (e)
+        return e;
+    in[1] = fcntl(r->pty, F_DUPFD_CLOEXEC, 0);
+    out[0] = fcntl(r->pty, F_DUPFD_CLOEXEC, 0);
+    return in[1] < 0 || out[0] < 0 ? errno : 0;
+}
+
+static int make_pipes(int in[2], int out[2], int err[2])
+{
+    return pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ? errno : 0;
+}
+
 static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ep[2] = {-1, -1};
-    int rc = 0;
+    int tty = !!(req->flags & AGENT_EXEC_F_TTY);
     *op = AGENT_OP_SPAWN;
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
-        pipe2(ep, O_CLOEXEC)) {
+    int rc = tty ? make_tty(req, r, in, out) : make_pipes(in, out, err);
+    if (!rc && pipe2(ep, O_CLOEXEC))
         rc = errno;
+    if (rc) {
+        /* nothing forked */
     } else if ((r->pid = fork()) < 0) {
         rc = errno;
     } else if (r->pid == 0) {
-        child_run(req, in[0], out[1], err[1], ep[1]);
+        child_run(req, in[0], tty ? in[0] : out[1], tty ? in[0] : err[1], ep[1]);
     } else {
         close_fd(&ep[1]);
         rc = exec_verdict(ep[0], op);
@@ -382,15 +445,19 @@ static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
         close_fd(&r->in);
         close_fd(&r->out);
         close_fd(&r->err);
+        close_fd(&r->pty);
         return rc;
     }
     /* Pipes of 1 MiB (Linux's default pipe-max-size; 64 KiB otherwise):
      * the command runs ahead while a chunk is on its way, and a read takes
-     * a whole AGENT_MAX_CHUNK.  Best effort: a smaller pipe still works. */
+     * a whole AGENT_MAX_CHUNK.  Best effort: a smaller pipe still works
+     * (and a terminal has its own buffer). */
     fcntl(r->in, F_SETPIPE_SZ, 1 << 20);
     fcntl(r->out, F_SETPIPE_SZ, 1 << 20);
     fcntl(r->err, F_SETPIPE_SZ, 1 << 20);
-    /* Non-blocking stdin: a command that does not read must not stall us. */
+    /* Non-blocking stdin: a command that does not read must not stall us.
+     * (A terminal's dups share the master's flag: its reads say EAGAIN
+     * too, which pump takes.) */
     fcntl(r->in, F_SETFL, O_NONBLOCK);
     if (!(req->flags & AGENT_EXEC_F_STDIN))
         close_fd(&r->in);
@@ -408,7 +475,7 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m)
     if (terr)
         return aconn_send_error(c, -terr, terr == -E2BIG ? AGENT_OP_EXEC : AGENT_OP_FILE);
     memset(&r, 0, sizeof(r));
-    r.pidfd = -1;
+    r.pidfd = r.pty = -1;
     r.deadline = req.timeout_ms ? now_ms() + req.timeout_ms : -1;
     uint32_t op;
     int err = spawn(&req, &r, &op);
@@ -428,6 +495,7 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m)
     close_fd(&r.in);
     close_fd(&r.out);
     close_fd(&r.err);
+    close_fd(&r.pty);
     if (rc)
         return rc;
     uint32_t kind = WIFSIGNALED(r.status) ? AGENT_EXIT_SIGNAL : AGENT_EXIT_CODE;

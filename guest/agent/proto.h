@@ -17,7 +17,8 @@
  *
  * A conversation (one connection, requests strictly one after another):
  *   agent: READY                                   once, on connect
- *   host:  EXEC [STDIN...] [STDIN_EOF] [SIGNAL...] [KILL]   (in any order)
+ *   host:  EXEC [STDIN...] [STDIN_EOF] [SIGNAL...] [WINSIZE...] [KILL]
+ *                                                  (in any order)
  *   agent: STARTED (STDOUT|STDERR)* EXIT           or  ERROR (never started)
  *   host:  FILE_PUT FILE_DATA* FILE_END
  *   agent: FILE_END (written)                      or  ERROR
@@ -58,7 +59,11 @@
 /* 5: MOUNT (a host folder's disk mounted at a guest path before the
  * first command; a version-4 agent would end the conversation, and the
  * command would run without its folder). */
-#define AGENT_VERSION 5
+/* 6: EXEC grows a section (a terminal and its size, supplementary
+ * groups, rlimits by number, no_new_privs; an OCI process's fields) and
+ * WINSIZE; a version-5 agent would read that section as the cwd, and
+ * would end the conversation at a WINSIZE. */
+#define AGENT_VERSION 6
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -82,10 +87,18 @@
 #define AGENT_MAX_ENV_BYTES  (128 * 1024) /* env strings incl. NULs */
 #define AGENT_MAX_PATH     4096          /* cwd / file path incl. NUL */
 #define AGENT_MAX_CHUNK    (128 * 1024)  /* STDIN/STDOUT/STDERR/FILE_DATA */
-/* An EXEC is the largest message: fixed part, argv, env, cwd. */
+#define AGENT_MAX_GROUPS   32            /* EXEC's supplementary groups */
+#define AGENT_MAX_RLIMITS  16            /* EXEC's (resource, soft, hard) */
+#define AGENT_RLIMIT_NUM   16            /* resources 0..15 (RLIM_NLIMITS) */
+/* An EXEC is the largest message: fixed part, argv, env, process section
+ * at its largest, cwd. */
 #define AGENT_EXEC_FIXED   56
+#define AGENT_EXEC_PROC_FIXED 12
+#define AGENT_EXEC_RLIMIT_SIZE 20
+#define AGENT_EXEC_PROC_MAX (AGENT_EXEC_PROC_FIXED + 4 * AGENT_MAX_GROUPS + \
+                             AGENT_EXEC_RLIMIT_SIZE * AGENT_MAX_RLIMITS)
 #define AGENT_MAX_PAYLOAD  (AGENT_EXEC_FIXED + AGENT_MAX_ARGV_BYTES + \
-                            AGENT_MAX_ENV_BYTES + AGENT_MAX_PATH)
+                            AGENT_MAX_ENV_BYTES + AGENT_EXEC_PROC_MAX + AGENT_MAX_PATH)
 /* The agent refuses a FILE_PUT larger than this (a guest tmpfs lives in
  * guest RAM; the host also bounds what it accepts from FILE_GET). */
 #define AGENT_MAX_FILE     (1ull << 32)
@@ -115,6 +128,8 @@ enum agent_type {
                                * (below; since version 4) */
     AGENT_MOUNT     = 0x10, /* a disk mounted at a guest folder (below; since
                              * version 5) */
+    AGENT_WINSIZE   = 0x11, /* the command's terminal's new size (below;
+                             * since version 6) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -132,7 +147,7 @@ enum agent_type {
                              * effect, or LIST's end */
 };
 
-/* EXEC payload (fixed part, AGENT_EXEC_FIXED bytes, then the strings):
+/* EXEC payload (fixed part, AGENT_EXEC_FIXED bytes, then the sections):
  *   0  u32 uid          AGENT_ID_DEFAULT = 65534
  *   4  u32 gid          AGENT_ID_DEFAULT = 65534
  *   8  u32 timeout_ms   0 = none; on expiry the process group is killed
@@ -146,14 +161,53 @@ enum agent_type {
  *   52 u32 env_bytes    bytes of the env strings, NULs included
  *   56 argv: argc NUL-terminated strings, exactly argv_bytes bytes
  *      env:  envc NUL-terminated "K=V" strings, exactly env_bytes bytes
+ *      process (since version 6): AGENT_EXEC_PROC_FIXED bytes, then arrays
+ *      whose sizes those give:
+ *        +0  u16 rows       the terminal's size with AGENT_EXEC_F_TTY
+ *        +2  u16 cols       (0 0 is allowed: unknown); both 0 without it
+ *        +4  u32 ngroups    0..AGENT_MAX_GROUPS
+ *        +8  u32 nrlimits   0..AGENT_MAX_RLIMITS
+ *        +12 ngroups x u32 gid: supplementary groups, none 0xffffffff
+ *            nrlimits x AGENT_EXEC_RLIMIT_SIZE bytes:
+ *              u32 resource  0..AGENT_RLIMIT_NUM-1 (Linux's RLIMIT_*),
+ *                            each at most once in the list
+ *              u64 soft      soft <= hard; 0xffffffffffffffff is
+ *              u64 hard      RLIM_INFINITY here (not "keep")
  *      cwd:  one NUL-terminated string (empty = "/"), the rest of the
  *            payload, <= AGENT_MAX_PATH bytes
  * The byte counts make every section's end known before it is walked: a
- * string must end (NUL) inside its own section, and the sections must
- * hold exactly their counts — anything else is rejected. */
+ * string must end (NUL) inside its own section, the process section's
+ * size follows from its two bounded counts, and the sections must hold
+ * exactly their counts — anything else is rejected.
+ * In the child, before exec: the three fixed rlimits, then the list (a
+ * resource in both ends up as the list says); setgroups(the list: none
+ * when empty), setgid, setuid; no_new_privs with AGENT_EXEC_F_NO_NEW_PRIVS.
+ * An agent not running as root refuses groups as it refuses another uid
+ * (EPERM, op CRED). */
 #define AGENT_EXEC_F_STDIN 0x1u /* stdin comes as STDIN/STDIN_EOF; without
-                                 * it the command reads /dev/null */
-#define AGENT_EXEC_F_ALL   AGENT_EXEC_F_STDIN
+                                 * it the command reads /dev/null (with a
+                                 * terminal: the terminal, which nobody
+                                 * writes, as docker run -t without -i) */
+/* A fresh pseudo-terminal (devpts) for the command: the slave is its
+ * stdin, stdout, stderr and controlling terminal (its own session), the
+ * master's output comes as STDOUT only (no STDERR: one stream, as docker
+ * does), STDIN goes to the master, and STDIN_EOF writes the terminal's
+ * VEOF character (^D: a reader in canonical mode sees end of file; the
+ * terminal stays open for output, as runc's and docker's do). */
+#define AGENT_EXEC_F_TTY   0x2u
+/* prctl(PR_SET_NO_NEW_PRIVS) in the child: setuid bits and file
+ * capabilities grant nothing to the command or what it runs. */
+#define AGENT_EXEC_F_NO_NEW_PRIVS 0x4u
+#define AGENT_EXEC_F_ALL   (AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS)
+
+/* WINSIZE payload (4 bytes; host -> agent while a command runs):
+ *   0 u16 rows
+ *   2 u16 cols
+ * With a terminal (AGENT_EXEC_F_TTY) the agent sets it on the master
+ * (TIOCSWINSZ), and the kernel sends SIGWINCH to the terminal's
+ * foreground process group; without one, or before STARTED or after
+ * EXIT, it is ignored, as SIGNAL is. */
+#define AGENT_WINSIZE_SIZE 4
 
 /* FILE_PUT payload:
  *   0  u32 mode     permission bits (& 07777 applied; file created as root)

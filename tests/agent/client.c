@@ -4,7 +4,12 @@
  *
  *   agent-client SOCK [-e K=V]... [-w DIR] [-u UID] [-g GID] [-t MS] [-i]
  *                     [--nproc N] [--fsize N] [--nofile N]
+ *                     [--tty ROWSxCOLS [--winsize-after MS ROWSxCOLS]]
+ *                     [-G GID]... [--nnp] [--rlimit RES:SOFT:HARD]...
  *                     [--reseed [--reseed-wait MS]] -- CMD [ARG]...
+ *                                --tty: a guest terminal of that size;
+ *                                --winsize-after: WINSIZE MS after the
+ *                                start (agent_exec_signals' records)
  *                                --reseed: RESEED first (a zero seed, this
  *                                host's time) and no command unless the
  *                                agent answered RESEEDED, as airlock run
@@ -167,6 +172,36 @@ static uint64_t num(const char *s)
     return strtoull(s, NULL, 0);
 }
 
+/* "ROWSxCOLS" */
+static int size_arg(const char *s, uint16_t *rows, uint16_t *cols)
+{
+    unsigned r, c;
+    if (sscanf(s, "%ux%u", &r, &c) != 2 || r > 65535 || c > 65535)
+        return -1;
+    *rows = (uint16_t)r;
+    *cols = (uint16_t)c;
+    return 0;
+}
+
+/* A pipe for agent_exec_signals whose writer, a child, sends one size
+ * record `ms` after we start: the read end, or -1. */
+static int winsize_later(unsigned ms, uint16_t rows, uint16_t cols)
+{
+    int p[2];
+    if (pipe(p) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        uint8_t rec[AGENT_SIGQ_WINSIZE_LEN];
+        agent_sigq_winsize(rec, rows, cols);
+        usleep(ms * 1000);
+        _exit(write(p[1], rec, sizeof(rec)) == sizeof(rec) ? 0 : 1);
+    }
+    close(p[1]);
+    return pid < 0 ? (close(p[0]), -1) : p[0];
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -189,7 +224,7 @@ int main(int argc, char **argv)
     struct agent_exec_req req;
     agent_exec_req_init(&req);
     req.envp = env;
-    int use_stdin = 0, reseed = 0, i;
+    int use_stdin = 0, reseed = 0, i, sig_fd = -1;
     unsigned reseed_wait = AGENT_RESEED_WAIT_MS;
     for (i = 2; i < argc && strcmp(argv[i], "--"); i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -199,6 +234,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(o, "--reseed")) {
             reseed = 1;
+            continue;
+        }
+        if (!strcmp(o, "--nnp")) {
+            req.flags |= AGENT_EXEC_F_NO_NEW_PRIVS;
             continue;
         }
         if (!v)
@@ -222,7 +261,22 @@ int main(int argc, char **argv)
             req.rlim_fsize = num(v);
         else if (!strcmp(o, "--nofile"))
             req.rlim_nofile = num(v);
-        else
+        else if (!strcmp(o, "--tty") && !size_arg(v, &req.tty_rows, &req.tty_cols))
+            req.flags |= AGENT_EXEC_F_TTY;
+        else if (!strcmp(o, "-G") && req.ngroups < AGENT_MAX_GROUPS)
+            req.groups[req.ngroups++] = (uint32_t)num(v);
+        else if (!strcmp(o, "--rlimit") && req.nrlimits < AGENT_MAX_RLIMITS) {
+            struct agent_rlimit *l = &req.rlimits[req.nrlimits++];
+            unsigned long long res, soft, hard;
+            if (sscanf(v, "%llu:%llu:%llu", &res, &soft, &hard) != 3)
+                return fail(o, EINVAL);
+            *l = (struct agent_rlimit){(uint32_t)res, soft, hard};
+        } else if (!strcmp(o, "--winsize-after") && i + 1 < argc) {
+            uint16_t rows, cols;
+            if (size_arg(argv[++i], &rows, &cols) ||
+                (sig_fd = winsize_later((unsigned)num(v), rows, cols)) < 0)
+                return fail(o, EINVAL);
+        } else
             return fail(o, EINVAL);
     }
     if (i + 1 >= argc)
@@ -247,8 +301,8 @@ int main(int argc, char **argv)
     /* As airlock run does (cli/cmd_run.c): a pipe or terminal is written
      * through its non-blocking twin. */
     int out = nbfd_twin(1), err = nbfd_twin(2);
-    int rc = agent_exec(fd, &req, out < 0 ? 1 : out, err < 0 ? 2 : err, use_stdin ? 0 : -1,
-                        UINT64_MAX, &res);
+    int rc = agent_exec_signals(fd, &req, out < 0 ? 1 : out, err < 0 ? 2 : err,
+                                use_stdin ? 0 : -1, sig_fd, UINT64_MAX, &res);
     if (rc)
         return fail("exec", -rc);
     if (res.error)

@@ -4,7 +4,8 @@
  *   agent-seed DIR
  * Each seed starts with the target's mode byte (fuzz_agent_proto.c), then
  * for the decoder modes (0, 1) the chunk-size byte, then frames; mode 9
- * takes a bare CREDENTIALS payload, mode 11 a bare MOUNT payload. */
+ * takes a bare CREDENTIALS payload, mode 11 a bare MOUNT payload, mode 12
+ * a bare EXEC payload. */
 #include <stdio.h>
 #include <string.h>
 
@@ -56,9 +57,29 @@ static ssize_t cred(uint8_t *b, size_t cap, uint32_t envc, const char *p)
     return agent_encode_credentials(b, cap, &c);
 }
 
+/* An EXEC with every part of the process section (protocol version 6). */
+static void proc_exec(struct agent_exec_req *r)
+{
+    agent_exec_req_init(r);
+    r->argv = argv3;
+    r->argc = 3;
+    r->cwd = "/";
+    r->flags = AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS;
+    r->tty_rows = 24;
+    r->tty_cols = 80;
+    r->ngroups = 2;
+    r->groups[0] = 5;
+    r->groups[1] = 100;
+    r->nrlimits = 2;
+    r->rlimits[0] = (struct agent_rlimit){4, 0, 1 << 20};
+    r->rlimits[1] = (struct agent_rlimit){7, 1024, UINT64_MAX};
+}
+
 /* The host's side: every request the agent decodes. */
 static int requests(void)
 {
+    struct agent_exec_req pr;
+    proc_exec(&pr);
     struct agent_exec_req r;
     agent_exec_req_init(&r);
     r.argv = argv3;
@@ -79,7 +100,8 @@ static int requests(void)
            add(agent_encode_mkdir(AT, "/r/d", 3, 0755)) ||
            add(agent_encode_symlink(AT, "/r/l", 3, "t")) || add(cred(AT, 2, pem)) ||
            add(cred(AT, 0, NULL)) || add(agent_encode_mount(AT, 1, AGENT_MOUNT_F_RO, "/src")) ||
-           add(agent_encode_mount(AT, 2, 0, "/home/u/work"));
+           add(agent_encode_mount(AT, 2, 0, "/home/u/work")) || add(agent_encode_exec(AT, &pr)) ||
+           add(agent_encode_winsize(AT, 50, 132));
 }
 
 /* The agent's side: every reply airlock decodes. */
@@ -166,6 +188,19 @@ int main(int argc, char **argv)
         memcpy(buf + len, f + AGENT_HDR_SIZE, (size_t)n - AGENT_HDR_SIZE);
         len += (size_t)n - AGENT_HDR_SIZE;
         bad |= save(d, "mount-payload");
+    }
+    /* mode 12: an EXEC payload alone, its process section full */
+    start(12, -1);
+    static uint8_t ef[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
+    struct agent_exec_req pr;
+    proc_exec(&pr);
+    n = agent_encode_exec(ef, sizeof(ef), &pr);
+    if (n < AGENT_HDR_SIZE) {
+        bad = 1;
+    } else {
+        memcpy(buf + len, ef + AGENT_HDR_SIZE, (size_t)n - AGENT_HDR_SIZE);
+        len += (size_t)n - AGENT_HDR_SIZE;
+        bad |= save(d, "exec-payload");
     }
     return bad ? 1 : 0;
 }

@@ -31,6 +31,11 @@
  *        it accepts names a disk past the root, known flags and a clean
  *        absolute folder outside /proc, /sys, /dev, and re-encodes to
  *        exactly the input
+ *   12   the input as an EXEC payload, straight into agent_exec_parse: one
+ *        it accepts keeps the process section's rules (counts within
+ *        their limits, no gid -1, resources 0..15 once each, soft <= hard,
+ *        a size only with a terminal) and re-encodes to exactly the input
+ *        (modes 1's EXEC and WINSIZE frames get the same checks)
  * Seeds: tests/fuzz/agent_seed.c writes one or more per mode. */
 #include <assert.h>
 #include <fcntl.h>
@@ -83,15 +88,40 @@ static void check_mount(const uint8_t *p, size_t len)
     assert(memcmp(frame + AGENT_HDR_SIZE, p, len) == 0);
 }
 
+/* An EXEC payload the decoder took: its process section within the rules
+ * (proto.h), and the encoder gives back exactly those bytes. */
+static void check_exec(const uint8_t *p, size_t len)
+{
+    struct agent_exec_req r;
+    assert(agent_exec_parse(p, len, &r, av, ev) == 0);
+    assert(r.argv[r.argc] == NULL && r.envp[r.envc] == NULL);
+    assert(r.ngroups <= AGENT_MAX_GROUPS && r.nrlimits <= AGENT_MAX_RLIMITS);
+    assert((r.flags & AGENT_EXEC_F_TTY) || (!r.tty_rows && !r.tty_cols));
+    for (uint32_t i = 0; i < r.ngroups; i++)
+        assert(r.groups[i] != UINT32_MAX);
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < r.nrlimits; i++) {
+        assert(r.rlimits[i].resource < AGENT_RLIMIT_NUM);
+        assert(!(seen & (1u << r.rlimits[i].resource)));
+        assert(r.rlimits[i].soft <= r.rlimits[i].hard);
+        seen |= 1u << r.rlimits[i].resource;
+    }
+    ssize_t n = agent_encode_exec(frame, sizeof(frame), &r);
+    assert(n == (ssize_t)(AGENT_HDR_SIZE + len));
+    assert(memcmp(frame + AGENT_HDR_SIZE, p, len) == 0);
+}
+
 /* Re-encodes a decoded message; it must reproduce `raw` byte for byte. */
 static void check_canonical(const struct agent_msg *m, const uint8_t *raw, size_t raw_len)
 {
     ssize_t n;
     if (m->type == AGENT_EXEC) {
+        check_exec(m->payload, m->len);
         struct agent_exec_req r;
         assert(agent_exec_parse(m->payload, m->len, &r, av, ev) == 0);
-        assert(r.argv[r.argc] == NULL && r.envp[r.envc] == NULL);
         n = agent_encode_exec(frame, sizeof(frame), &r);
+    } else if (m->type == AGENT_WINSIZE) {
+        n = agent_encode_winsize(frame, sizeof(frame), m->u.winsize.rows, m->u.winsize.cols);
     } else if (m->type == AGENT_CREDENTIALS) {
         check_cred(m->payload, m->len);
         struct agent_cred c;
@@ -268,7 +298,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int mode = data[0] % 12;
+    int mode = data[0] % 13;
     if (mode < 2) {
         fuzz_decoder(mode == 0 ? AGENT_DIR_REPLY : AGENT_DIR_REQUEST, data + 1, size - 1);
     } else if (mode == 9) {
@@ -277,6 +307,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (mode == 11) {
         if (agent_mount_parse(data + 1, size - 1, NULL) == 0)
             check_mount(data + 1, size - 1);
+    } else if (mode == 12) {
+        if (agent_exec_parse(data + 1, size - 1, NULL, NULL, NULL) == 0)
+            check_exec(data + 1, size - 1);
     } else {
         fuzz_client(mode, data + 1, size - 1);
     }

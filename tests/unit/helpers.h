@@ -148,6 +148,7 @@ Suite *agent_reseed_suite(void);
 Suite *agent_dir_suite(void);
 Suite *agent_cred_suite(void);
 Suite *agent_mount_suite(void);
+Suite *agent_exec_proc_suite(void);
 Suite *mount_options_suite(void);
 Suite *tar_in_suite(void);
 Suite *run_copy_suite(void), *run_copy_tree_suite(void);

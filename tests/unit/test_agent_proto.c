@@ -591,7 +591,7 @@ START_TEST(helper_exec_signals)
     ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
     ADD(agent_encode_started(AT, 7));
     ck_assert_int_eq(write(sv[1], script, slen), (ssize_t)slen);
-    uint8_t sigs[3] = {15, 0, 2};
+    uint8_t sigs[3] = {15, 65, 2}; /* 0 would start a size record (AGENT_SIGQ_WINSIZE) */
     ck_assert_int_eq(write(sp[1], sigs, 3), 3);
     struct agent_decoder d;
     ck_assert_int_eq(agent_decoder_init(&d, AGENT_DIR_REQUEST), 0);
