@@ -28,7 +28,7 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # Everything except main() goes into a library the unit tests link too.
 # Every folder of the monitor, lowest layer first (each folder's README.md
 # says what it may include; scripts/check-layers enforces it).
-MONITOR_DIRS := util http memory boot devices devices/virtio audit jail kvm agent_client egress snapshot image report sandbox cli
+MONITOR_DIRS := util http memory boot devices devices/virtio audit jail kvm agent_client egress snapshot image report sandbox runtime cli
 LIB_SRCS := $(sort $(foreach d,$(MONITOR_DIRS),$(wildcard $(d)/*.c)))
 LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -55,7 +55,11 @@ deps:
 deps-check:
 	@scripts/install-deps --check 2>/dev/null || scripts/install-deps
 
-monitor: $(BUILD)/airlock
+monitor: $(BUILD)/airlock $(BUILD)/airlock-runtime
+
+# The OCI runtime is the same binary under another name (runtime/).
+$(BUILD)/airlock-runtime: $(BUILD)/airlock
+	ln -sf airlock $@
 
 $(BUILD)/airlock: $(LIB_OBJS) $(BUILD)/obj/cli/main.o | deps-check
 	$(CC) $(CFLAGS) $(MONITOR_LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -107,6 +111,7 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 
 install: all
 	install -D -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock
+	ln -sf airlock $(DESTDIR)$(BINDIR)/airlock-runtime
 	install -D -m 0644 $(BUILD)/guest/vmlinux $(DESTDIR)$(LIBDIR)/vmlinux
 	install -D -m 0644 $(BUILD)/guest/rootfs.ext4 $(DESTDIR)$(LIBDIR)/rootfs.ext4
 	install -D -m 0644 $(BUILD)/guest/python.ext4 $(DESTDIR)$(LIBDIR)/python.ext4

@@ -9,6 +9,7 @@
 #include "util/exit_codes.h"
 #include "jail/jail.h"
 #include "report/surface.h"
+#include "runtime/runtime_main.h"
 #include "util/timings.h"
 #include "util/version.h"
 
@@ -57,6 +58,11 @@ int main(int argc, char **argv)
      * /sys/devices/system/cpu/online (an open() the seccomp filters do not
      * allow once the VM runs), and our threads seldom allocate at once. */
     mallopt(M_ARENA_MAX, 1);
+    /* Under the name airlock-runtime (a link to this binary, as `make`
+     * and `make install` make it): the OCI runtime. */
+    const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+    if (argc > 0 && !strcmp(base ? base + 1 : argv[0], RUNTIME_NAME))
+        return runtime_main(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_AIRLOCK_ERROR;

@@ -42,7 +42,8 @@ enum {
     RO_TIMEOUT = 0x200, RO_USER, RO_IMAGE, RO_APPEND, RO_COPY_IN, RO_COPY_OUT, RO_NPROC,
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
-    RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_MOUNT, RO_ENTRYPOINT, RO_END
+    RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_MOUNT, RO_ENTRYPOINT, RO_ROOT_DISK,
+    RO_END
 };
 
 static const struct option run_own[] = {
@@ -68,6 +69,7 @@ static const struct option run_own[] = {
     {"ca-file", required_argument, NULL, RO_CA_FILE},
     {"mount", required_argument, NULL, RO_MOUNT},
     {"entrypoint", required_argument, NULL, RO_ENTRYPOINT},
+    {"root-disk", required_argument, NULL, RO_ROOT_DISK},
     {0},
 };
 
@@ -222,6 +224,7 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
             r->max_output = v << 20;
         return 0;
     case RO_IMAGE: a->image = val; return 0;
+    case RO_ROOT_DISK: a->root_disk = val; return 0;
     case RO_APPEND: a->append = val; return 0;
     case RO_FROM_SNAPSHOT: a->from_snapshot = val; return 0;
     case RO_OUT: r->snap_dir = val; return 0;
@@ -542,7 +545,12 @@ static int set_cmdline(struct run_ctx *r, const char *base, char *err, size_t er
 static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
 {
     struct boot_options *o = &a->vm;
-    if (image_ref_resolve(a->image, &r->image, err, errlen))
+    if (a->root_disk && a->image) {
+        snprintf(err, errlen, "--root-disk and --image: give one root");
+        return -EINVAL;
+    }
+    if (a->root_disk ? image_ref_bare_disk(a->root_disk, &r->image, err, errlen)
+                     : image_ref_resolve(a->image, &r->image, err, errlen))
         return -EINVAL;
     if (snprintf(r->image_spec, sizeof(r->image_spec), "%s,cow=%lluM", r->image.disk,
                  (unsigned long long)a->disk_cap_mib) >= (int)sizeof(r->image_spec)) {

@@ -15,6 +15,7 @@
 struct run_args {
     struct boot_options vm;
     const char *image;         /* --image (image/image_ref.h): NULL is python */
+    const char *root_disk;     /* --root-disk: an ext4 root without an agent */
     const char *entrypoint;    /* --entrypoint: NULL (the image's), "" (none) */
     bool user_given;           /* --user (else an imported image's User) */
     const char *append;        /* --append */

@@ -53,6 +53,8 @@ void run_usage(void)
            "                    `airlock image import` (its Env, WorkingDir and User are\n"
            "                    the defaults; without CMD its Entrypoint + Cmd run), or a\n"
            "                    disk file with its own /sbin/airlock-agent\n"
+           "  --root-disk FILE  root image: an ext4 disk of any root folder, without an\n"
+           "                    agent or config (booted as an imported image is)\n"
            "  --entrypoint CMD  an imported image's Entrypoint replaced by CMD (\"\": none);\n"
            "                    its Cmd goes too, as with docker run\n"
            "  --kernel PATH     guest kernel (default: guest/vmlinux beside airlock)\n"

@@ -54,20 +54,30 @@ static bool has_control(const char *s)
 
 /* One entry into the hash: its name, then its metadata as fixed-width
  * words (this host's order: the key never leaves it), then a link's
- * target.  Names hold no NUL, so the NUL after each keeps them apart. */
+ * target.  Names hold no NUL, so the NUL after each keeps them apart.
+ * By content: no identity (device, inode, times, link count) but a
+ * regular file's bytes, so two copies of one tree have one key. */
 static int hash_entry(EVP_MD_CTX *ctx, const char *rel, const struct stat *st,
-                      const char *target)
+                      const char *target, int content_fd)
 {
+    bool by_content = content_fd != -1;
     uint64_t m[12] = {
         (uint64_t)st->st_mode, (uint64_t)st->st_uid, (uint64_t)st->st_gid,
         (uint64_t)st->st_size, (uint64_t)st->st_mtim.tv_sec, (uint64_t)st->st_mtim.tv_nsec,
         (uint64_t)st->st_ctim.tv_sec, (uint64_t)st->st_ctim.tv_nsec, (uint64_t)st->st_dev,
         (uint64_t)st->st_ino, (uint64_t)st->st_nlink, (uint64_t)st->st_rdev,
     };
-    return EVP_DigestUpdate(ctx, rel, strlen(rel) + 1) && EVP_DigestUpdate(ctx, m, sizeof(m)) &&
-                   (!target || EVP_DigestUpdate(ctx, target, strlen(target) + 1))
-               ? 0
-               : -1;
+    if (by_content)
+        memset(&m[4], 0, 7 * sizeof(m[0]));
+    if (!EVP_DigestUpdate(ctx, rel, strlen(rel) + 1) || !EVP_DigestUpdate(ctx, m, sizeof(m)) ||
+        (target && !EVP_DigestUpdate(ctx, target, strlen(target) + 1)))
+        return -1;
+    static unsigned char buf[65536];
+    ssize_t n;
+    while (content_fd >= 0 && (n = read(content_fd, buf, sizeof(buf))) > 0)
+        if (!EVP_DigestUpdate(ctx, buf, (size_t)n))
+            return -1;
+    return 0;
 }
 
 /* What is wrong with entry e, or NULL: the bounds, an unreadable entry. */
@@ -105,7 +115,7 @@ static const char *entry_problem(const FTSENT *e, const struct layer_limits *lim
 }
 
 static int walk_tree(FTS *fts, EVP_MD_CTX *ctx, size_t root_len, const struct layer_limits *lim,
-                     struct dir_walk *w, char *err, size_t cap)
+                     bool by_content, struct dir_walk *w, char *err, size_t cap)
 {
     FTSENT *e;
     static char target[PATH_MAX];
@@ -131,7 +141,18 @@ static int walk_tree(FTS *fts, EVP_MD_CTX *ctx, size_t root_len, const struct la
             target[n] = '\0';
             link = target;
         }
-        if (hash_entry(ctx, rel, e->fts_statp, link)) {
+        /* -1: by identity; -2: by content, nothing to read */
+        int fd = !by_content ? -1 : !S_ISREG(e->fts_statp->st_mode) ? -2
+                 : open(e->fts_accpath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (by_content && fd == -1) {
+            char shown[300];
+            snprintf(err, cap, "%s: %s", printable(rel, shown, sizeof(shown)), strerror(errno));
+            return -1;
+        }
+        int rc = hash_entry(ctx, rel, e->fts_statp, link, fd);
+        if (fd >= 0)
+            close(fd);
+        if (rc) {
             snprintf(err, cap, "sha256: out of memory");
             return -1;
         }
@@ -143,8 +164,8 @@ static int walk_tree(FTS *fts, EVP_MD_CTX *ctx, size_t root_len, const struct la
     return 0;
 }
 
-int dir_disk_walk(const char *dir, const struct layer_limits *lim, struct dir_walk *w, char *err,
-                  size_t cap)
+int dir_disk_walk_as(const char *dir, const char *format, bool by_content,
+                     const struct layer_limits *lim, struct dir_walk *w, char *err, size_t cap)
 {
     memset(w, 0, sizeof(*w));
     char *const paths[] = {(char *)dir, NULL};
@@ -152,7 +173,7 @@ int dir_disk_walk(const char *dir, const struct layer_limits *lim, struct dir_wa
     FTS *fts = NULL;
     int rc = -1;
     if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) ||
-        !EVP_DigestUpdate(ctx, DIR_DISK_FORMAT, sizeof(DIR_DISK_FORMAT)) ||
+        !EVP_DigestUpdate(ctx, format, strlen(format) + 1) ||
         !EVP_DigestUpdate(ctx, dir, strlen(dir) + 1)) {
         snprintf(err, cap, "sha256: out of memory");
         goto out;
@@ -163,7 +184,7 @@ int dir_disk_walk(const char *dir, const struct layer_limits *lim, struct dir_wa
         snprintf(err, cap, "%s", strerror(errno));
         goto out;
     }
-    if (walk_tree(fts, ctx, strlen(dir), lim, w, err, cap))
+    if (walk_tree(fts, ctx, strlen(dir), lim, by_content, w, err, cap))
         goto out;
     unsigned char md[32];
     unsigned mdlen = 0;
@@ -179,6 +200,12 @@ out:
         fts_close(fts);
     EVP_MD_CTX_free(ctx);
     return rc;
+}
+
+int dir_disk_walk(const char *dir, const struct layer_limits *lim, struct dir_walk *w, char *err,
+                  size_t cap)
+{
+    return dir_disk_walk_as(dir, DIR_DISK_FORMAT, false, lim, w, err, cap);
 }
 
 /* ---- the disk ---- */
@@ -199,15 +226,16 @@ static bool is_file(const char *path)
 
 /* Makes the disk of `real` under a temporary name and renames it to
  * out->path unless a disk is there already.  0, or -1 with err. */
-static int make_one(const char *mounts, const char *real, struct dir_disk *out, char *err,
-                    size_t cap)
+static int make_one(const char *mounts, const char *real, const struct dir_disk_how *how,
+                    struct dir_disk *out, char *err, size_t cap)
 {
     char tmp[PATH_MAX + 96];
     snprintf(tmp, sizeof(tmp), "%s/.%s.%d.ext4", mounts, out->walk.key, (int)getpid());
     struct rootfs_owners none = {0};
     char why[512];
-    if (rootfs_disk_make_owned(real, &none, tmp, DIR_DISK_OWNER, DIR_DISK_OWNER,
-                               DIR_DISK_HEADROOM_MIB, why, sizeof(why))) {
+    if (how->keep_owners ? rootfs_disk_make_kept(real, tmp, how->headroom_mib, why, sizeof(why))
+                         : rootfs_disk_make_owned(real, &none, tmp, DIR_DISK_OWNER, DIR_DISK_OWNER,
+                                                  how->headroom_mib, why, sizeof(why))) {
         snprintf(err, cap, "making its disk: %s", why);
         return -1;
     }
@@ -235,8 +263,25 @@ static bool holds_store(const struct image_store *st, const char *real)
     return !strcmp(real, "/") || (!strncmp(root, real, n) && (root[n] == '/' || !root[n]));
 }
 
+/* The key of `real` as `how` says. */
+static int key_of(const char *real, const struct dir_disk_how *how, const struct layer_limits *lim,
+                  struct dir_walk *w, char *err, size_t cap)
+{
+    if (how->key)
+        return how->key(how->opaque, real, lim, w, err, cap);
+    return dir_disk_walk_as(real, how->format, false, lim, w, err, cap);
+}
+
 int dir_disk_get(const struct image_store *st, const char *dir, const struct layer_limits *lim,
                  struct dir_disk *out, char *err, size_t cap)
+{
+    static const struct dir_disk_how mount = {.format = DIR_DISK_FORMAT,
+                                              .headroom_mib = DIR_DISK_HEADROOM_MIB};
+    return dir_disk_get_how(st, dir, lim, &mount, out, err, cap);
+}
+
+int dir_disk_get_how(const struct image_store *st, const char *dir, const struct layer_limits *lim,
+                     const struct dir_disk_how *how, struct dir_disk *out, char *err, size_t cap)
 {
     memset(out, 0, sizeof(*out));
     char real[PATH_MAX], mounts[PATH_MAX - 128]; /* the store's root leaves room */
@@ -251,7 +296,7 @@ int dir_disk_get(const struct image_store *st, const char *dir, const struct lay
     image_store_mounts_path(st, mounts, sizeof(mounts));
     for (unsigned try = 0; try < DIR_DISK_TRIES; try++) {
         uint64_t t0 = mono_ms();
-        if (dir_disk_walk(real, lim, &out->walk, err, cap))
+        if (key_of(real, how, lim, &out->walk, err, cap))
             return -1;
         out->walk_ms += (unsigned)(mono_ms() - t0);
         snprintf(out->path, sizeof(out->path), "%s/%s.ext4", mounts, out->walk.key);
@@ -261,7 +306,7 @@ int dir_disk_get(const struct image_store *st, const char *dir, const struct lay
             return 0;
         }
         t0 = mono_ms();
-        if (make_one(mounts, real, out, err, cap))
+        if (make_one(mounts, real, how, out, err, cap))
             return -1;
         out->make_ms += (unsigned)(mono_ms() - t0);
         /* The tree copied must be the tree keyed: walked again, it must
@@ -269,7 +314,7 @@ int dir_disk_get(const struct image_store *st, const char *dir, const struct lay
          * new key's. */
         struct dir_walk again;
         t0 = mono_ms();
-        if (dir_disk_walk(real, lim, &again, err, cap))
+        if (key_of(real, how, lim, &again, err, cap))
             return -1;
         out->walk_ms += (unsigned)(mono_ms() - t0);
         if (!strcmp(again.key, out->walk.key)) {

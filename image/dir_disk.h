@@ -75,6 +75,30 @@ int dir_disk_walk(const char *dir, const struct layer_limits *lim, struct dir_wa
 int dir_disk_get(const struct image_store *st, const char *dir, const struct layer_limits *lim,
                  struct dir_disk *out, char *err, size_t cap);
 
+/* The walk with another format string hashed first (a different kind of
+ * disk made from the same tree must not share its key).  by_content: no
+ * entry's identity (device, inode, times, links) but every regular
+ * file's bytes, so two copies of one tree (an overlay's fresh upper
+ * folders) get one key; for small trees, as it reads every byte. */
+int dir_disk_walk_as(const char *dir, const char *format, bool by_content,
+                     const struct layer_limits *lim, struct dir_walk *w, char *err, size_t cap);
+
+/* Another kind of disk through the same cache (the OCI runtime's root
+ * disks): its own key format, or a key function of its own (a tree whose
+ * identity is not its inodes, e.g. an overlay mount keyed by its
+ * layers), the tree's owners kept or made DIR_DISK_OWNER, its headroom. */
+typedef int dir_disk_key_fn(void *opaque, const char *real, const struct layer_limits *lim,
+                            struct dir_walk *w, char *err, size_t cap);
+struct dir_disk_how {
+    const char *format;    /* hashed first by the default walk */
+    dir_disk_key_fn *key;  /* NULL: dir_disk_walk_as(real, format) */
+    void *opaque;
+    bool keep_owners;      /* rootfs_disk_make_kept, else every entry DIR_DISK_OWNER's */
+    unsigned headroom_mib;
+};
+int dir_disk_get_how(const struct image_store *st, const char *dir, const struct layer_limits *lim,
+                     const struct dir_disk_how *how, struct dir_disk *out, char *err, size_t cap);
+
 /* Removes least recently used disks of mounts/ (never `keep`, a file
  * name, or NULL) until at most max_disks and max_bytes of blocks are
  * left, and temporaries older than a day.  How many disks went. */

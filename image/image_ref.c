@@ -76,3 +76,15 @@ void image_ref_release(struct image_ref *ref)
     json_decref(ref->rec);
     ref->rec = NULL;
 }
+
+int image_ref_bare_disk(const char *path, struct image_ref *ref, char *err, size_t cap)
+{
+    memset(ref, 0, sizeof(*ref));
+    struct stat st;
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+        return snprintf(err, cap, "--root-disk %.300s: not a disk file", path), -1;
+    if (snprintf(ref->disk, sizeof(ref->disk), "%s", path) >= (int)sizeof(ref->disk))
+        return snprintf(err, cap, "--root-disk: path too long"), -1;
+    snprintf(ref->name, sizeof(ref->name), "root-disk");
+    return 0;
+}

@@ -34,6 +34,12 @@ struct image_ref {
 int image_ref_resolve(const char *image, struct image_ref *ref, char *err, size_t cap);
 void image_ref_release(struct image_ref *ref);
 
+/* `--root-disk FILE`: an ext4 root disk with no agent of its own and no
+ * config, booted as an imported image is (airlock's agent disk as /init):
+ * the OCI runtime's disks of a bundle's root folder.  0, or -1 with err
+ * when the file is not there. */
+int image_ref_bare_disk(const char *path, struct image_ref *ref, char *err, size_t cap);
+
 /* A built-in image's record as `airlock image ls/inspect` shows it
  * ({"name", "builtin": true, "disk", "bytes"}), NULL for any other name. */
 json_t *image_builtin_record(const char *name);

@@ -204,8 +204,9 @@ int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, cons
     return rootfs_disk_make_owned(stage, owners, out, 0, 0, headroom_mib, err, cap);
 }
 
-int rootfs_disk_make_owned(const char *stage, const struct rootfs_owners *owners, const char *out,
-                           uid_t uid, gid_t gid, unsigned headroom_mib, char *err, size_t cap)
+/* With owners NULL, no owners script: mke2fs -d's copy stands as made. */
+static int make_disk(const char *stage, const struct rootfs_owners *owners, const char *out,
+                     uid_t uid, gid_t gid, unsigned headroom_mib, char *err, size_t cap)
 {
     owner_uid = uid;
     owner_gid = gid;
@@ -239,11 +240,11 @@ int rootfs_disk_make_owned(const char *stage, const struct rootfs_owners *owners
                       root_owner, "-d", (char *)stage, (char *)out, size, NULL};
         rc = run(mk, NULL, log);
     }
-    if (!rc) {
+    if (!rc && owners) {
         step = "the owners script";
         rc = write_script(stage, owners, script, work);
     }
-    if (!rc) {
+    if (!rc && owners) {
         step = "debugfs";
         char *df[] = {"debugfs", "-w", "-f", script, (char *)out, NULL};
         rc = run(df, NULL, log);
@@ -264,7 +265,7 @@ int rootfs_disk_make_owned(const char *stage, const struct rootfs_owners *owners
     if (log >= 0)
         close(log);
     /* The work folder holds flat files only. */
-    for (size_t i = 0; i < owners->n; i++) {
+    for (size_t i = 0; owners && i < owners->n; i++) {
         char cf[4200];
         snprintf(cf, sizeof(cf), "%s/%zu", work, i);
         unlink(cf);
@@ -273,4 +274,21 @@ int rootfs_disk_make_owned(const char *stage, const struct rootfs_owners *owners
     unlink(log_path);
     rmdir(work);
     return rc ? -1 : 0;
+}
+
+int rootfs_disk_make_owned(const char *stage, const struct rootfs_owners *owners, const char *out,
+                           uid_t uid, gid_t gid, unsigned headroom_mib, char *err, size_t cap)
+{
+    return make_disk(stage, owners, out, uid, gid, headroom_mib, err, cap);
+}
+
+int rootfs_disk_make_kept(const char *stage, const char *out, unsigned headroom_mib, char *err,
+                          size_t cap)
+{
+    struct stat st;
+    if (stat(stage, &st) < 0) {
+        snprintf(err, cap, "%s: %s", stage, strerror(errno));
+        return -1;
+    }
+    return make_disk(stage, NULL, out, st.st_uid, st.st_gid, headroom_mib, err, cap);
 }

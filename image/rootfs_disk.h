@@ -45,4 +45,10 @@ int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, cons
 int rootfs_disk_make_owned(const char *stage, const struct rootfs_owners *owners, const char *out,
                            uid_t uid, gid_t gid, unsigned headroom_mib, char *err, size_t cap);
 
+/* The same keeping every entry's owner, mode and extended attributes as
+ * `mke2fs -d` copies them from the tree (no owners script): a tree whose
+ * owners are already right, read by root (the OCI runtime's bundles). */
+int rootfs_disk_make_kept(const char *stage, const char *out, unsigned headroom_mib, char *err,
+                          size_t cap);
+
 #endif

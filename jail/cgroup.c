@@ -1,6 +1,7 @@
 #include "jail/cgroup.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdio.h>
@@ -13,14 +14,15 @@
 #define CGROUP_PERIOD_US 100000 /* cpu.max's default period */
 #define REMOVE_TRIES 400        /* x 25 ms: how long a VM may take to end */
 
-void cgroup_name(struct cgroup *cg, pid_t owner)
+void cgroup_name(struct cgroup *cg, const char *parent, pid_t owner)
 {
-    snprintf(cg->dir, sizeof(cg->dir), "%s/vm-%d", CGROUP_PARENT, (int)owner);
+    snprintf(cg->parent, sizeof(cg->parent), "%s", parent ? parent : CGROUP_PARENT);
+    snprintf(cg->dir, sizeof(cg->dir), "%s/vm-%d", cg->parent, (int)owner);
 }
 
 static int write_file(const char *dir, const char *name, const char *value)
 {
-    char path[160];
+    char path[sizeof(((struct cgroup *)0)->dir) + 32];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
@@ -81,13 +83,15 @@ int cgroup_enter(const struct cgroup *cg, const struct cgroup_limits *lim, char 
         return -ENOTSUP;
     }
     int e = 0;
-    if (mkdir(CGROUP_PARENT, 0755) < 0 && errno != EEXIST) {
+    bool own_parent = !strcmp(cg->parent, CGROUP_PARENT);
+    if (own_parent && mkdir(CGROUP_PARENT, 0755) < 0 && errno != EEXIST) {
         e = -errno;
         snprintf(why, whylen, "mkdir %s: %s", CGROUP_PARENT, strerror(errno));
         return e;
     }
-    if ((e = enable_controllers(CGROUP_ROOT, why, whylen)) ||
-        (e = enable_controllers(CGROUP_PARENT, why, whylen)))
+    /* A --cgroup-parent's ancestors are its maker's to delegate. */
+    if ((own_parent && (e = enable_controllers(CGROUP_ROOT, why, whylen))) ||
+        (e = enable_controllers(cg->parent, why, whylen)))
         return e;
     if (mkdir(cg->dir, 0755) < 0) {
         e = -errno;

@@ -6,6 +6,9 @@
  * guest RAM, so every page of guest memory is charged there.  The parent
  * process, which outlives it, removes the directory at the end.
  *
+ * With --cgroup-parent DIR (the OCI runtime: a container's cgroup) it is
+ * DIR/vm-<pid> instead, so the container's cgroup counts the VM.
+ *
  * Where /sys/fs/cgroup is not a writable cgroup2 mount (a cgroup v1 or
  * hybrid host, a container without delegation, no root) the VM runs
  * without these limits and airlock says so on stderr, once. */
@@ -35,11 +38,13 @@ struct cgroup_limits {
 };
 
 struct cgroup {
-    char dir[96]; /* empty: no cgroup for this VM */
+    char dir[512];    /* empty: no cgroup for this VM */
+    char parent[488]; /* CGROUP_PARENT, or --cgroup-parent's folder */
 };
 
-/* The directory name for the VM of airlock process `owner` (no syscalls). */
-void cgroup_name(struct cgroup *cg, pid_t owner);
+/* The directory name for the VM of airlock process `owner` under parent
+ * (NULL: CGROUP_PARENT), no syscalls. */
+void cgroup_name(struct cgroup *cg, const char *parent, pid_t owner);
 
 /* Creates the directory, sets the limits, moves the calling process in.
  * 0, or -errno with `why` saying which step failed (the directory is

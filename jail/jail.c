@@ -48,6 +48,15 @@ int jail_parse_flag(struct jail_options *j, int which, const char *val, char *er
         else
             j->has_gid = true, j->gid = (uint32_t)v;
         return 0;
+    case 5:
+        if (strncmp(val, CGROUP_ROOT "/", sizeof(CGROUP_ROOT)) || strstr(val, "/..") ||
+            strlen(val) + 24 > sizeof(((struct cgroup *)0)->dir)) {
+            snprintf(err, errlen, "--cgroup-parent '%.200s': want a folder under %s", val,
+                     CGROUP_ROOT);
+            return -EINVAL;
+        }
+        j->cgroup_parent = val;
+        return 0;
     default:
         if (parse_uint(val, 100000, &v) || v == 0) {
             snprintf(err, errlen, "--cpu-quota '%.64s': want percent of one CPU, 1 to 100000", val);
@@ -123,9 +132,9 @@ int jail_prepare(struct jail *j, const struct jail_options *o, const char *vsock
 {
     *j = (struct jail){.host_pidns = -1, .sock = {-1, -1}, .opt = o};
     j->helper = (struct detach_helper){.sock = {-1, -1}, .done = parent_done, .opaque = j};
-    j->limit = o->cpu_quota_pct || jail_wanted(o);
+    j->limit = o->cpu_quota_pct || o->cgroup_parent || jail_wanted(o);
     if (j->limit)
-        cgroup_name(&j->cg, getpid());
+        cgroup_name(&j->cg, o->cgroup_parent, getpid());
     if (!jail_wanted(o)) {
         if (o->has_uid || o->has_gid) {
             snprintf(err, errlen, "--uid/--gid set the jail's identity: %s",

@@ -39,24 +39,29 @@ struct jail_options {
     bool has_uid, has_gid;
     uint32_t uid, gid;
     unsigned cpu_quota_pct; /* --cpu-quota; 0: no cpu limit */
+    const char *cgroup_parent; /* --cgroup-parent; NULL: CGROUP_PARENT */
 };
 
 /* The flags, for both `airlock boot` and `airlock run`: a parser puts
  * JAIL_LONGOPTS(first) in its option table and hands codes first ..
  * first + JAIL_NOPTS - 1 to jail_parse_flag(code - first). */
-#define JAIL_NOPTS 5
+#define JAIL_NOPTS 6
 #define JAIL_LONGOPTS(first)                                                           \
     {"jail", no_argument, NULL, (first)}, {"no-jail", no_argument, NULL, (first) + 1}, \
     {"uid", required_argument, NULL, (first) + 2},                                     \
     {"gid", required_argument, NULL, (first) + 3},                                     \
-    {"cpu-quota", required_argument, NULL, (first) + 4}
+    {"cpu-quota", required_argument, NULL, (first) + 4},                               \
+    {"cgroup-parent", required_argument, NULL, (first) + 5}
 #define JAIL_USAGE                                                                      \
     "  --jail            jail the VM process (namespaces, empty root, no network,\n"   \
     "                    unprivileged uid, rlimits, cgroup limits; the default as\n"  \
     "                    root); exit 125 if it cannot (it needs root)\n"              \
     "  --no-jail         do not, even as root\n"                                        \
     "  --uid N, --gid N  the jail's uid and gid (default: 2130706432 + airlock's pid)\n" \
-    "  --cpu-quota PCT   cgroup cpu.max: PCT percent of one CPU (default: no limit)\n"
+    "  --cpu-quota PCT   cgroup cpu.max: PCT percent of one CPU (default: no limit)\n"  \
+    "  --cgroup-parent DIR  the VM's cgroup is DIR/vm-PID (a cgroup2 folder whose\n"  \
+    "                    controllers its caller delegated, e.g. a container's),\n"   \
+    "                    not /sys/fs/cgroup/airlock/vm-PID\n"
 
 /* 0, or -EINVAL with err naming the flag and value. */
 int jail_parse_flag(struct jail_options *j, int which, const char *val, char *err, size_t errlen);

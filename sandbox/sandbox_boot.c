@@ -81,8 +81,8 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
         argv[n++] = "--from-snapshot";
         argv[n++] = (char *)b->from_snapshot;
     } else {
-        argv[n++] = "--image";
-        argv[n++] = (char *)sb->image;
+        argv[n++] = b->root_disk ? "--root-disk" : "--image";
+        argv[n++] = b->root_disk ? (char *)b->root_disk : (char *)sb->image;
         snprintf(num[0], 24, "%u", sb->mem_mib);
         snprintf(num[1], 24, "%u", sb->cpus);
         argv[n++] = "--mem";

@@ -1,0 +1,112 @@
+/* An OCI bundle's config.json (runtime spec 1.0), and the process.json
+ * `airlock-runtime exec --process` reads, as the runtime uses them.
+ *
+ * Both files come from the caller (a container engine, or whoever wrote
+ * the bundle) and are checked field by field: a wrong type, a value out
+ * of range or a list over its bound is an error naming the field
+ * ("process.user.uid: ..."), never a crash or a silent default.  What the
+ * runtime does not use is not looked at (seccomp, apparmor, devices: the
+ * VM is the boundary), so an unknown field is no error, as in runc. */
+#ifndef AIRLOCK_RUNTIME_OCI_CONFIG_H
+#define AIRLOCK_RUNTIME_OCI_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define OCI_CONFIG_MAX_BYTES (4u << 20) /* config.json, process.json */
+#define OCI_MAX_ARGS 4096
+#define OCI_MAX_ENV 4096
+#define OCI_MAX_GROUPS 32
+#define OCI_MAX_RLIMITS 16
+#define OCI_MAX_MOUNTS 64
+#define OCI_MAX_HOOKS 32 /* of each kind */
+
+struct oci_rlimit {
+    int resource; /* RLIMIT_* */
+    uint64_t soft, hard;
+};
+
+struct oci_process {
+    const char **args; /* NULL-terminated; strings point into the document */
+    unsigned nargs;
+    const char **env;  /* NULL-terminated */
+    unsigned nenv;
+    const char *cwd;   /* absolute */
+    uint32_t uid, gid;
+    uint32_t groups[OCI_MAX_GROUPS];
+    unsigned ngroups;
+    struct oci_rlimit rlimits[OCI_MAX_RLIMITS];
+    unsigned nrlimits;
+    bool terminal, no_new_privs;
+    unsigned rows, cols; /* consoleSize, 0 when not given */
+};
+
+struct oci_mount {
+    const char *destination, *type, *source; /* type/source may be "" */
+    bool bind, readonly;
+};
+
+struct oci_hook {
+    const char *path;
+    const char *const *args; /* NULL-terminated, NULL when none */
+    const char *const *env;
+    int timeout_s;           /* 0: none */
+};
+
+enum oci_hook_kind {
+    OCI_HOOK_PRESTART,
+    OCI_HOOK_CREATE_RUNTIME,
+    OCI_HOOK_CREATE_CONTAINER,
+    OCI_HOOK_START_CONTAINER,
+    OCI_HOOK_POSTSTART,
+    OCI_HOOK_POSTSTOP,
+    OCI_HOOK_KINDS
+};
+
+struct oci_config {
+    json_t *doc;         /* owns every string below */
+    const char *root;    /* root.path as written (relative to the bundle) */
+    bool root_readonly;
+    const char *hostname; /* or NULL */
+    struct oci_process process;
+    bool has_process;
+    struct oci_mount mounts[OCI_MAX_MOUNTS];
+    unsigned nmounts;
+    struct oci_hook hooks[OCI_HOOK_KINDS][OCI_MAX_HOOKS];
+    unsigned nhooks[OCI_HOOK_KINDS];
+    json_t *annotations; /* an object (borrowed from doc), or NULL */
+    /* linux.resources; -1 when not given */
+    int64_t memory_limit, cpu_quota, pids_limit;
+    uint64_t cpu_period; /* 0 when not given */
+    const char *cgroups_path;                /* or NULL */
+    bool new_netns;                          /* linux.namespaces has network, no path */
+    const char *netns_path;                  /* network with a path, or NULL */
+};
+
+/* Reads and checks `path` (a config.json).  0, or -1 with err naming the
+ * file or the field and what is wrong.  oci_config_free releases it. */
+int oci_config_load(const char *path, struct oci_config *c, char *err, size_t cap);
+/* The same from bytes (the unit tests' and the fuzz target's way in). */
+int oci_config_parse(const char *buf, size_t len, struct oci_config *c, char *err, size_t cap);
+void oci_config_free(struct oci_config *c);
+
+/* A process object alone (exec --process FILE): *doc owns the strings
+ * (json_decref it).  0, or -1 with err. */
+int oci_process_load(const char *path, json_t **doc, struct oci_process *p, char *err,
+                     size_t cap);
+int oci_process_parse(const char *buf, size_t len, json_t **doc, struct oci_process *p, char *err,
+                      size_t cap);
+void oci_process_free(struct oci_process *p);
+
+/* "RLIMIT_NOFILE" -> RLIMIT_NOFILE, -1 when unknown. */
+int oci_rlimit_number(const char *name);
+
+/* linux.resources from a file `update --resources` reads (the same
+ * object as config.json's): the fields set in *c (memory_limit,
+ * cpu_quota, cpu_period, pids_limit).  0, or -1 with err. */
+int oci_resources_parse(const char *buf, size_t len, struct oci_config *c, char *err, size_t cap);
+
+#endif

@@ -1,0 +1,20 @@
+/* A container process's host stand-in: the process whose pid the engine
+ * gets (the pid file), which runs the real process in the VM through
+ * the agent and is alive exactly as long as it:
+ *   - its stdin, stdout and stderr are the guest process's (relayed);
+ *   - every signal it can catch is sent on to the guest process's
+ *     group (SIGKILL cannot be caught: the stand-in dies, and the VM,
+ *     which dies with it, takes the process along);
+ *   - it exits with the guest process's status, 128+N for signal N, as
+ *     a shell reports it; 127/126 when the program was not found or not
+ *     executable, 125 when the VM or its agent failed. */
+#ifndef AIRLOCK_RUNTIME_STANDIN_H
+#define AIRLOCK_RUNTIME_STANDIN_H
+
+#include "runtime/oci_config.h"
+
+/* Runs p in the VM whose agent is at `sock`, with fds 0, 1 and 2 as its
+ * stdio; the status to exit with. */
+int standin_run(const char *sock, const struct oci_process *p);
+
+#endif
