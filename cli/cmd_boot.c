@@ -403,6 +403,8 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
         s.jail.helper.finish = hook->parent_finish;
         s.jail.helper.finish_opaque = hook->opaque;
         s.jail.helper.finish_unpacks = hook->parent_unpacks;
+        s.jail.helper.start = hook->parent_start;
+        s.jail.helper.winch = hook->parent_winch;
     }
     if (detach_start(&s.jail.helper) < 0 && (s.jail.active || s.jail.helper.finish)) {
         /* Unjailed, we could run here (the caller then waits for the

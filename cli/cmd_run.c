@@ -148,7 +148,9 @@ static int run_main(int argc, char **argv, enum run_mode mode)
     if (run_options_vm(&r, &a, err, sizeof(err)) ||
         run_mounts_attach(&r.mounts, &a.vm, err, sizeof(err)) ||
         run_options_agent_disk(&r, &a, err, sizeof(err)) ||
-        run_options_request(&r, &a, argc, argv, err, sizeof(err)))
+        run_options_request(&r, &a, argc, argv, err, sizeof(err)) ||
+        /* -t: the guest terminal's size, and the pipe its changes take */
+        run_tty_prepare(&r.tty, &r.req, r.with_stdin, err, sizeof(err)))
         return usage_error(err);
     if ((e = open_audit(&r, &a)) || (e = load_secrets(&r)) || (e = start_egress(&r)) ||
         (e = prepare_agent(&r)))

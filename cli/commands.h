@@ -62,6 +62,10 @@ struct session_hook {
     int (*parent_finish)(void *opaque, int status);
     /* parent_finish may unpack a folder (jail/detach.h finish_unpacks). */
     bool parent_unpacks;
+    /* Optional, in that parent: before its filter goes on, and on SIGWINCH
+     * (jail/detach.h start, winch). */
+    void (*parent_start)(void *opaque);
+    void (*parent_winch)(void *opaque);
     void *opaque;
 };
 

@@ -17,6 +17,7 @@
 #include "image/image_ref.h"
 #include "cli/mount_options.h"
 #include "cli/run_copy.h"
+#include "cli/run_tty.h"
 #include "cli/session_snapshot.h"
 
 #define RUN_MAX_ENV 256
@@ -42,6 +43,7 @@ struct run_ctx {
     const char *env[RUN_MAX_ENV * 2 + RUN_DEFAULT_ENVS + 1];
     unsigned nenv;
     bool with_stdin;
+    struct run_tty tty; /* -t */
     /* Where the command's stdout and stderr go: our own, or their
      * non-blocking twins (util/nbfd.h) when they are pipes or terminals,
      * so a stalled reader cannot hold up --timeout. */

@@ -10,6 +10,7 @@
 
 #include "agent_client/command_defaults.h"
 #include "boot/loader.h"
+#include "cli/run_process_options.h"
 #include "cli/run_usage.h"
 #include "egress/egress.h"
 #include "kvm/console.h"
@@ -43,7 +44,7 @@ enum {
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
     RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_MOUNT, RO_ENTRYPOINT, RO_ROOT_DISK,
-    RO_END
+    RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT, RO_END
 };
 
 static const struct option run_own[] = {
@@ -70,6 +71,10 @@ static const struct option run_own[] = {
     {"mount", required_argument, NULL, RO_MOUNT},
     {"entrypoint", required_argument, NULL, RO_ENTRYPOINT},
     {"root-disk", required_argument, NULL, RO_ROOT_DISK},
+    {"tty", no_argument, NULL, 't'},
+    {"group-add", required_argument, NULL, RO_GROUP_ADD},
+    {"ulimit", required_argument, NULL, RO_ULIMIT},
+    {"security-opt", required_argument, NULL, RO_SECURITY_OPT},
     {0},
 };
 
@@ -77,12 +82,13 @@ static const struct option run_own[] = {
 static const int command_only[] = {
     RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW,
     RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_MAX_OUTPUT,
-    RO_FROM_SNAPSHOT, RO_SECRET, RO_CA_FILE, RO_ENTRYPOINT, 'e', 'w', 'i',
+    RO_FROM_SNAPSHOT, RO_SECRET, RO_CA_FILE, RO_ENTRYPOINT, 'e', 'w', 'i', 't', RO_GROUP_ADD,
+    RO_ULIMIT, RO_SECURITY_OPT,
 };
 /* Options about one command: a sandbox takes them with each command. */
 static const int per_command[] = {
     RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_MAX_OUTPUT,
-    RO_ENTRYPOINT, 'e', 'w', 'i',
+    RO_ENTRYPOINT, 'e', 'w', 'i', 't', RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT,
 };
 /* Options that shape the VM, which a snapshot has already fixed. */
 static const int vm_shaping[] = {
@@ -152,6 +158,10 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
         return 0;
     case 'w': r->req.cwd = val; return 0;
     case 'i': r->with_stdin = true; return 0;
+    case 't': r->tty.on = true; return 0;
+    case RO_GROUP_ADD: return run_group_add(&r->req, val, err, errlen);
+    case RO_ULIMIT: return run_ulimit(&r->req, val, err, errlen);
+    case RO_SECURITY_OPT: return run_security_opt(&r->req, val, err, errlen);
     case RO_TIMEOUT:
         if (parse_uint(val, RUN_MAX_TIMEOUT_S, &v))
             return bad_value(err, errlen, "--timeout", val, "whole seconds, 0 (none) to 4000000");
@@ -326,6 +336,9 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
                  "certificates are checked against)");
         return -EINVAL;
     }
+    if (run_ulimit_check(&r->req, (const bool[3]){given[RO_NPROC], given[RO_NOFILE],
+                                                  given[RO_FSIZE]}, err, errlen))
+        return -EINVAL;
     if (given[RO_OUT] || given[RO_COMPRESS]) {
         snprintf(err, errlen, "%s is for airlock snapshot", given[RO_OUT] ? "--out" : "--compress");
         return -EINVAL;
@@ -354,7 +367,7 @@ int run_options_parse(struct run_ctx *r, struct run_args *a, int argc, char **ar
     optind = 0;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+:e:w:i", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:e:w:it", opts, NULL)) != -1) {
         if (c > 0 && c < RO_END)
             given[c] = true;
         int e;

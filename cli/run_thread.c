@@ -296,8 +296,10 @@ static void *run_thread(void *arg)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     run_report_exec(&r->audit, &r->req);
-    int rc = agent_exec(fd, &r->req, r->out_fd, r->err_fd,
-                        r->with_stdin ? STDIN_FILENO : -1, r->max_output, &res);
+    /* With -t, the waiting parent's size records come on the signals' fd. */
+    int rc = agent_exec_signals(fd, &r->req, r->out_fd, r->err_fd,
+                                r->with_stdin ? STDIN_FILENO : -1, r->tty.win_r, r->max_output,
+                                &res);
     close(fd);
     timings_mark(TM_COMMAND_DONE);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -405,18 +407,31 @@ static int run_before_jail(void *opaque, struct boot_session *s, char *err, size
     return snap_dir_create(r->snap_dir, s->disks, s->opt.ndisks, r->snap_zlib, &r->snap_out, err, errlen);
 }
 
-/* The waiting parent, outside the jail: each complete --copy-out gets its
- * name; a copy that could not be named makes the run airlock's error. */
+/* The waiting parent, outside the jail: -t's terminal gets its mode back;
+ * each complete --copy-out gets its name; a copy that could not be named
+ * makes the run airlock's error. */
 static int run_parent_finish(void *opaque, int status)
 {
     struct run_ctx *r = opaque;
+    run_tty_restore(&r->tty); /* first: the copies below may take a while */
     for (unsigned i = 0; i < r->ncopy_out; i++)
         if (run_copy_finish(&r->copy_out[i]) < 0)
             status = EXIT_AIRLOCK_ERROR;
     return status;
 }
 
+static void run_parent_start(void *opaque)
+{
+    run_tty_start(&((struct run_ctx *)opaque)->tty);
+}
+
+static void run_parent_winch(void *opaque)
+{
+    run_tty_winch(&((struct run_ctx *)opaque)->tty);
+}
+
 const struct session_hook run_hook_template = {
     .started = run_started, .serve_port = run_serve_port, .before_jail = run_before_jail,
     .agent_ready = run_agent_ready, .parent_finish = run_parent_finish,
+    .parent_start = run_parent_start, .parent_winch = run_parent_winch,
 };

@@ -37,14 +37,25 @@ static void parent_exit_from_child(pid_t child, const struct detach_helper *h)
     _exit(status);
 }
 
+/* The signals the parent takes from its signalfd (blocked before the
+ * fork, so the child starts with them blocked too). */
+static void parent_signals(sigset_t *set, const struct detach_helper *h)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    if (h && h->winch)
+        sigaddset(set, SIGWINCH);
+}
+
 static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
 {
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
+    parent_signals(&set, h);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+    if (h && h->start)
+        h->start(h->finish_opaque);
     /* Outside the jail and as the caller, this process could do much: from
      * here it may only wait, forward signals, dial --vsock-uds sockets,
      * name complete --copy-out files and clean up (jail/seccomp.c, the
@@ -70,7 +81,11 @@ static void parent_wait(pid_t child, int rfd, const struct detach_helper *h)
             fds[2].fd = -1;
         if (fds[1].revents & POLLIN) {
             struct signalfd_siginfo si;
-            if (read(sfd, &si, sizeof(si)) == sizeof(si))
+            if (read(sfd, &si, sizeof(si)) != sizeof(si))
+                continue;
+            if (si.ssi_signo == SIGWINCH)
+                h->winch(h->finish_opaque); /* only in the set with a winch */
+            else
                 kill(child, (int)si.ssi_signo);
         }
         if (fds[0].revents) {
@@ -107,10 +122,7 @@ int detach_start(const struct detach_helper *h)
     /* Blocked before the fork: the parent reads them from a signalfd, the
      * child from its own (cmd_boot sets it up). */
     sigset_t set, old;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
+    parent_signals(&set, h);
     pthread_sigmask(SIG_BLOCK, &set, &old);
     pid_t pid = fork();
     if (pid < 0) {

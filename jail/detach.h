@@ -27,10 +27,18 @@ struct detach_helper {
     /* `finish` may unpack a --copy-out folder beside its HOST: the parent
      * waits under the "copyout" seccomp list instead of "detach". */
     bool finish_unpacks;
+    /* Parent, optional, with finish_opaque: once, before its seccomp filter goes on (run -t
+     * puts the caller's terminal in raw mode here, so that only this
+     * process, which `finish` always ends, ever holds it so). */
+    void (*start)(void *opaque);
+    /* Parent, optional: the caller's terminal changed size (SIGWINCH,
+     * taken from the signalfd only when this is set). */
+    void (*winch)(void *opaque);
 };
 
 /* Forks (`h` may be NULL: no helper).  In the child, returns 0 and the caller goes on to run the VM.  The
- * parent never returns: it forwards SIGINT/SIGTERM/SIGHUP to the child and
+ * parent never returns: it forwards SIGINT/SIGTERM/SIGHUP to the child (and
+ * gives SIGWINCH to h->winch) and
  * exits with the status the child reports (or the child's own exit status
  * if it ends without reporting, 125 if it was killed).  Returns -errno if
  * the fork fails (the caller then just runs in this process). */

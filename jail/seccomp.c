@@ -209,11 +209,13 @@ static const struct allow broker_allow[] = {
     {.name = "set_robust_list", .why = "the C library's fork, in that helper"},                    \
     {.name = "close_range", .why = "the helper holds none of our fds"},                            \
     {.name = "clock_nanosleep", .why = "the helper waits for the cgroup to empty"},                \
-    {.name = "nanosleep", .why = "... (older C libraries)"}
+    {.name = "nanosleep", .why = "... (older C libraries)"},                                    \
+    {.name = "ioctl", .why = "run -t: the caller's terminal size on SIGWINCH, and its mode back at the end", \
+     .ioctls = {TIOCGWINSZ, TCSETS}}
 
 static const struct allow detach_allow[] = {
     DETACH,
-    {.name = "write", .why = "one line when the VM process was killed by its own filter"},
+    {.name = "write", .why = "one line when the VM process was killed by its own filter; run -t: a new terminal size to the VM process"},
 #if defined(__SANITIZE_ADDRESS__)
     /* Only in the unit tests' ASan build, whose fork interceptor and exit
      * path allocate (the production parent never does after its filter). */
@@ -229,10 +231,10 @@ static const struct allow detach_allow[] = {
  * sandbox/tar_in.c's checks and makes the tree in a hidden staging folder
  * there, every path beneath it (cli/run_copy_tree.c).  It is what a tar
  * extraction needs, and no more: no exec, no network but the AF_UNIX
- * dials above, no ioctl. */
+ * dials above, no ioctl but run -t's two on the caller's terminal. */
 static const struct allow copyout_allow[] = {
     DETACH,
-    {.name = "write", .why = "one line when the VM process was killed by its own filter; a folder copy-out's file data"},
+    {.name = "write", .why = "one line when the VM process was killed by its own filter; a folder copy-out's file data; run -t: a new terminal size to the VM process"},
     {.name = "brk", .why = "malloc: libarchive's reader, the folders whose modes are set last"},
     {.name = "mmap", .why = "malloc of large blocks"},
     {.name = "munmap", .why = "free of large blocks"},
@@ -411,7 +413,7 @@ static const char *ioctl_name(unsigned long nr)
         N(KVM_GET_XSAVE), N(KVM_GET_XCRS), N(KVM_GET_LAPIC), N(KVM_GET_MP_STATE),
         N(KVM_GET_VCPU_EVENTS), N(KVM_GET_DEBUGREGS), N(KVM_GET_MSRS),
         N(KVM_GET_MSR_INDEX_LIST), N(KVM_GET_SUPPORTED_CPUID), N(KVM_GET_IRQCHIP), N(KVM_GET_PIT2),
-        N(KVM_GET_CLOCK),
+        N(KVM_GET_CLOCK), N(TIOCGWINSZ), N(TCSETS),
     };
 #undef N
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
