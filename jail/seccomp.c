@@ -210,8 +210,8 @@ static const struct allow broker_allow[] = {
     {.name = "close_range", .why = "the helper holds none of our fds"},                            \
     {.name = "clock_nanosleep", .why = "the helper waits for the cgroup to empty"},                \
     {.name = "nanosleep", .why = "... (older C libraries)"},                                    \
-    {.name = "ioctl", .why = "run -t: the caller's terminal size on SIGWINCH, and its mode back at the end", \
-     .ioctls = {TIOCGWINSZ, TCSETS}}
+    {.name = "ioctl", .why = "run -t: the caller's terminal size on SIGWINCH, and its mode back at the end (glibc's tcsetattr reads it back)", \
+     .ioctls = {TIOCGWINSZ, TCSETS, TCGETS}}
 
 static const struct allow detach_allow[] = {
     DETACH,
@@ -413,7 +413,7 @@ static const char *ioctl_name(unsigned long nr)
         N(KVM_GET_XSAVE), N(KVM_GET_XCRS), N(KVM_GET_LAPIC), N(KVM_GET_MP_STATE),
         N(KVM_GET_VCPU_EVENTS), N(KVM_GET_DEBUGREGS), N(KVM_GET_MSRS),
         N(KVM_GET_MSR_INDEX_LIST), N(KVM_GET_SUPPORTED_CPUID), N(KVM_GET_IRQCHIP), N(KVM_GET_PIT2),
-        N(KVM_GET_CLOCK), N(TIOCGWINSZ), N(TCSETS),
+        N(KVM_GET_CLOCK), N(TIOCGWINSZ), N(TCSETS), N(TCGETS),
     };
 #undef N
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
