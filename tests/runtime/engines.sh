@@ -203,7 +203,11 @@ podman_setup() {
     local d=$ENGINE_DIR/podman
     mkdir -p "$d"/{root,runroot,tmp,net,volumes}
     # Also keeps podman off /etc/containers, /var/lib/containers, /run/libpod
-    # and /dev/shm (file locks, not shm ones).
+    # and /dev/shm (file locks, not shm ones).  The runtime's own state is
+    # where it keeps it by default (crun: /run/crun): podman passes no
+    # --root, and --runtime-flag root=DIR would not do, because the
+    # `podman container cleanup` that conmon runs when a container exits
+    # drops it (its `delete --force` then looks in the default place).
     cat >"$d/containers.conf" <<EOF
 [containers]
 netns = "none"
