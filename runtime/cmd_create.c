@@ -46,51 +46,6 @@ struct create_args {
     const char *id;
 };
 
-/* A pty whose master goes to the console socket (one SCM_RIGHTS fd, as
- * runc sends it); the slave, or -errno. */
-static int console_pty(const char *socket_path, const struct oci_process *p, char *err,
-                       size_t cap)
-{
-    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0) {
-        snprintf(err, cap, "a terminal: %s", strerror(errno));
-        if (master >= 0)
-            close(master);
-        return -1;
-    }
-    char name[64];
-    if (ptsname_r(master, name, sizeof(name))) {
-        snprintf(err, cap, "a terminal: %s", strerror(errno));
-        close(master);
-        return -1;
-    }
-    int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (slave >= 0 && (p->rows || p->cols)) {
-        struct winsize ws = {.ws_row = (unsigned short)p->rows, .ws_col = (unsigned short)p->cols};
-        ioctl(slave, TIOCSWINSZ, &ws);
-    }
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int rc = slave < 0 || s < 0 || strlen(socket_path) >= sizeof(a.sun_path) ? -1 : 0;
-    if (!rc) {
-        strcpy(a.sun_path, socket_path);
-        rc = connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-                     fdpass_send(s, name, strlen(name), master)
-                 ? -1
-                 : 0;
-    }
-    if (rc) {
-        snprintf(err, cap, "--console-socket %.300s: %s", socket_path, strerror(errno));
-        if (slave >= 0)
-            close(slave);
-        slave = -1;
-    }
-    if (s >= 0)
-        close(s);
-    close(master);
-    return slave;
-}
-
 /* ---- the init stand-in (the forked child) ---- */
 
 struct standin_ctx {
@@ -131,14 +86,9 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
     char err[2048] = "";
     struct sandbox sb;
     setsid();
-    if (x->tty >= 0) {
-        if (ioctl(x->tty, TIOCSCTTY, 0) < 0 || dup2(x->tty, 0) < 0 || dup2(x->tty, 1) < 0 ||
-            dup2(x->tty, 2) < 0) {
-            snprintf(err, sizeof(err), "the console: %s", strerror(errno));
-            report(x->ready_fd, err);
-            _exit(1);
-        }
-        close(x->tty);
+    if (x->tty >= 0 && standin_take_console(x->tty, err, sizeof(err))) {
+        report(x->ready_fd, err);
+        _exit(1);
     }
     if (x->cgroup && container_cgroup_join(x->cgroup, err, sizeof(err))) {
         report(x->ready_fd, err);
@@ -331,7 +281,7 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
         goto fail;
     }
     if (cfg.process.terminal &&
-        (tty = console_pty(a.console_socket, &cfg.process, err, sizeof(err))) < 0) {
+        (tty = standin_console(a.console_socket, &cfg.process, err, sizeof(err))) < 0) {
         runtime_error("%s", err);
         goto fail;
     }

@@ -153,8 +153,17 @@ int runtime_exec(const struct runtime_globals *g, int argc, char **argv)
         goto out;
     }
     if (pid == 0 || !a.detach) {
-        if (a.detach)
+        if (a.detach || p.terminal)
             setsid();
+        if (p.terminal) {
+            int slave = standin_console(a.console_socket, &p, err, sizeof(err));
+            if (slave < 0 || standin_take_console(slave, err, sizeof(err))) {
+                rc = runtime_error("%s", err);
+                if (a.detach)
+                    _exit(rc);
+                goto out;
+            }
+        }
         container_add_exec(&c, getpid());
         if (!a.detach && a.pid_file && (e = pid_file_write(a.pid_file, getpid()))) {
             rc = runtime_error("--pid-file %s: %s", a.pid_file, strerror(-e));

@@ -4,17 +4,100 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "agent_client/agent_client.h"
+#include "jail/fdpass.h"
 #include "sandbox/vm_proc.h"
 #include "util/exit_codes.h"
 
 static int sig_pipe[2] = {-1, -1};
+
+int standin_console(const char *socket_path, const struct oci_process *p, char *err, size_t cap)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0) {
+        snprintf(err, cap, "a terminal: %s", strerror(errno));
+        if (master >= 0)
+            close(master);
+        return -1;
+    }
+    char name[64];
+    if (ptsname_r(master, name, sizeof(name))) {
+        snprintf(err, cap, "a terminal: %s", strerror(errno));
+        close(master);
+        return -1;
+    }
+    int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave >= 0 && (p->rows || p->cols)) {
+        struct winsize ws = {.ws_row = (unsigned short)p->rows, .ws_col = (unsigned short)p->cols};
+        ioctl(slave, TIOCSWINSZ, &ws);
+    }
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int rc = slave < 0 || s < 0 || strlen(socket_path) >= sizeof(a.sun_path) ? -1 : 0;
+    if (!rc) {
+        strcpy(a.sun_path, socket_path);
+        rc = connect(s, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+                     fdpass_send(s, name, strlen(name), master)
+                 ? -1
+                 : 0;
+    }
+    if (rc) {
+        snprintf(err, cap, "--console-socket %.300s: %s", socket_path, strerror(errno));
+        if (slave >= 0)
+            close(slave);
+        slave = -1;
+    }
+    if (s >= 0)
+        close(s);
+    close(master);
+    return slave;
+}
+
+int standin_take_console(int slave, char *err, size_t cap)
+{
+    /* The host terminal only carries bytes: the guest's pty does the
+     * terminal's work (echo, line editing, \n to \r\n), once. */
+    struct termios t;
+    if (ioctl(slave, TIOCSCTTY, 0) < 0 || tcgetattr(slave, &t) < 0) {
+        snprintf(err, cap, "the console: %s", strerror(errno));
+        return -1;
+    }
+    cfmakeraw(&t);
+    if (tcsetattr(slave, TCSANOW, &t) < 0 || dup2(slave, 0) < 0 || dup2(slave, 1) < 0 ||
+        dup2(slave, 2) < 0) {
+        snprintf(err, cap, "the console: %s", strerror(errno));
+        return -1;
+    }
+    if (slave > 2)
+        close(slave);
+    return 0;
+}
+
+/* SIGWINCH: the terminal's new size as a WINSIZE record (agent_client.h). */
+static void on_winch(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    struct winsize ws;
+    if (ioctl(0, TIOCGWINSZ, &ws) == 0) {
+        uint8_t rec[AGENT_SIGQ_WINSIZE_LEN];
+        agent_sigq_winsize(rec, ws.ws_row, ws.ws_col);
+        ssize_t w = write(sig_pipe[1], rec, sizeof(rec));
+        (void)w;
+    }
+    errno = saved;
+}
 
 /* Each caught signal's number, one byte, to the relay loop. */
 static void on_signal(int sig)
@@ -30,7 +113,7 @@ static void on_signal(int sig)
  * itself: SIGCHLD (its VM), SIGPIPE (its own output's reader went; the
  * relay sees EPIPE), SIGWINCH (the terminal's size, not a signal for the
  * process), and the job-control stops of a terminal it may sit on. */
-static int forward_signals(void)
+static int forward_signals(bool tty)
 {
     if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
         return -errno;
@@ -43,21 +126,36 @@ static int forward_signals(void)
         sigaction(s, &sa, NULL);
     }
     signal(SIGPIPE, SIG_IGN);
+    if (tty) {
+        struct sigaction wa = {.sa_handler = on_winch, .sa_flags = SA_RESTART};
+        sigfillset(&wa.sa_mask);
+        sigaction(SIGWINCH, &wa, NULL);
+    }
     return 0;
 }
 
-/* The three rlimits EXEC carries itself; the others are not sent yet. */
-static void set_rlimits(const struct oci_process *p, struct agent_exec_req *req)
+/* The process's groups, rlimits, terminal and no_new_privs as EXEC's
+ * process section (guest/agent/proto.h). */
+static void process_section(const struct oci_process *p, struct agent_exec_req *req)
 {
-    for (unsigned i = 0; i < p->nrlimits; i++) {
-        const struct oci_rlimit *l = &p->rlimits[i];
-        uint64_t v = l->soft; /* EXEC sets soft = hard: the soft one binds */
-        if (l->resource == RLIMIT_NPROC)
-            req->rlim_nproc = v;
-        else if (l->resource == RLIMIT_FSIZE)
-            req->rlim_fsize = v;
-        else if (l->resource == RLIMIT_NOFILE)
-            req->rlim_nofile = v;
+    for (unsigned i = 0; i < p->ngroups && i < AGENT_MAX_GROUPS; i++)
+        req->groups[req->ngroups++] = p->groups[i];
+    for (unsigned i = 0; i < p->nrlimits && req->nrlimits < AGENT_MAX_RLIMITS; i++)
+        if (p->rlimits[i].resource >= 0 && p->rlimits[i].resource < AGENT_RLIMIT_NUM)
+            req->rlimits[req->nrlimits++] = (struct agent_rlimit){
+                (uint32_t)p->rlimits[i].resource, p->rlimits[i].soft, p->rlimits[i].hard};
+    if (p->no_new_privs)
+        req->flags |= AGENT_EXEC_F_NO_NEW_PRIVS;
+    if (p->terminal) {
+        struct winsize ws;
+        req->flags |= AGENT_EXEC_F_TTY;
+        if (ioctl(0, TIOCGWINSZ, &ws) == 0 && (ws.ws_row || ws.ws_col)) {
+            req->tty_rows = ws.ws_row;
+            req->tty_cols = ws.ws_col;
+        } else {
+            req->tty_rows = (uint16_t)p->rows;
+            req->tty_cols = (uint16_t)p->cols;
+        }
     }
 }
 
@@ -73,7 +171,7 @@ static void say(const char *fmt, const char *what, int e)
 
 int standin_run(const char *sock, const struct oci_process *p)
 {
-    if (forward_signals()) {
+    if (forward_signals(p->terminal)) {
         say("airlock-runtime: %s: %s\n", "signals", errno);
         return EXIT_AIRLOCK_ERROR;
     }
@@ -92,7 +190,7 @@ int standin_run(const char *sock, const struct oci_process *p)
     req.uid = p->uid;
     req.gid = p->gid;
     req.flags = AGENT_EXEC_F_STDIN;
-    set_rlimits(p, &req);
+    process_section(p, &req);
     struct agent_exec_result res;
     int rc = agent_exec_signals(fd, &req, 1, 2, 0, sig_pipe[0], UINT64_MAX, &res);
     close(fd);

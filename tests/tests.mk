@@ -65,13 +65,15 @@ FUZZ_SRCS_fuzz_copy_tree := cli/run_copy_tree.c sandbox/tar_in.c agent_client/ag
                             agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c \
                             util/open_resolve.c util/printable.c util/tar_name.c util/rmtree.c
 FUZZ_LIBS_fuzz_copy_tree := $(shell pkg-config --libs libarchive 2>/dev/null)
+FUZZ_SRCS_fuzz_oci_config := runtime/oci_config.c
+FUZZ_LIBS_fuzz_oci_config := -ljansson
 SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
               fuzz_http_request fuzz_api_request fuzz_http_response fuzz_scrub fuzz_snapshot \
               fuzz_credential_request fuzz_layer_apply \
-              fuzz_tar_in fuzz_copy_tree
+              fuzz_tar_in fuzz_copy_tree fuzz_oci_config
 FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 

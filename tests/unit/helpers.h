@@ -165,6 +165,7 @@ Suite *egress_policy_suite(void);
 Suite *surface_suite(void);
 Suite *audit_suite(void), *egress_broker_suite(void), *egress_relay_suite(void);
 Suite *seccomp_suite(void);
+Suite *oci_runtime_suite(void);
 Suite *limits_suite(void);
 Suite *snapshot_file_suite(void), *snapshot_memory_suite(void);
 

@@ -310,6 +310,7 @@ int main(void)
         surface_suite,
         audit_suite, egress_broker_suite, egress_relay_suite,
         seccomp_suite,
+        oci_runtime_suite,
         limits_suite,
         snapshot_devices_suite,
         snapshot_cpuid_suite,

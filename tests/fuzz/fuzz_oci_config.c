@@ -1,0 +1,64 @@
+/* libFuzzer target: what airlock-runtime reads from its caller, which it
+ * must refuse cleanly whatever it is: config.json, process.json (exec
+ * --process) and update's resources (runtime/oci_config.c).  Byte 0
+ * chooses the reader; the rest is the document.  Whatever is accepted
+ * must hold what the runtime relies on. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/oci_config.h"
+
+static void check_process(const struct oci_process *p)
+{
+    assert(p->nargs >= 1 && p->args[0][0] && !p->args[p->nargs]);
+    assert(p->cwd && p->cwd[0] == '/');
+    assert(p->ngroups <= OCI_MAX_GROUPS && p->nrlimits <= OCI_MAX_RLIMITS);
+    for (unsigned i = 0; i < p->nenv; i++)
+        assert(strchr(p->env[i], '=') && p->env[i][0] != '=');
+    for (unsigned i = 0; i < p->nrlimits; i++)
+        assert(p->rlimits[i].soft <= p->rlimits[i].hard && p->rlimits[i].resource >= 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char err[512];
+    if (size < 1)
+        return 0;
+    const char *doc = (const char *)data + 1;
+    size_t len = size - 1;
+    switch (data[0] % 3) {
+    case 0: {
+        struct oci_config c;
+        if (!oci_config_parse(doc, len, &c, err, sizeof(err))) {
+            assert(c.root && c.nmounts <= OCI_MAX_MOUNTS);
+            if (c.has_process)
+                check_process(&c.process);
+            for (int k = 0; k < OCI_HOOK_KINDS; k++)
+                for (unsigned i = 0; i < c.nhooks[k]; i++)
+                    assert(c.hooks[k][i].path[0] == '/');
+            oci_config_free(&c);
+        } else {
+            assert(err[0] && !c.doc);
+        }
+        break;
+    }
+    case 1: {
+        json_t *j;
+        struct oci_process p;
+        if (!oci_process_parse(doc, len, &j, &p, err, sizeof(err))) {
+            check_process(&p);
+            oci_process_free(&p);
+            json_decref(j);
+        }
+        break;
+    }
+    default: {
+        struct oci_config c;
+        memset(&c, 0, sizeof(c));
+        oci_resources_parse(doc, len, &c, err, sizeof(err));
+        break;
+    }
+    }
+    return 0;
+}

@@ -1,0 +1,321 @@
+/* runtime/: config.json and process.json as the OCI runtime reads them
+ * (every field from the caller is hostile), cgroupsPath in both forms,
+ * overlay layers from mountinfo, container ids and the state JSON. */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/container_cgroup.h"
+#include "runtime/container_state.h"
+#include "runtime/oci_config.h"
+#include "runtime/root_disk.h"
+#include "tests/unit/helpers.h"
+
+static const char good[] =
+    "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\",\"readonly\":true},"
+    "\"hostname\":\"h1\",\"annotations\":{\"io.airlock.allow\":\"example.com:443\"},"
+    "\"process\":{\"terminal\":true,\"consoleSize\":{\"height\":40,\"width\":120},"
+    "\"user\":{\"uid\":1000,\"gid\":100,\"additionalGids\":[10,20]},"
+    "\"args\":[\"sh\",\"-c\",\"\"],\"env\":[\"PATH=/bin\",\"A=b=c\"],\"cwd\":\"/work\","
+    "\"noNewPrivileges\":true,\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"soft\":1024,"
+    "\"hard\":4096},{\"type\":\"RLIMIT_CORE\",\"soft\":-1,\"hard\":-1}]},"
+    "\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
+    "{\"destination\":\"/etc/hosts\",\"type\":\"bind\",\"source\":\"/x/hosts\","
+    "\"options\":[\"rbind\",\"ro\"]}],"
+    "\"hooks\":{\"prestart\":[{\"path\":\"/bin/hook\",\"args\":[\"hook\",\"a\"],"
+    "\"env\":[\"X=1\"],\"timeout\":5}]},"
+    "\"linux\":{\"resources\":{\"memory\":{\"limit\":536870912},\"cpu\":{\"quota\":150000,"
+    "\"period\":100000},\"pids\":{\"limit\":64}},\"cgroupsPath\":\"/ctr/c1\","
+    "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/1/ns/net\"}]}}";
+
+START_TEST(config_fields)
+{
+    struct oci_config c;
+    char err[512];
+    ck_assert_msg(oci_config_parse(good, sizeof(good) - 1, &c, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_str_eq(c.root, "rootfs");
+    ck_assert(c.root_readonly);
+    ck_assert_str_eq(c.hostname, "h1");
+    ck_assert(c.has_process);
+    ck_assert_uint_eq(c.process.nargs, 3);
+    ck_assert_str_eq(c.process.args[2], ""); /* empty arguments are arguments */
+    ck_assert_ptr_null(c.process.args[3]);
+    ck_assert_uint_eq(c.process.nenv, 2);
+    ck_assert_str_eq(c.process.cwd, "/work");
+    ck_assert_uint_eq(c.process.uid, 1000);
+    ck_assert_uint_eq(c.process.gid, 100);
+    ck_assert_uint_eq(c.process.ngroups, 2);
+    ck_assert_uint_eq(c.process.groups[1], 20);
+    ck_assert(c.process.terminal && c.process.no_new_privs);
+    ck_assert_uint_eq(c.process.rows, 40);
+    ck_assert_uint_eq(c.process.cols, 120);
+    ck_assert_uint_eq(c.process.nrlimits, 2);
+    ck_assert_int_eq(c.process.rlimits[0].resource, RLIMIT_NOFILE);
+    ck_assert(c.process.rlimits[1].soft == UINT64_MAX); /* -1: unlimited */
+    ck_assert_uint_eq(c.nmounts, 2);
+    ck_assert(c.mounts[1].bind && c.mounts[1].readonly);
+    ck_assert(!c.mounts[0].bind);
+    ck_assert_uint_eq(c.nhooks[OCI_HOOK_PRESTART], 1);
+    ck_assert_int_eq(c.hooks[OCI_HOOK_PRESTART][0].timeout_s, 5);
+    ck_assert_str_eq(c.hooks[OCI_HOOK_PRESTART][0].args[1], "a");
+    ck_assert_int_eq(c.memory_limit, 536870912);
+    ck_assert_int_eq(c.cpu_quota, 150000);
+    ck_assert_uint_eq(c.cpu_period, 100000);
+    ck_assert_int_eq(c.pids_limit, 64);
+    ck_assert_str_eq(c.cgroups_path, "/ctr/c1");
+    ck_assert_str_eq(c.netns_path, "/proc/1/ns/net");
+    ck_assert(!c.new_netns);
+    oci_config_free(&c);
+}
+END_TEST
+
+/* One field made wrong in the good config: refused, the error naming it. */
+static void refused(const char *from, const char *to, const char *field)
+{
+    char buf[sizeof(good) + 512], err[512];
+    const char *at = strstr(good, from);
+    ck_assert_ptr_nonnull(at);
+    snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - good), good, to, at + strlen(from));
+    struct oci_config c;
+    ck_assert_msg(oci_config_parse(buf, strlen(buf), &c, err, sizeof(err)) == -1, "took %s", to);
+    ck_assert_msg(strstr(err, field) != NULL, "'%s' does not name %s", err, field);
+    ck_assert_ptr_null(c.doc); /* nothing held */
+}
+
+START_TEST(config_refusals)
+{
+    refused("\"1.0.2\"", "\"0.9\"", "ociVersion");
+    refused("\"path\":\"rootfs\"", "\"path\":7", "root.path");
+    refused("\"readonly\":true", "\"readonly\":1", "root.readonly");
+    refused("\"uid\":1000", "\"uid\":-1", "process.user.uid");
+    refused("\"uid\":1000", "\"uid\":4294967295", "process.user.uid");
+    refused("\"uid\":1000", "\"uid\":\"0\"", "process.user.uid");
+    refused("[10,20]", "[10,\"x\"]", "additionalGids");
+    refused("[10,20]", "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,"
+                       "27,28,29,30,31,32,33]", "additionalGids");
+    refused("[\"sh\",\"-c\",\"\"]", "[]", "process.args");
+    refused("[\"sh\",\"-c\",\"\"]", "[\"\"]", "process.args");
+    refused("[\"sh\",\"-c\",\"\"]", "[\"sh\",1]", "process.args");
+    refused("\"A=b=c\"", "\"Ab\"", "process.env");
+    refused("\"A=b=c\"", "\"=b\"", "process.env");
+    refused("\"A=b=c\"", "\"A\\u0000=b\"", "config.json"); /* jansson refuses NULs */
+    refused("\"/work\"", "\"work\"", "process.cwd");
+    refused("\"terminal\":true", "\"terminal\":\"yes\"", "process.terminal");
+    refused("\"height\":40", "\"height\":70000", "consoleSize");
+    refused("\"RLIMIT_NOFILE\"", "\"RLIMIT_BOGUS\"", "process.rlimits");
+    refused("\"soft\":1024", "\"soft\":8192", "process.rlimits");
+    refused("\"RLIMIT_CORE\"", "\"RLIMIT_NOFILE\"", "process.rlimits");
+    refused("\"destination\":\"/proc\"", "\"destination\":\"proc\"", "mounts");
+    refused("\"options\":[\"rbind\",\"ro\"]", "\"options\":\"ro\"", "mounts.options");
+    refused("\"path\":\"/bin/hook\"", "\"path\":\"hook\"", "hooks.prestart");
+    refused("\"timeout\":5", "\"timeout\":0", "hooks.prestart");
+    refused("\"limit\":536870912", "\"limit\":\"1g\"", "linux.resources.memory.limit");
+    refused("\"period\":100000", "\"period\":-5", "linux.resources.cpu.period");
+    refused("\"cgroupsPath\":\"/ctr/c1\"", "\"cgroupsPath\":5", "linux.cgroupsPath");
+    refused("\"path\":\"/proc/1/ns/net\"", "\"path\":\"ns/net\"", "linux.namespaces");
+    refused("\"io.airlock.allow\":\"example.com:443\"", "\"io.airlock.allow\":1", "annotations");
+    refused("\"hostname\":\"h1\"", "\"hostname\":[]", "hostname");
+    refused("\"hostname\":\"h1\"", "\"hostname\":\"h1\",\"hostname\":\"h2\"", "config.json");
+}
+END_TEST
+
+START_TEST(config_not_json)
+{
+    struct oci_config c;
+    char err[256];
+    ck_assert_int_eq(oci_config_parse("{\"ociVersion\":", 14, &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not JSON"));
+    ck_assert_int_eq(oci_config_parse("[1]", 3, &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not a JSON object"));
+    ck_assert_int_eq(oci_config_load("/nonexistent/config.json", &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent/config.json"));
+}
+END_TEST
+
+START_TEST(process_file)
+{
+    static const char p[] = "{\"args\":[\"ls\"],\"cwd\":\"/\",\"env\":[\"PATH=/bin\"],"
+                            "\"user\":{\"uid\":0,\"gid\":0},\"terminal\":false}";
+    json_t *doc;
+    struct oci_process proc;
+    char err[256];
+    ck_assert_msg(oci_process_parse(p, sizeof(p) - 1, &doc, &proc, err, sizeof(err)) == 0, "%s",
+                  err);
+    ck_assert_str_eq(proc.args[0], "ls");
+    ck_assert_uint_eq(proc.uid, 0);
+    oci_process_free(&proc);
+    json_decref(doc);
+    ck_assert_int_eq(oci_process_parse("{\"args\":[\"ls\"]}", 15, &doc, &proc, err, sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "process.cwd"));
+    ck_assert_ptr_null(doc);
+    ck_assert_int_eq(oci_process_parse("{\"args\":[\"ls\"],\"cwd\":\"/\",\"user\":{\"username\":"
+                                       "\"x\"}}", 49, &doc, &proc, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "username"));
+}
+END_TEST
+
+START_TEST(resources_file)
+{
+    struct oci_config c;
+    char err[256];
+    static const char r[] = "{\"cpu\":{\"quota\":50000,\"period\":100000}}";
+    ck_assert_int_eq(oci_resources_parse(r, sizeof(r) - 1, &c, err, sizeof(err)), 0);
+    ck_assert_int_eq(c.cpu_quota, 50000);
+    ck_assert_int_eq(c.memory_limit, -1);
+    ck_assert_int_eq(oci_resources_parse("{\"memory\":[]}", 13, &c, err, sizeof(err)), -1);
+}
+END_TEST
+
+START_TEST(rlimit_names)
+{
+    ck_assert_int_eq(oci_rlimit_number("RLIMIT_NPROC"), RLIMIT_NPROC);
+    ck_assert_int_eq(oci_rlimit_number("RLIMIT_RTTIME"), RLIMIT_RTTIME);
+    ck_assert_int_eq(oci_rlimit_number("NOFILE"), -1);
+    ck_assert_int_eq(oci_rlimit_number(""), -1);
+}
+END_TEST
+
+static void cg(const char *path, bool systemd, const char *want)
+{
+    char out[512], err[256];
+    int rc = container_cgroup_path(path, systemd, out, sizeof(out), err, sizeof(err));
+    if (!want) {
+        ck_assert_msg(rc == -1, "%s took %s", path, out);
+        ck_assert_ptr_nonnull(strstr(err, "linux.cgroupsPath"));
+        return;
+    }
+    ck_assert_msg(rc == 0, "%s: %s", path, err);
+    ck_assert_str_eq(out, want);
+}
+
+START_TEST(cgroup_paths)
+{
+    cg("/ctr/c1", false, "/sys/fs/cgroup/ctr/c1");
+    cg("ctr//c1/", false, "/sys/fs/cgroup/ctr/c1");
+    cg("/libpod_parent/libpod-abc", false, "/sys/fs/cgroup/libpod_parent/libpod-abc");
+    cg("/a/../b", false, NULL);
+    cg("/a/./b", false, NULL);
+    cg("/", false, NULL);
+    cg("/a/b\n", false, NULL);
+    cg("system.slice:docker:abc", true, "/sys/fs/cgroup/system.slice/docker-abc.scope");
+    cg("machine-libpod.slice:libpod:abc", true,
+       "/sys/fs/cgroup/machine.slice/machine-libpod.slice/libpod-abc.scope");
+    cg(":docker:abc", true, "/sys/fs/cgroup/system.slice/docker-abc.scope");
+    cg("-.slice:p:n", true, "/sys/fs/cgroup/p-n.scope");
+    cg("user.slice:p:x.slice", true, "/sys/fs/cgroup/user.slice/p-x.slice");
+    cg("bad:p", true, NULL);
+    cg("a--b.slice:p:n", true, NULL);
+    cg("a/b.slice:p:n", true, NULL);
+    cg("system.slice:p:../../x", true, NULL);
+    cg("system.slice:../x:n", true, NULL);
+}
+END_TEST
+
+START_TEST(overlay_mountinfo)
+{
+    static const char mi[] =
+        "22 1 0:21 / / rw - ext4 /dev/vda rw\n"
+        "40 22 0:40 / /var/lib/c/merged rw,relatime - overlay overlay "
+        "rw,lowerdir=/l/a:/l/with\\134:colon:/l/b\\040c,upperdir=/u/diff,workdir=/u/work\n"
+        "41 22 0:41 / /rel rw - overlay overlay rw,lowerdir=l/x:l/y,upperdir=/u2,workdir=/w2\n"
+        "42 22 0:42 / /other rw - tmpfs tmpfs rw\n"
+        "43 22 0:43 / /stacked rw - overlay overlay rw,lowerdir=/s1,upperdir=/s2,workdir=/s3\n"
+        "44 43 0:44 / /stacked rw - tmpfs tmpfs rw\n";
+    struct overlay_layers o;
+    ck_assert_int_eq(overlay_layers_parse(mi, "/var/lib/c/merged", &o), 1);
+    ck_assert_uint_eq(o.nlower, 3);
+    ck_assert_str_eq(o.lower[0], "/l/a");
+    ck_assert_str_eq(o.lower[1], "/l/with:colon"); /* "\:" after mountinfo's \134 */
+    ck_assert_str_eq(o.lower[2], "/l/b c");
+    ck_assert_str_eq(o.upper, "/u/diff");
+    overlay_layers_free(&o);
+    ck_assert_int_eq(overlay_layers_parse(mi, "/rel", &o), 0); /* relative: not known */
+    ck_assert_int_eq(overlay_layers_parse(mi, "/other", &o), 0);
+    ck_assert_int_eq(overlay_layers_parse(mi, "/stacked", &o), 0); /* the top mount decides */
+    ck_assert_int_eq(overlay_layers_parse(mi, "/nowhere", &o), 0);
+    ck_assert_int_eq(overlay_layers_parse("garbage\n - \n\n", "/", &o), 0);
+}
+END_TEST
+
+START_TEST(container_ids)
+{
+    ck_assert(container_id_ok("abc-DEF_1.2+x"));
+    ck_assert(container_id_ok("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
+    ck_assert(!container_id_ok(""));
+    ck_assert(!container_id_ok("."));
+    ck_assert(!container_id_ok(".."));
+    ck_assert(!container_id_ok("a/b"));
+    ck_assert(!container_id_ok("a b"));
+    ck_assert(!container_id_ok("a\nb"));
+}
+END_TEST
+
+/* A container folder by hand: status from the stand-in's pid and start
+ * time, the FIFO and the paused marker; the state JSON runc's way. */
+START_TEST(container_status_and_state)
+{
+    char root[] = "/tmp/airlock-rt-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    struct container c;
+    ck_assert_int_eq(container_make(root, "c1", &c), 0);
+    ck_assert_int_eq(container_make(root, "c1", &(struct container){0}), -EEXIST);
+    c.state = json_pack("{s:s, s:s, s:s, s:s, s:{}}", "id", "c1", "bundle", "/b", "rootfs",
+                        "/b/rootfs", "created", "2026-01-01T00:00:00Z", "annotations");
+    ck_assert_int_eq(container_status(&c), CONTAINER_STOPPED); /* no pid recorded */
+    json_object_set_new(c.state, "pid", json_integer(getpid()));
+    json_object_set_new(c.state, "pid_start", json_integer((json_int_t)proc_start_time(getpid())));
+    ck_assert_int_eq(container_save(&c), 0);
+    container_close(&c);
+    ck_assert_int_eq(container_open(root, "c1", &c), 0);
+    ck_assert_int_eq(container_status(&c), CONTAINER_RUNNING);
+    char p[PATH_MAX + 16];
+    container_path(&c, "start", p, sizeof(p));
+    ck_assert_int_eq(mkfifo(p, 0600), 0);
+    ck_assert_int_eq(container_status(&c), CONTAINER_CREATED);
+    unlink(p);
+    json_t *st = container_state_json(&c);
+    ck_assert_str_eq(json_string_value(json_object_get(st, "status")), "running");
+    ck_assert_int_eq(json_integer_value(json_object_get(st, "pid")), getpid());
+    ck_assert_str_eq(json_string_value(json_object_get(st, "bundle")), "/b");
+    ck_assert_ptr_nonnull(json_object_get(st, "ociVersion"));
+    json_decref(st);
+    /* another process at that pid (a different start time): stopped */
+    c.pid_start++;
+    ck_assert_int_eq(container_status(&c), CONTAINER_STOPPED);
+    st = container_state_json(&c);
+    ck_assert_int_eq(json_integer_value(json_object_get(st, "pid")), 0);
+    json_decref(st);
+    container_remove(&c);
+    container_close(&c);
+    ck_assert_int_eq(container_open(root, "c1", &c), -ENOENT);
+    ck_assert_int_eq(container_open(root, "../x", &c), -ENOENT);
+    rmdir(root);
+}
+END_TEST
+
+Suite *oci_runtime_suite(void)
+{
+    Suite *s = suite_create("oci_runtime");
+    TCase *t = tcase_create("config");
+    tcase_add_test(t, config_fields);
+    tcase_add_test(t, config_refusals);
+    tcase_add_test(t, config_not_json);
+    tcase_add_test(t, process_file);
+    tcase_add_test(t, resources_file);
+    tcase_add_test(t, rlimit_names);
+    suite_add_tcase(s, t);
+    t = tcase_create("host");
+    tcase_add_test(t, cgroup_paths);
+    tcase_add_test(t, overlay_mountinfo);
+    tcase_add_test(t, container_ids);
+    tcase_add_test(t, container_status_and_state);
+    suite_add_tcase(s, t);
+    return s;
+}
