@@ -242,6 +242,16 @@ ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t 
     return encode_u32s(buf, cap, AGENT_READY, (uint32_t[]){version, features}, 2);
 }
 
+/* In this file, not agent_exec_proc.c: that one is called from here and
+ * must not call back (scripts/check-layers). */
+ssize_t agent_encode_winsize(uint8_t *buf, size_t cap, uint16_t rows, uint16_t cols)
+{
+    uint8_t p[AGENT_WINSIZE_SIZE];
+    put16(p, rows);
+    put16(p + 2, cols);
+    return agent_encode(buf, cap, AGENT_WINSIZE, p, sizeof(p));
+}
+
 ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo)
 {
     if (signo < 1 || signo > 64)

@@ -33,6 +33,7 @@ struct agent_exec_req {
     uint64_t rlim_nproc, rlim_fsize, rlim_nofile; /* AGENT_RLIM_KEEP = as is */
     /* The process section (proto.h; zero by default: none of it). */
     uint16_t tty_rows, tty_cols; /* with AGENT_EXEC_F_TTY */
+    uint32_t pidns;              /* 0, AGENT_PIDNS_NEW or AGENT_PIDNS_JOIN */
     uint32_t ngroups;
     uint32_t groups[AGENT_MAX_GROUPS];
     uint32_t nrlimits;

@@ -13,6 +13,8 @@ static int proc_ok(const struct agent_exec_req *r)
 {
     if (r->ngroups > AGENT_MAX_GROUPS || r->nrlimits > AGENT_MAX_RLIMITS)
         return 0;
+    if (r->pidns && r->pidns != AGENT_PIDNS_NEW && r->pidns != AGENT_PIDNS_JOIN)
+        return 0;
     /* A size means nothing without a terminal: one form per request. */
     if (!(r->flags & AGENT_EXEC_F_TTY) && (r->tty_rows || r->tty_cols))
         return 0;
@@ -43,6 +45,7 @@ void agent_exec_proc_put(uint8_t *p, const struct agent_exec_req *r)
     put16(p + 2, r->tty_cols);
     put32(p + 4, r->ngroups);
     put32(p + 8, r->nrlimits);
+    put32(p + 12, r->pidns);
     p += AGENT_EXEC_PROC_FIXED;
     for (uint32_t i = 0; i < r->ngroups; i++, p += 4)
         put32(p, r->groups[i]);
@@ -61,6 +64,7 @@ size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req
     r->tty_cols = get16(p + 2);
     r->ngroups = get32(p + 4);
     r->nrlimits = get32(p + 8);
+    r->pidns = get32(p + 12);
     /* The counts are bounded before the size is computed or an array is
      * filled: nothing below overflows or writes past req's arrays. */
     if (r->ngroups > AGENT_MAX_GROUPS || r->nrlimits > AGENT_MAX_RLIMITS)
@@ -75,14 +79,6 @@ size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req
     for (uint32_t i = 0; i < r->nrlimits; i++, q += AGENT_EXEC_RLIMIT_SIZE)
         r->rlimits[i] = (struct agent_rlimit){get32(q), get64(q + 4), get64(q + 12)};
     return proc_ok(r) ? size : 0;
-}
-
-ssize_t agent_encode_winsize(uint8_t *buf, size_t cap, uint16_t rows, uint16_t cols)
-{
-    uint8_t p[AGENT_WINSIZE_SIZE];
-    put16(p, rows);
-    put16(p + 2, cols);
-    return agent_encode(buf, cap, AGENT_WINSIZE, p, sizeof(p));
 }
 
 void agent_sigq_winsize(uint8_t rec[AGENT_SIGQ_WINSIZE_LEN], uint16_t rows, uint16_t cols)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,9 +21,9 @@ void cgroup_name(struct cgroup *cg, const char *parent, pid_t owner)
     snprintf(cg->dir, sizeof(cg->dir), "%s/vm-%d", cg->parent, (int)owner);
 }
 
-static int write_file(const char *dir, const char *name, const char *value)
+int cgroup_write(const char *dir, const char *name, const char *value)
 {
-    char path[sizeof(((struct cgroup *)0)->dir) + 32];
+    char path[PATH_MAX + 64];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
@@ -35,11 +36,11 @@ static int write_file(const char *dir, const char *name, const char *value)
 
 /* Controllers reach a cgroup only when every ancestor delegates them
  * (cgroup-v2.rst, "Top-down Constraint").  Already enabled is fine. */
-static int enable_controllers(const char *dir, char *why, size_t whylen)
+int cgroup_delegate(const char *dir, char *why, size_t whylen)
 {
     static const char *const ctl[] = {"+memory", "+cpu", "+pids"};
     for (unsigned i = 0; i < 3; i++) {
-        int e = write_file(dir, "cgroup.subtree_control", ctl[i]);
+        int e = cgroup_write(dir, "cgroup.subtree_control", ctl[i]);
         if (e) {
             snprintf(why, whylen, "%s/cgroup.subtree_control %s: %s", dir, ctl[i], strerror(-e));
             return e;
@@ -62,7 +63,7 @@ static int set_limits(const struct cgroup *cg, const struct cgroup_limits *lim, 
     const char *const files[] = {"memory.max", "cpu.max", "pids.max"};
     const char *const values[] = {mem, cpu, pids};
     for (unsigned i = 0; i < 3; i++) {
-        int e = write_file(cg->dir, files[i], values[i]);
+        int e = cgroup_write(cg->dir, files[i], values[i]);
         if (e) {
             snprintf(why, whylen, "%s/%s: %s", cg->dir, files[i], strerror(-e));
             return e;
@@ -70,7 +71,7 @@ static int set_limits(const struct cgroup *cg, const struct cgroup_limits *lim, 
     }
     /* Guest RAM pushed to swap would make memory.max a soft limit. Not
      * every host has swap accounting: then there is no swap to fear. */
-    write_file(cg->dir, "memory.swap.max", "0");
+    cgroup_write(cg->dir, "memory.swap.max", "0");
     return 0;
 }
 
@@ -90,8 +91,8 @@ int cgroup_enter(const struct cgroup *cg, const struct cgroup_limits *lim, char 
         return e;
     }
     /* A --cgroup-parent's ancestors are its maker's to delegate. */
-    if ((own_parent && (e = enable_controllers(CGROUP_ROOT, why, whylen))) ||
-        (e = enable_controllers(cg->parent, why, whylen)))
+    if ((own_parent && (e = cgroup_delegate(CGROUP_ROOT, why, whylen))) ||
+        (e = cgroup_delegate(cg->parent, why, whylen)))
         return e;
     if (mkdir(cg->dir, 0755) < 0) {
         e = -errno;
@@ -99,7 +100,7 @@ int cgroup_enter(const struct cgroup *cg, const struct cgroup_limits *lim, char 
         return e;
     }
     if (!(e = set_limits(cg, lim, why, whylen)) &&
-        (e = write_file(cg->dir, "cgroup.procs", "0")))
+        (e = cgroup_write(cg->dir, "cgroup.procs", "0")))
         snprintf(why, whylen, "%s/cgroup.procs: %s", cg->dir, strerror(-e));
     if (e)
         rmdir(cg->dir);

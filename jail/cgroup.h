@@ -52,6 +52,14 @@ void cgroup_name(struct cgroup *cg, const char *parent, pid_t owner);
 int cgroup_enter(const struct cgroup *cg, const struct cgroup_limits *lim, char *why,
                  size_t whylen);
 
+/* value into the cgroup file dir/name: 0 or -errno. */
+int cgroup_write(const char *dir, const char *name, const char *value);
+
+/* Delegates the memory, cpu and pids controllers to dir's children
+ * (cgroup.subtree_control; already enabled is fine).  0, or -errno with
+ * why naming the file. */
+int cgroup_delegate(const char *dir, char *why, size_t whylen);
+
 /* Removes the directory.  With `vm_gone` false the VM process may still be
  * ending: a short-lived helper process retries until it is empty (the
  * kernel refuses to remove a populated cgroup).  Call only outside the

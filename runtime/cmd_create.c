@@ -121,6 +121,7 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
     /* The VM's folder, for exec (which dials its agent) and delete. */
     json_object_set_new(x->c->state, "vm_sock", json_string(sb.sock));
     json_object_set_new(x->c->state, "vm_pid", json_integer(sb.pid));
+    json_object_set_new(x->c->state, "egress", json_boolean(container_vm_egress(x->cfg)));
     if (container_save(x->c)) {
         report(x->ready_fd, "cannot record the container's state");
         sandbox_teardown(&sb);
@@ -130,7 +131,7 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
     close(x->ready_fd);
     int status = EXIT_FAILURE;
     if (!wait_for_start(x->c))
-        status = standin_run(sb.sock, &x->cfg->process);
+        status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg));
     sandbox_teardown(&sb);
     _exit(status);
 }
@@ -354,6 +355,11 @@ fail:
     if (pid > 0) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
+        struct container recorded; /* the stand-in may have recorded its VM */
+        if (!container_open(g->root, a.id, &recorded)) {
+            container_vm_forget(recorded.state);
+            container_close(&recorded);
+        }
     }
     if (ready[0] >= 0)
         close(ready[0]);

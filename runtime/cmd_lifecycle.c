@@ -17,27 +17,53 @@
 
 #include "runtime/container_cgroup.h"
 #include "runtime/container_state.h"
+#include "runtime/container_vm.h"
 #include "runtime/hooks.h"
 #include "runtime/oci_config.h"
 #include "runtime/runtime_cmds.h"
 #include "runtime/runtime_log.h"
 #include "util/parse.h"
-#include "util/rmtree.h"
 
 #define START_WAIT_MS 10000
 #define KILL_WAIT_MS 10000
 #define MAX_EXECS 256
 
-/* Options of a verb: only the flags listed; argv[optind] the id. */
-static int verb_args(int argc, char **argv, const struct option *opts, const char *shorts,
-                     int (*flag)(int c, void *opaque), void *opaque, int npos_min, int npos_max)
+/* One option of a verb: its value, or whether it was given. */
+struct verb_opt {
+    const char *name;
+    const char **value; /* a required argument goes here */
+    bool *given;        /* a flag */
+};
+
+/* The options of a verb (NULL-terminated; each may also come as its
+ * first letter); argv[optind] is then the id. */
+static int verb_args(int argc, char **argv, const struct verb_opt *vo, int npos_min,
+                     int npos_max)
 {
+    struct option opts[4] = {{0}};
+    char shorts[16] = "+";
+    size_t n = 0, sl = 1;
+    for (; vo && vo[n].name && n < 3; n++) {
+        opts[n] = (struct option){vo[n].name, vo[n].value ? required_argument : no_argument,
+                                  NULL, vo[n].name[0]};
+        shorts[sl++] = vo[n].name[0];
+        if (vo[n].value)
+            shorts[sl++] = ':';
+    }
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long_only(argc, argv, shorts, opts, NULL)) != -1)
-        if (c == '?' || !flag || flag(c, opaque))
+    while ((c = getopt_long_only(argc, argv, shorts, opts, NULL)) != -1) {
+        size_t k = 0;
+        while (k < n && c != vo[k].name[0])
+            k++;
+        if (k == n)
             return runtime_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
+        if (vo[k].value)
+            *vo[k].value = optarg;
+        else
+            *vo[k].given = true;
+    }
     int npos = argc - optind;
     if (npos < npos_min || npos > npos_max)
         return runtime_usage_error(argv[0], npos_min ? "want the container id%s" : "want no "
@@ -56,6 +82,17 @@ static int open_or_say(const struct runtime_globals *g, const char *id, struct c
     if (e)
         return runtime_error("container %s: %s", id, strerror(-e)), -1;
     return 0;
+}
+
+/* The verb's options, then its container (argv[optind]): 0 with *c open,
+ * else the status to exit with. */
+static int verb_container(const struct runtime_globals *g, int argc, char **argv,
+                          const struct verb_opt *vo, struct container *c)
+{
+    int rc = verb_args(argc, argv, vo, 1, 1);
+    if (rc)
+        return rc;
+    return open_or_say(g, argv[optind], c) ? 1 : 0;
 }
 
 static const char *cgroup_of(const struct container *c)
@@ -82,11 +119,9 @@ static int bundle_config(const struct container *c, struct oci_config *cfg)
 int runtime_start(const struct runtime_globals *g, int argc, char **argv)
 {
     struct container c;
-    int rc = verb_args(argc, argv, NULL, "+", NULL, NULL, 1, 1);
+    int rc = verb_container(g, argc, argv, NULL, &c);
     if (rc)
         return rc;
-    if (open_or_say(g, argv[optind], &c))
-        return 1;
     enum container_status s = container_status(&c);
     if (s != CONTAINER_CREATED) {
         rc = s == CONTAINER_STOPPED ? runtime_error("cannot start a container that has stopped")
@@ -135,11 +170,9 @@ int runtime_start(const struct runtime_globals *g, int argc, char **argv)
 int runtime_state(const struct runtime_globals *g, int argc, char **argv)
 {
     struct container c;
-    int rc = verb_args(argc, argv, NULL, "+", NULL, NULL, 1, 1);
+    int rc = verb_container(g, argc, argv, NULL, &c);
     if (rc)
         return rc;
-    if (open_or_say(g, argv[optind], &c))
-        return 1;
     json_t *st = container_state_json(&c);
     char *text = st ? json_dumps(st, JSON_INDENT(2)) : NULL;
     if (text)
@@ -178,20 +211,12 @@ static int signal_number(const char *s)
     return -1;
 }
 
-static int kill_flag(int c, void *opaque)
-{
-    if (c != 'a')
-        return -1;
-    *(bool *)opaque = true;
-    return 0;
-}
-
 int runtime_kill(const struct runtime_globals *g, int argc, char **argv)
 {
-    static const struct option opts[] = {{"all", no_argument, NULL, 'a'}, {NULL, 0, NULL, 0}};
     bool all = false;
+    const struct verb_opt vo[] = {{"all", NULL, &all}, {NULL, NULL, NULL}};
     struct container c;
-    int rc = verb_args(argc, argv, opts, "+a", kill_flag, &all, 1, 2);
+    int rc = verb_args(argc, argv, vo, 1, 2);
     if (rc)
         return rc;
     const char *id = argv[optind], *name = optind + 1 < argc ? argv[optind + 1] : "TERM";
@@ -217,14 +242,6 @@ int runtime_kill(const struct runtime_globals *g, int argc, char **argv)
     return rc;
 }
 
-static int delete_flag(int c, void *opaque)
-{
-    if (c != 'f')
-        return -1;
-    *(bool *)opaque = true;
-    return 0;
-}
-
 /* SIGKILL to the stand-ins (the VM dies with the init one), then waits
  * until they are gone (or zombies the caller has yet to reap). */
 static void kill_all(struct container *c)
@@ -240,33 +257,12 @@ static void kill_all(struct container *c)
         usleep(10000);
 }
 
-/* The VM's folder (its socket's), which its process removes when it ends
- * cleanly and not when it was killed. */
-static void remove_vm_dir(const struct container *c)
-{
-    const char *sock = json_string_value(json_object_get(c->state, "vm_sock"));
-    char dir[PATH_MAX];
-    if (!sock || snprintf(dir, sizeof(dir), "%s", sock) >= (int)sizeof(dir))
-        return;
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return;
-    *slash = '\0';
-    /* only a folder of ours: ROOT/vm/<id> */
-    if (!strstr(dir, "/vm/"))
-        return;
-    pid_t vm = (pid_t)json_integer_value(json_object_get(c->state, "vm_pid"));
-    if (vm > 0)
-        kill(vm, SIGKILL); /* no-op when it is gone; it died with its stand-in */
-    rmtree(dir);
-}
-
 int runtime_delete(const struct runtime_globals *g, int argc, char **argv)
 {
-    static const struct option opts[] = {{"force", no_argument, NULL, 'f'}, {NULL, 0, NULL, 0}};
     bool force = false;
+    const struct verb_opt vo[] = {{"force", NULL, &force}, {NULL, NULL, NULL}};
     struct container c;
-    int rc = verb_args(argc, argv, opts, "+f", delete_flag, &force, 1, 1);
+    int rc = verb_args(argc, argv, vo, 1, 1);
     if (rc)
         return rc;
     int e = container_open(g->root, argv[optind], &c);
@@ -288,7 +284,7 @@ int runtime_delete(const struct runtime_globals *g, int argc, char **argv)
     struct oci_config cfg;
     bool have_cfg = c.state && !bundle_config(&c, &cfg);
     json_t *st = container_state_json(&c);
-    remove_vm_dir(&c);
+    container_vm_forget(c.state);
     container_cgroup_remove(cgroup_of(&c));
     container_remove(&c);
     if (have_cfg) {
@@ -303,21 +299,12 @@ int runtime_delete(const struct runtime_globals *g, int argc, char **argv)
     return 0;
 }
 
-static int ps_flag(int c, void *opaque)
-{
-    if (c != 'F')
-        return -1;
-    *(const char **)opaque = optarg;
-    return 0;
-}
-
 int runtime_ps(const struct runtime_globals *g, int argc, char **argv)
 {
-    static const struct option opts[] = {{"format", required_argument, NULL, 'F'},
-                                         {NULL, 0, NULL, 0}};
     const char *format = "table";
+    const struct verb_opt vo[] = {{"format", &format, NULL}, {NULL, NULL, NULL}};
     struct container c;
-    int rc = verb_args(argc, argv, opts, "+f:", ps_flag, &format, 1, 1);
+    int rc = verb_args(argc, argv, vo, 1, 1);
     if (rc)
         return rc;
     if (strcmp(format, "json") && strcmp(format, "table"))
@@ -353,11 +340,9 @@ int runtime_pause(const struct runtime_globals *g, int argc, char **argv)
 {
     bool pause = !strcmp(argv[0], "pause");
     struct container c;
-    int rc = verb_args(argc, argv, NULL, "+", NULL, NULL, 1, 1);
+    int rc = verb_container(g, argc, argv, NULL, &c);
     if (rc)
         return rc;
-    if (open_or_say(g, argv[optind], &c))
-        return 1;
     enum container_status s = container_status(&c);
     char marker[PATH_MAX + 16];
     container_path(&c, "paused", marker, sizeof(marker));
@@ -377,11 +362,11 @@ int runtime_pause(const struct runtime_globals *g, int argc, char **argv)
 
 int runtime_list(const struct runtime_globals *g, int argc, char **argv)
 {
-    static const struct option opts[] = {{"format", required_argument, NULL, 'F'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {NULL, 0, NULL, 0}};
     const char *format = "table";
-    int rc = verb_args(argc, argv, opts, "+f:q", ps_flag, &format, 0, 0);
+    bool quiet = false;
+    const struct verb_opt vo[] = {{"format", &format, NULL}, {"quiet", NULL, &quiet},
+                                  {NULL, NULL, NULL}};
+    int rc = verb_args(argc, argv, vo, 0, 0);
     if (rc)
         return rc;
     DIR *d = opendir(g->root);
@@ -398,7 +383,12 @@ int runtime_list(const struct runtime_globals *g, int argc, char **argv)
     }
     if (d)
         closedir(d);
-    if (!strcmp(format, "json")) {
+    if (quiet) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(all, i, e)
+            printf("%s\n", json_string_value(json_object_get(e, "id")));
+    } else if (!strcmp(format, "json")) {
         char *t = json_dumps(all, JSON_COMPACT);
         printf("%s\n", t ? t : "[]");
         free(t);
@@ -416,21 +406,12 @@ int runtime_list(const struct runtime_globals *g, int argc, char **argv)
     return 0;
 }
 
-static int update_flag(int c, void *opaque)
-{
-    if (c != 'r')
-        return -1;
-    *(const char **)opaque = optarg;
-    return 0;
-}
-
 int runtime_update(const struct runtime_globals *g, int argc, char **argv)
 {
-    static const struct option opts[] = {{"resources", required_argument, NULL, 'r'},
-                                         {NULL, 0, NULL, 0}};
     const char *file = NULL;
+    const struct verb_opt vo[] = {{"resources", &file, NULL}, {NULL, NULL, NULL}};
     struct container c;
-    int rc = verb_args(argc, argv, opts, "+r:", update_flag, &file, 1, 1);
+    int rc = verb_args(argc, argv, vo, 1, 1);
     if (rc)
         return rc;
     if (!file)

@@ -19,19 +19,6 @@
 
 #define STANDIN_LEAF "standin"
 
-static int write_file(const char *dir, const char *name, const char *value)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, value, strlen(value));
-    int e = n < 0 ? -errno : 0;
-    close(fd);
-    return e;
-}
-
 /* A name of the path may not be empty, "." or "..", nor hold control bytes. */
 static bool clean_part(const char *s, size_t n)
 {
@@ -127,13 +114,8 @@ static int make_delegated(const char *dir, char *err, size_t cap)
             *s = '\0';
         if (strlen(p) > root_len && mkdir(p, 0755) < 0 && errno != EEXIST)
             return snprintf(err, cap, "mkdir %.300s: %s", p, strerror(errno)), -1;
-        static const char *const ctl[] = {"+memory", "+cpu", "+pids"};
-        for (int i = 0; i < 3; i++) {
-            int e = write_file(p, "cgroup.subtree_control", ctl[i]);
-            if (e)
-                return snprintf(err, cap, "%.300s/cgroup.subtree_control %s: %s", p, ctl[i],
-                                strerror(-e)), -1;
-        }
+        if (cgroup_delegate(p, err, cap))
+            return -1;
         if (!s)
             return 0;
         *s = keep;
@@ -150,7 +132,7 @@ int container_cgroup_update(const char *dir, const struct oci_config *c, char *e
                      (unsigned long long)period);
         else
             snprintf(v, sizeof(v), "max %llu", (unsigned long long)period);
-        int e = write_file(dir, "cpu.max", v);
+        int e = cgroup_write(dir, "cpu.max", v);
         if (e)
             return snprintf(err, cap, "%.300s/cpu.max: %s", dir, strerror(-e)), -1;
     }
@@ -176,7 +158,7 @@ int container_cgroup_make(const char *path, bool systemd, const struct oci_confi
     int e;
     if (make_delegated(out, err, errcap))
         return -1;
-    if ((e = write_file(out, "memory.max", mem))) {
+    if ((e = cgroup_write(out, "memory.max", mem))) {
         snprintf(err, errcap, "%.300s/memory.max: %s", out, strerror(-e));
         return -1;
     }
@@ -191,7 +173,7 @@ int container_cgroup_join(const char *dir, char *err, size_t cap)
 {
     char leaf[PATH_MAX + 16];
     snprintf(leaf, sizeof(leaf), "%s/%s", dir, STANDIN_LEAF);
-    int e = write_file(leaf, "cgroup.procs", "0");
+    int e = cgroup_write(leaf, "cgroup.procs", "0");
     if (e)
         snprintf(err, cap, "%.300s/cgroup.procs: %s", leaf, strerror(-e));
     return e;
@@ -199,7 +181,7 @@ int container_cgroup_join(const char *dir, char *err, size_t cap)
 
 int container_cgroup_freeze(const char *dir, bool frozen)
 {
-    return write_file(dir, "cgroup.freeze", frozen ? "1" : "0");
+    return cgroup_write(dir, "cgroup.freeze", frozen ? "1" : "0");
 }
 
 /* The pids of one folder's cgroup.procs, then of its child folders. */

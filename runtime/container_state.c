@@ -84,11 +84,22 @@ int container_make(const char *root, const char *id, struct container *c)
     int e = set_dir(root, id, c);
     if (e)
         return e;
-    if (mkdir(root, 0700) < 0 && errno != EEXIST)
-        return -errno;
+    /* --root as the caller names it, made with its parents as runc does
+     * (Docker names one under a folder nobody made yet) */
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s", root);
+    for (char *s = p + 1;; s++) {
+        if (*s && *s != '/')
+            continue;
+        char keep = *s;
+        *s = '\0';
+        if (mkdir(p, 0700) < 0 && errno != EEXIST)
+            return -errno;
+        if (!(*s = keep))
+            break;
+    }
     if (mkdir(c->dir, 0700) < 0)
         return -errno;
-    char p[PATH_MAX + 16];
     container_path(c, "execs", p, sizeof(p));
     if (mkdir(p, 0700) < 0)
         return -errno;

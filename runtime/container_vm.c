@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "sandbox/create_mounts.h"
 #include "sandbox/sandbox_boot.h"
 #include "sandbox/vm_proc.h"
+#include "util/rmtree.h"
 
 int container_vm_shape(const struct oci_config *c, unsigned *mem_mib, unsigned *cpus, char *err,
                        size_t cap)
@@ -62,6 +65,14 @@ static int add_rules(const struct oci_config *c, const char *key, json_t *arr, c
     }
     free(copy);
     return 0;
+}
+
+bool container_vm_egress(const struct oci_config *c)
+{
+    const char *a = json_string_value(json_object_get(c->annotations, CONTAINER_VM_ALLOW_ANNOTATION));
+    const char *b =
+        json_string_value(json_object_get(c->annotations, CONTAINER_VM_ALLOW_IP_ANNOTATION));
+    return (a && strspn(a, ", \t\n") < strlen(a)) || (b && strspn(b, ", \t\n") < strlen(b));
 }
 
 /* Destinations the guest kernel provides itself. */
@@ -190,4 +201,23 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
     json_decref(allow);
     json_decref(allow_ip);
     return rc;
+}
+
+void container_vm_forget(const json_t *state)
+{
+    const char *sock = json_string_value(json_object_get(state, "vm_sock"));
+    char dir[PATH_MAX];
+    if (!sock || snprintf(dir, sizeof(dir), "%s", sock) >= (int)sizeof(dir))
+        return;
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    /* only a folder of ours: ROOT/vm/<id> */
+    if (!strstr(dir, "/vm/"))
+        return;
+    pid_t vm = (pid_t)json_integer_value(json_object_get(state, "vm_pid"));
+    if (vm > 0)
+        kill(vm, SIGKILL); /* no-op when it is gone; it died with its stand-in */
+    rmtree(dir);
 }

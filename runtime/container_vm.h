@@ -20,6 +20,7 @@
 #ifndef AIRLOCK_RUNTIME_CONTAINER_VM_H
 #define AIRLOCK_RUNTIME_CONTAINER_VM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "runtime/oci_config.h"
@@ -35,6 +36,9 @@
 int container_vm_shape(const struct oci_config *c, unsigned *mem_mib, unsigned *cpus, char *err,
                        size_t cap);
 
+/* Whether the annotations allow any egress. */
+bool container_vm_egress(const struct oci_config *c);
+
 /* Boots the VM (sb is filled: dir, sock, pid), waits for its agent, mounts
  * the folders and copies the files in.  Call from the process that is to
  * own the VM (the init stand-in): it dies with that process.  With
@@ -42,5 +46,11 @@ int container_vm_shape(const struct oci_config *c, unsigned *mem_mib, unsigned *
  * goes beneath it (`--cgroup-parent`).  0, or -1 with err. */
 int container_vm_boot(const char *root, const struct oci_config *c, const char *disk,
                       const char *cgroup, struct sandbox *sb, char *err, size_t cap);
+
+/* After the VM's stand-in is gone: its VM process killed (it dies with
+ * the stand-in anyway) and its folder removed, which the VM process
+ * removes itself only when it ends cleanly.  `state` is the container's
+ * state.json (vm_sock, vm_pid). */
+void container_vm_forget(const json_t *state);
 
 #endif

@@ -53,24 +53,29 @@ static void to_log(const char *level, const char *msg)
     close(fd);
 }
 
-int runtime_error(const char *fmt, ...)
+/* An error also goes to stderr; a warning only to the log. */
+static void report(const char *level, const char *fmt, va_list ap)
 {
     char msg[4096];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (!strcmp(level, "error"))
+        fprintf(stderr, "airlock-runtime: %s\n", msg);
+    to_log(level, msg);
+}
+
+int runtime_error(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    report("error", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "airlock-runtime: %s\n", msg);
-    to_log("error", msg);
     return 1;
 }
 
 void runtime_warn(const char *fmt, ...)
 {
-    char msg[4096];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    report("warning", fmt, ap);
     va_end(ap);
-    to_log("warning", msg);
 }

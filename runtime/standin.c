@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent_client/agent_client.h"
+#include "agent_client/command_defaults.h"
 #include "jail/fdpass.h"
 #include "sandbox/vm_proc.h"
 #include "util/exit_codes.h"
@@ -169,7 +170,29 @@ static void say(const char *fmt, const char *what, int e)
     }
 }
 
-int standin_run(const char *sock, const struct oci_process *p)
+/* p's env, then the proxy's defaults whose names it does not have. */
+static const char **with_proxy_env(const struct oci_process *p, uint32_t *n)
+{
+    const char **env = calloc(p->nenv + COMMAND_DEFAULT_ENVS + 1, sizeof(*env));
+    if (!env)
+        return NULL;
+    memcpy(env, p->env, p->nenv * sizeof(*env));
+    *n = p->nenv;
+    for (unsigned i = 0; i < COMMAND_DEFAULT_ENVS; i++) {
+        const char *d = command_default_env[i];
+        size_t nl = strcspn(d, "=");
+        if (!strstr(d, "proxy=") && !strstr(d, "PROXY="))
+            continue; /* PATH and HOME are the image's business */
+        bool have = false;
+        for (unsigned k = 0; k < p->nenv && !have; k++)
+            have = !strncmp(env[k], d, nl + 1);
+        if (!have)
+            env[(*n)++] = d;
+    }
+    return env;
+}
+
+int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress)
 {
     if (forward_signals(p->terminal)) {
         say("airlock-runtime: %s: %s\n", "signals", errno);
@@ -186,14 +209,19 @@ int standin_run(const char *sock, const struct oci_process *p)
     req.argc = p->nargs;
     req.envp = p->env;
     req.envc = p->nenv;
+    const char **env = egress ? with_proxy_env(p, &req.envc) : NULL;
+    if (env)
+        req.envp = env;
     req.cwd = p->cwd;
     req.uid = p->uid;
     req.gid = p->gid;
     req.flags = AGENT_EXEC_F_STDIN;
     process_section(p, &req);
+    req.pidns = init ? AGENT_PIDNS_NEW : AGENT_PIDNS_JOIN;
     struct agent_exec_result res;
     int rc = agent_exec_signals(fd, &req, 1, 2, 0, sig_pipe[0], UINT64_MAX, &res);
     close(fd);
+    free(env);
     if (rc < 0) {
         say("airlock-runtime: %s: %s\n", "the container's VM", -rc);
         return EXIT_AIRLOCK_ERROR;

@@ -13,6 +13,8 @@
 #ifndef AIRLOCK_RUNTIME_STANDIN_H
 #define AIRLOCK_RUNTIME_STANDIN_H
 
+#include <stdbool.h>
+
 #include "runtime/oci_config.h"
 
 /* With a terminal (process.terminal): a pty whose master goes to the
@@ -25,7 +27,11 @@ int standin_console(const char *socket_path, const struct oci_process *p, char *
 int standin_take_console(int slave, char *err, size_t cap);
 
 /* Runs p in the VM whose agent is at `sock`, with fds 0, 1 and 2 as its
- * stdio; the status to exit with. */
-int standin_run(const char *sock, const struct oci_process *p);
+ * stdio; the status to exit with.  The container's first process (init)
+ * is PID 1 of a new PID namespace in the guest, the others join it.
+ * With egress (the container's annotations allow some), the process also
+ * gets the guest proxy's variables that its env does not set, as every
+ * airlock command does (agent_client/command_defaults.h). */
+int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress);
 
 #endif

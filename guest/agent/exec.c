@@ -421,6 +421,8 @@ static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
     int rc = tty ? make_tty(req, r, in, out) : make_pipes(in, out, err);
     if (!rc && pipe2(ep, O_CLOEXEC))
         rc = errno;
+    if (!rc)
+        rc = agent_pidns_enter(req->pidns);
     if (rc) {
         /* nothing forked */
     } else if ((r->pid = fork()) < 0) {
@@ -432,6 +434,8 @@ static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
         rc = exec_verdict(ep[0], op);
         if (rc)
             waitpid(r->pid, NULL, 0);
+        else
+            agent_pidns_record(req->pidns, r->pid);
     }
     close_fd(&in[0]);
     close_fd(&out[1]);

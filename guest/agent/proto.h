@@ -93,8 +93,13 @@
 /* An EXEC is the largest message: fixed part, argv, env, process section
  * at its largest, cwd. */
 #define AGENT_EXEC_FIXED   56
-#define AGENT_EXEC_PROC_FIXED 12
+#define AGENT_EXEC_PROC_FIXED 16
 #define AGENT_EXEC_RLIMIT_SIZE 20
+/* EXEC's pidns (below): an OCI container's process is PID 1 of its own
+ * PID namespace, and the container's exec'd processes join it. */
+#define AGENT_PIDNS_NEW  0xffffffffu
+#define AGENT_PIDNS_JOIN 0xfffffffeu
+#define AGENT_PIDNS_FILE "/run/airlock/pidns" /* the PID 1's pid, as the agent sees it */
 #define AGENT_EXEC_PROC_MAX (AGENT_EXEC_PROC_FIXED + 4 * AGENT_MAX_GROUPS + \
                              AGENT_EXEC_RLIMIT_SIZE * AGENT_MAX_RLIMITS)
 #define AGENT_MAX_PAYLOAD  (AGENT_EXEC_FIXED + AGENT_MAX_ARGV_BYTES + \
@@ -167,7 +172,12 @@ enum agent_type {
  *        +2  u16 cols       (0 0 is allowed: unknown); both 0 without it
  *        +4  u32 ngroups    0..AGENT_MAX_GROUPS
  *        +8  u32 nrlimits   0..AGENT_MAX_RLIMITS
- *        +12 ngroups x u32 gid: supplementary groups, none 0xffffffff
+ *        +12 u32 pidns      0: the agent's PID namespace; AGENT_PIDNS_NEW: a
+ *                           new one, the command its PID 1, recorded as
+ *                           the VM's container namespace (AGENT_PIDNS_FILE);
+ *                           AGENT_PIDNS_JOIN: the recorded one (ESRCH once
+ *                           its PID 1 is gone); nothing else
+ *        +16 ngroups x u32 gid: supplementary groups, none 0xffffffff
  *            nrlimits x AGENT_EXEC_RLIMIT_SIZE bytes:
  *              u32 resource  0..AGENT_RLIMIT_NUM-1 (Linux's RLIMIT_*),
  *                            each at most once in the list

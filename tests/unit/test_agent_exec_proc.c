@@ -36,6 +36,7 @@ static void sample_req(struct agent_exec_req *r)
     r->flags = AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS;
     r->tty_rows = 40;
     r->tty_cols = 120;
+    r->pidns = AGENT_PIDNS_NEW;
     r->ngroups = 3;
     r->groups[0] = 5;
     r->groups[1] = 7;
@@ -85,6 +86,7 @@ START_TEST(proc_round_trip)
     ck_assert_uint_eq(r.flags, AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS);
     ck_assert_uint_eq(r.tty_rows, 40);
     ck_assert_uint_eq(r.tty_cols, 120);
+    ck_assert_uint_eq(r.pidns, AGENT_PIDNS_NEW);
     ck_assert_uint_eq(r.ngroups, 3);
     ck_assert_uint_eq(r.groups[0], 5);
     ck_assert_uint_eq(r.groups[2], 0xfffffffeu);
@@ -100,10 +102,11 @@ START_TEST(proc_round_trip)
     ck_assert_uint_eq(rd16le(frame + PROC + 2), 120);
     ck_assert_uint_eq(rd32le(frame + PROC + 4), 3);
     ck_assert_uint_eq(rd32le(frame + PROC + 8), 2);
-    ck_assert_uint_eq(rd32le(frame + PROC + 12 + 4), 7);
-    ck_assert_uint_eq(rd32le(frame + PROC + 24), 4);
-    ck_assert(rd64le(frame + PROC + 28) == 1000 && rd64le(frame + PROC + 36) == 2000);
-    ck_assert_str_eq((const char *)frame + PROC + 12 + 12 + 40, "/work");
+    ck_assert_uint_eq(rd32le(frame + PROC + AGENT_EXEC_PROC_FIXED + 4), 7);
+    ck_assert_uint_eq(rd32le(frame + PROC + 12), AGENT_PIDNS_NEW);
+    ck_assert_uint_eq(rd32le(frame + PROC + 28), 4);
+    ck_assert(rd64le(frame + PROC + 32) == 1000 && rd64le(frame + PROC + 40) == 2000);
+    ck_assert_str_eq((const char *)frame + PROC + AGENT_EXEC_PROC_FIXED + 12 + 40, "/work");
 }
 END_TEST
 
@@ -232,14 +235,15 @@ END_TEST
 
 START_TEST(proc_hostile_values)
 {
-    size_t rl = PROC + 12 + 12; /* the first rlimit */
+    size_t rl = PROC + AGENT_EXEC_PROC_FIXED + 12; /* the first rlimit */
     ck_assert_int_eq(with32(rl, AGENT_RLIMIT_NUM), -EPROTO);
     ck_assert_int_eq(with32(rl, 0xffffffffu), -EPROTO);
     ck_assert_int_eq(with32(rl + 20, 4), -EPROTO);             /* CORE twice */
     ck_assert_int_eq(with64(rl + 4, 2001), -EPROTO);           /* soft > hard */
     ck_assert_int_eq(with64(rl + 12, 999), -EPROTO);
     ck_assert_int_eq(with64(rl + 4, UINT64_MAX), -EPROTO);     /* unlimited soft, finite hard */
-    ck_assert_int_eq(with32(PROC + 12, 0xffffffffu), -EPROTO); /* gid -1 */
+    ck_assert_int_eq(with32(PROC + AGENT_EXEC_PROC_FIXED, 0xffffffffu), -EPROTO); /* gid -1 */
+    ck_assert_int_eq(with32(PROC + 12, 5), -EPROTO); /* a pidns that is none of the three */
     /* a size without the terminal flag */
     ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, AGENT_EXEC_F_STDIN), -EPROTO);
     /* the same values the rules allow still decode */
