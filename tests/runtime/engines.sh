@@ -178,6 +178,19 @@ _eng_in_cg() {
     ) &
 }
 
+# _eng_daemon PIDVAR LOG SECONDS CLIENT CMD...: starts the daemon CMD in
+# our cgroup (output into LOG, its pid into PIDVAR, for cleanup), then
+# waits until `CLIENT version` answers.  1 with the reason if it does not.
+_eng_daemon() {
+    local pidvar=$1 log=$2 secs=$3 client=$4
+    shift 4
+    _eng_in_cg "$@" >"$log" 2>&1
+    printf -v "$pidvar" %s "$!"
+    _eng_wait "$secs" "$client" version && return 0
+    ENGINE_WHY="$1 did not answer within $secs s: $(tail -n 3 "$log" | tr '\n' ' ')"
+    return 1
+}
+
 _eng_need() {   # _eng_need TOOL...: 0, or 1 naming the first missing one
     local t
     for t in "$@"; do
@@ -272,17 +285,13 @@ EOF
     chmod 755 "$ENGINE_DIR/bin/eng-docker"
     # dockerd starts its own containerd (state under --exec-root, data
     # under --data-root).  No bridge, no iptables: our VMs have no NIC.
-    _eng_in_cg dockerd --config-file "$d/daemon.json" --data-root "$d/data" \
+    _eng_daemon _eng_dockerd_pid "$d/dockerd.log" 120 eng-docker \
+        dockerd --config-file "$d/daemon.json" --data-root "$d/data" \
         --exec-root "$d/exec" --pidfile "$d/dockerd.pid" -H "unix://$d/docker.sock" \
         --iptables=false --ip-masq=false --ip-forward=false --bridge=none \
         --userland-proxy=false --storage-driver overlay2 \
         --exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "$(eng_cgroup_parent docker)" \
-        --add-runtime "$ENGINE_RUNTIME_NAME=$ENGINE_RT" >"$d/dockerd.log" 2>&1
-    _eng_dockerd_pid=$!
-    if ! _eng_wait 120 eng-docker version; then
-        ENGINE_WHY="dockerd did not answer within 120 s: $(tail -n 3 "$d/dockerd.log" | tr '\n' ' ')"
-        return 1
-    fi
+        --add-runtime "$ENGINE_RUNTIME_NAME=$ENGINE_RT" || return 1
     _eng_docker_ready=1
 }
 
@@ -330,12 +339,8 @@ exec $(_q "$ENGINE_DIR/bin/eng-ctr") run --runc-binary $(_q "$ENGINE_RT") \\
     "\${opts[@]}" $(_q "$ENGINE_IMAGE") "\$id" "\$@"
 EOF
     chmod 755 "$ENGINE_DIR/bin/eng-ctr" "$ENGINE_DIR/bin/eng-ctr-run"
-    _eng_in_cg containerd --config "$d/config.toml" >"$d/containerd.log" 2>&1
-    _eng_containerd_pid=$!
-    if ! _eng_wait 60 eng-ctr version; then
-        ENGINE_WHY="containerd did not answer within 60 s: $(tail -n 3 "$d/containerd.log" | tr '\n' ' ')"
-        return 1
-    fi
+    _eng_daemon _eng_containerd_pid "$d/containerd.log" 60 eng-ctr \
+        containerd --config "$d/config.toml" || return 1
     _eng_ctr_ready=1
 }
 
