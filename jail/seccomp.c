@@ -46,9 +46,19 @@ struct allow {
 
 #define ONLY_AF_UNIX .arg_is = "AF_UNIX", .arg_n = 0, .arg = AF_UNIX
 
+/* A timed wait (poll, nanosleep, a futex) that a stop signal or the cgroup
+ * freezer interrupted goes on through restart_syscall(2): without it,
+ * SIGSTOP/SIGCONT or `airlock-runtime pause`/`resume` killed the process
+ * (SIGSYS).  It only resumes a call the filter already allowed.  (The
+ * waiting parent's one wait has no timeout: the kernel restarts it
+ * itself.) */
+#define RESTART                                                                  \
+    {.name = "restart_syscall", .why = "a timed wait a stop signal or the cgroup freezer interrupted goes on"}
+
 /* Memory and threads: what malloc, the C library's locks and thread exit
  * need on every thread. */
 #define COMMON                                                                   \
+    RESTART,                                                                     \
     {.name = "futex", .why = "locks and condition variables (device state, the VM's stop)"},   \
     {.name = "mmap", .why = "malloc of large blocks"},                                          \
     {.name = "munmap", .why = "free of large blocks"},                                          \
@@ -131,6 +141,7 @@ static const struct allow worker_allow[] = {
  * caller, outside the jail, and must not reach every Unix socket on the
  * host; the resolver goes on without them. */
 static const struct allow broker_allow[] = {
+    RESTART,
     {.name = "futex", .why = "locks (malloc, the resolver's one-time set-up)"},
     {.name = "mmap", .why = "malloc of large blocks, thread stacks"},
     {.name = "munmap", .why = "free of large blocks"},

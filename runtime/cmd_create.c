@@ -264,7 +264,7 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
         goto fail;
     }
     if (cfg.cgroups_path) {
-        if (container_cgroup_make(cfg.cgroups_path, g->systemd_cgroup, &cfg, mem, cgroup,
+        if (container_cgroup_make(cfg.cgroups_path, g->systemd_cgroup, mem, cgroup,
                                   sizeof(cgroup), err, sizeof(err))) {
             runtime_error("%s", err);
             goto fail;
@@ -313,6 +313,12 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
         goto fail;
     }
     if (wait_ready(ready[0], err, sizeof(err))) {
+        runtime_error("%s", err);
+        goto fail;
+    }
+    /* The VM booted: now its cpu limit (a small quota would have starved
+     * the boot itself). */
+    if (have_cgroup && container_cgroup_update(cgroup, &cfg, err, sizeof(err))) {
         runtime_error("%s", err);
         goto fail;
     }

@@ -157,8 +157,9 @@ int runtime_start(const struct runtime_globals *g, int argc, char **argv)
     if (!bundle_config(&c, &cfg)) {
         char err[1024];
         json_t *st = container_state_json(&c);
-        if (hooks_run(&cfg, OCI_HOOK_START_CONTAINER, st, err, sizeof(err)) ||
-            hooks_run(&cfg, OCI_HOOK_POSTSTART, st, err, sizeof(err)))
+        if (hooks_run(&cfg, OCI_HOOK_START_CONTAINER, st, err, sizeof(err)))
+            runtime_warn("container %s: %s", c.id, err);
+        if (hooks_run(&cfg, OCI_HOOK_POSTSTART, st, err, sizeof(err)))
             runtime_warn("container %s: %s", c.id, err);
         json_decref(st);
         oci_config_free(&cfg);

@@ -139,8 +139,8 @@ int container_cgroup_update(const char *dir, const struct oci_config *c, char *e
     return 0;
 }
 
-int container_cgroup_make(const char *path, bool systemd, const struct oci_config *c,
-                          unsigned mem_mib, char *out, size_t cap, char *err, size_t errcap)
+int container_cgroup_make(const char *path, bool systemd, unsigned mem_mib, char *out, size_t cap,
+                          char *err, size_t errcap)
 {
     struct statfs sf;
     if (container_cgroup_path(path, systemd, out, cap, err, errcap))
@@ -162,8 +162,6 @@ int container_cgroup_make(const char *path, bool systemd, const struct oci_confi
         snprintf(err, errcap, "%.300s/memory.max: %s", out, strerror(-e));
         return -1;
     }
-    if (container_cgroup_update(out, c, err, errcap))
-        return -1;
     if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
         return snprintf(err, errcap, "mkdir %.300s: %s", leaf, strerror(errno)), -1;
     return 0;

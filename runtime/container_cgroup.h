@@ -23,9 +23,10 @@ int container_cgroup_path(const char *path, bool systemd, char *out, size_t cap,
                           size_t errcap);
 
 /* Makes it for a VM of mem_mib: 0 (out is the folder; "" when cgroups are
- * not usable here), or -1 with err. */
-int container_cgroup_make(const char *path, bool systemd, const struct oci_config *c,
-                          unsigned mem_mib, char *out, size_t cap, char *err, size_t errcap);
+ * not usable here), or -1 with err.  The cpu limit comes once the VM has
+ * booted (container_cgroup_update): a small quota would starve the boot. */
+int container_cgroup_make(const char *path, bool systemd, unsigned mem_mib, char *out, size_t cap,
+                          char *err, size_t errcap);
 
 /* Moves the calling process into the folder's "standin" leaf. */
 int container_cgroup_join(const char *dir, char *err, size_t cap);

@@ -133,6 +133,15 @@ static int copy_files(const struct oci_config *c, const struct sandbox *sb, char
             close(fd);
             return snprintf(err, cap, "cannot reach the VM's agent: %s", strerror(-conn)), -1;
         }
+        /* its folders first, as runc makes a mount point (Docker's
+         * --init is /sbin/docker-init, and an image may have no /sbin) */
+        char dir[AGENT_MAX_PATH];
+        snprintf(dir, sizeof(dir), "%s", m->destination);
+        for (char *sl = strchr(dir + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
+            *sl = '\0';
+            agent_mkdir(conn, dir, 0, 0755); /* one already there is fine */
+            *sl = '/';
+        }
         int e = agent_file_put(conn, m->destination, st.st_mode & 07777, fd, (uint64_t)st.st_size);
         close(fd);
         if (e) {
@@ -178,7 +187,9 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
     else if (!add_rules(c, CONTAINER_VM_ALLOW_ANNOTATION, allow, err, cap) &&
              !add_rules(c, CONTAINER_VM_ALLOW_IP_ANNOTATION, allow_ip, err, cap) &&
              !folder_mounts(c, &cm, err, cap)) {
-        if (c->cpu_quota > 0 && c->cpu_period > 0) {
+        /* Without a container cgroup the quota is the VM's own cgroup's
+         * (with one, the container's cpu.max holds it once booted). */
+        if (!cgroup && c->cpu_quota > 0 && c->cpu_period > 0) {
             uint64_t p = (uint64_t)c->cpu_quota * 100 / c->cpu_period;
             snprintf(pct, sizeof(pct), "%llu", (unsigned long long)(p ? p : 1));
             limits[nl++] = "--cpu-quota";

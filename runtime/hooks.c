@@ -102,10 +102,13 @@ int hooks_run(const struct oci_config *c, enum oci_hook_kind kind, const json_t 
     char *text = json_dumps(state, JSON_COMPACT);
     if (!text)
         return snprintf(err, cap, "%s hook: out of memory", kind_names[kind]), -1;
+    /* A failing poststart or poststop hook is a warning: the ones after
+     * it still run (the runtime spec). */
+    bool keep_going = kind == OCI_HOOK_POSTSTART || kind == OCI_HOOK_POSTSTOP;
     int rc = 0;
-    for (unsigned i = 0; i < c->nhooks[kind] && !rc; i++) {
+    for (unsigned i = 0; i < c->nhooks[kind] && (!rc || keep_going); i++) {
         char why[1024];
-        if (run_one(&c->hooks[kind][i], text, why, sizeof(why))) {
+        if (run_one(&c->hooks[kind][i], text, why, sizeof(why)) && !rc) {
             snprintf(err, cap, "%s hook %s", kind_names[kind], why);
             rc = -1;
         }

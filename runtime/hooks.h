@@ -14,8 +14,9 @@
 
 #include "runtime/oci_config.h"
 
-/* Runs every hook of `kind` in order with `state` on stdin.  0, or -1
- * with err naming the hook and why (the first that failed). */
+/* Runs the hooks of `kind` in order with `state` on stdin, up to the
+ * first that fails (poststart, poststop: all of them).  0, or -1 with err
+ * naming the first that failed and why. */
 int hooks_run(const struct oci_config *c, enum oci_hook_kind kind, const json_t *state, char *err,
               size_t cap);
 

@@ -51,9 +51,11 @@ int agent_trust_env(const char **envp, uint32_t *envc);
  * master/slave pair (CLOEXEC) of the size asked: 0 or an errno. */
 int agent_pty_open(uint16_t rows, uint16_t cols, int *master, int *slave);
 
-/* pidns.c: EXEC's pidns, entered before the fork (an errno, 0 when done)
- * and a new one's PID 1 recorded after it. */
+/* pidns.c: EXEC's pidns, entered before the fork (an errno, 0 when done),
+ * its mount namespace in the child, and a new one's PID 1 recorded after
+ * the fork. */
 int agent_pidns_enter(uint32_t pidns);
+int agent_pidns_child(uint32_t pidns);
 void agent_pidns_record(uint32_t pidns, pid_t pid);
 /* Child, after setsid(): the slave becomes its controlling terminal, the
  * command's user owns it.  0 or an errno. */

@@ -144,6 +144,8 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
     /* Own session and process group, so a timeout can kill all of it. */
     setsid();
     int e;
+    if ((e = agent_pidns_child(r->pidns)))
+        child_fail(errfd, AGENT_OP_SPAWN, e);
     if ((r->flags & AGENT_EXEC_F_TTY) && (e = agent_pty_take(in, uid, gid)))
         child_fail(errfd, AGENT_OP_SPAWN, e);
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)

@@ -173,10 +173,12 @@ enum agent_type {
  *        +4  u32 ngroups    0..AGENT_MAX_GROUPS
  *        +8  u32 nrlimits   0..AGENT_MAX_RLIMITS
  *        +12 u32 pidns      0: the agent's PID namespace; AGENT_PIDNS_NEW: a
- *                           new one, the command its PID 1, recorded as
+ *                           new one, the command its PID 1, with a mount
+ *                           namespace whose /proc shows it, recorded as
  *                           the VM's container namespace (AGENT_PIDNS_FILE);
- *                           AGENT_PIDNS_JOIN: the recorded one (ESRCH once
- *                           its PID 1 is gone); nothing else
+ *                           AGENT_PIDNS_JOIN: the recorded PID and mount
+ *                           namespaces (ESRCH once its PID 1 is gone);
+ *                           nothing else
  *        +16 ngroups x u32 gid: supplementary groups, none 0xffffffff
  *            nrlimits x AGENT_EXEC_RLIMIT_SIZE bytes:
  *              u32 resource  0..AGENT_RLIMIT_NUM-1 (Linux's RLIMIT_*),
