@@ -49,9 +49,9 @@ struct allow {
 /* A timed wait (poll, nanosleep, a futex) that a stop signal or the cgroup
  * freezer interrupted goes on through restart_syscall(2): without it,
  * SIGSTOP/SIGCONT or `airlock-runtime pause`/`resume` killed the process
- * (SIGSYS).  It only resumes a call the filter already allowed.  (The
- * waiting parent's one wait has no timeout: the kernel restarts it
- * itself.) */
+ * (SIGSYS), the waiting parent's too (seen in the lab: restart_syscall
+ * after a freeze and thaw).  It only resumes a call the filter already
+ * allowed. */
 #define RESTART                                                                  \
     {.name = "restart_syscall", .why = "a timed wait a stop signal or the cgroup freezer interrupted goes on"}
 
@@ -199,6 +199,7 @@ static const struct allow broker_allow[] = {
  * jailed VM process, names its complete --copy-out files (cli/run_copy.c)
  * and cleans up after it (jail/jail.c parent_done). */
 #define DETACH                                                                                  \
+    RESTART,                                                                                    \
     {.name = "poll", .why = "waits for the status byte, signals, the jailed child's dial requests"}, \
     {.name = "read", .why = "the status byte; signalfd"},                                          \
     {.name = "kill", .why = "SIGINT/SIGTERM/SIGHUP go on to the VM process"},                       \
