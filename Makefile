@@ -108,6 +108,7 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	tests/lab/run tests/bench/lab-sandbox
 	tests/lab/run tests/bench/lab-credentials
 	tests/lab/run tests/bench/lab-image
+	tests/lab/run tests/bench/lab-containers
 
 install: all
 	install -D -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock
