@@ -174,7 +174,9 @@ int dir_disk_walk_as(const char *dir, const char *format, bool by_content,
     int rc = -1;
     if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) ||
         !EVP_DigestUpdate(ctx, format, strlen(format) + 1) ||
-        !EVP_DigestUpdate(ctx, dir, strlen(dir) + 1)) {
+        /* by content, where the tree is does not matter either (each
+         * container's overlay has an upper folder of its own) */
+        (!by_content && !EVP_DigestUpdate(ctx, dir, strlen(dir) + 1))) {
         snprintf(err, cap, "sha256: out of memory");
         goto out;
     }

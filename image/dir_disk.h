@@ -77,9 +77,10 @@ int dir_disk_get(const struct image_store *st, const char *dir, const struct lay
 
 /* The walk with another format string hashed first (a different kind of
  * disk made from the same tree must not share its key).  by_content: no
- * entry's identity (device, inode, times, links) but every regular
- * file's bytes, so two copies of one tree (an overlay's fresh upper
- * folders) get one key; for small trees, as it reads every byte. */
+ * entry's identity (device, inode, times, links) and not the folder's own
+ * path, but every regular file's bytes, so two copies of one tree (an
+ * overlay's fresh upper folders) get one key; for small trees, as it
+ * reads every byte. */
 int dir_disk_walk_as(const char *dir, const char *format, bool by_content,
                      const struct layer_limits *lim, struct dir_walk *w, char *err, size_t cap);
 

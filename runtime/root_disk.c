@@ -186,8 +186,13 @@ static int overlay_key(void *opaque, const char *real, const struct layer_limits
         goto out;
     for (unsigned i = 0; i <= o->nlower; i++) {
         const char *dir = i < o->nlower ? o->lower[i] : o->upper;
+        char real[PATH_MAX];
         if (!dir)
             continue;
+        /* Podman's lowerdir names layers by links (l/<short id>): the
+         * layer is what they point at */
+        if (i < o->nlower && realpath(dir, real))
+            dir = real;
         struct dir_walk one;
         char why[400];
         if (dir_disk_walk_as(dir, ROOT_DISK_FORMAT, i == o->nlower, lim, &one, why,
