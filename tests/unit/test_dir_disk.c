@@ -78,6 +78,35 @@ static void key_of(char out[DIR_DISK_KEY_HEX + 1])
     memcpy(out, w.key, DIR_DISK_KEY_HEX + 1);
 }
 
+/* By content (an overlay's upper folder, runtime/root_disk.c): a copy of
+ * the tree elsewhere, made later, has the same key; a byte changed, or a
+ * mode, does not; and the kind of walk is in the key. */
+START_TEST(key_by_content)
+{
+    struct dir_walk a, b, id;
+    char copy[160], cmd[400];
+    snprintf(copy, sizeof(copy), "%s/copy", top);
+    snprintf(cmd, sizeof(cmd), "cp -r %s %s", src, copy);
+    tick();
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(dir_disk_walk_as(src, "f", true, &lim, &a, err, sizeof(err)), 0);
+    ck_assert_int_eq(dir_disk_walk_as(copy, "f", true, &lim, &b, err, sizeof(err)), 0);
+    ck_assert_str_eq(a.key, b.key);
+    ck_assert_int_eq(dir_disk_walk_as(copy, "f", false, &lim, &id, err, sizeof(err)), 0);
+    ck_assert_str_ne(id.key, b.key);
+    put("a.py", "print(6*8)\n"); /* the same size, another byte */
+    ck_assert_int_eq(dir_disk_walk_as(src, "f", true, &lim, &a, err, sizeof(err)), 0);
+    ck_assert_str_ne(a.key, b.key);
+    ck_assert_int_eq(dir_disk_walk_as(src, "g", true, &lim, &id, err, sizeof(err)), 0);
+    ck_assert_str_ne(id.key, a.key);
+    char p[256];
+    snprintf(p, sizeof(p), "%s/sub", copy);
+    ck_assert_int_eq(chmod(p, 0700), 0);
+    ck_assert_int_eq(dir_disk_walk_as(copy, "f", true, &lim, &id, err, sizeof(err)), 0);
+    ck_assert_str_ne(id.key, b.key);
+}
+END_TEST
+
 /* Sets a file's mtime to t (seconds): what `touch -d` or a checkout does. */
 static void set_mtime(const char *rel, time_t t)
 {
@@ -267,6 +296,7 @@ Suite *dir_disk_suite(void)
     TCase *t = tcase_create("key");
     tcase_add_checked_fixture(t, setup, teardown); /* teardown runs after a failure too */
     tcase_add_test(t, key_follows_the_tree);
+    tcase_add_test(t, key_by_content);
     tcase_add_test(t, walk_counts_and_refuses);
     tcase_add_test(t, get_refuses);
     suite_add_tcase(s, t);
