@@ -9,6 +9,7 @@
 
 #define LEAF1_ECX_VMX        (1u << 5)
 #define LEAF1_ECX_MONITOR    (1u << 3)
+#define LEAF1_ECX_TSC_DEADLINE (1u << 24)
 #define LEAF1_ECX_HYPERVISOR (1u << 31)
 #define EXT1_ECX_SVM         (1u << 2)
 #define LEAF7_ECX_PKU        (1u << 3)
@@ -34,7 +35,16 @@ struct kvm_cpuid2 *cpuid_supported(int kvm_fd)
         errno = e;
         return NULL;
     }
+    if (ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0)
+        cpuid_add_tsc_deadline(c);
     return c;
+}
+
+void cpuid_add_tsc_deadline(struct kvm_cpuid2 *c)
+{
+    for (unsigned i = 0; i < c->nent; i++)
+        if (c->entries[i].function == 0x1)
+            c->entries[i].ecx |= LEAF1_ECX_TSC_DEADLINE;
 }
 
 static unsigned bits_for(unsigned n)

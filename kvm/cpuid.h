@@ -7,8 +7,18 @@
 /* KVM_MAX_CPUID_ENTRIES: no table KVM hands out or takes is longer. */
 #define CPUID_MAX_ENTRIES 256
 
-/* KVM_GET_SUPPORTED_CPUID into a malloc'd table; NULL with errno set. */
+/* KVM_GET_SUPPORTED_CPUID into a malloc'd table, with the TSC-deadline
+ * timer added where KVM has it (cpuid_add_tsc_deadline); NULL with errno
+ * set. */
 struct kvm_cpuid2 *cpuid_supported(int kvm_fd);
+
+/* Sets leaf 1's TSC-deadline bit.  KVM's in-kernel local APIC emulates the
+ * TSC-deadline timer (KVM_CAP_TSC_DEADLINE_TIMER), but KVM leaves the bit
+ * out of KVM_GET_SUPPORTED_CPUID for the monitor to add, as QEMU does.
+ * Without it Linux calibrates the APIC timer against the PIT at boot,
+ * waiting 25 jiffies: in the lab, two thirds of the guest kernel's boot
+ * (docs/benchmarks.md, "Cold start"). */
+void cpuid_add_tsc_deadline(struct kvm_cpuid2 *c);
 
 /* Rewrites `c` (a copy of the supported table) for vCPU `id` of `ncpus`:
  * its APIC ID, the hypervisor bit, and no VMX/SVM (no nested guests), no

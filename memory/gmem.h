@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #define GMEM_MAX_REGIONS 4
+/* Where guest RAM regions start in the host (gmem_init): a huge page. */
+#define GMEM_HUGE_PAGE (2ull << 20)
 
 struct gmem_region {
     uint64_t gpa;   /* first guest-physical byte */

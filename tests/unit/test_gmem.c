@@ -134,6 +134,8 @@ START_TEST(init_small)
     ck_assert_uint_eq(m.regions[0].size, MiB(64));
     ck_assert_uint_eq(m.ram_bytes, MiB(64));
     ck_assert_uint_eq(gmem_low_end(&m), MiB(64));
+    /* on a huge-page boundary in the host, so KVM can map 2 MiB at once */
+    ck_assert_uint_eq((uintptr_t)m.regions[0].host % GMEM_HUGE_PAGE, 0);
     ck_assert_ptr_nonnull(gmem_ptr(&m, MiB(64) - 4, 4));
     ck_assert_ptr_null(gmem_ptr(&m, MiB(64) - 4, 5));
     gmem_destroy(&m);
@@ -163,6 +165,8 @@ START_TEST(init_split_around_gap)
     ck_assert_uint_eq(m.regions[1].size, MiB(mib) - LAYOUT_MMIO_GAP_START);
     ck_assert_uint_eq(m.ram_bytes, MiB(mib));
     ck_assert_uint_eq(gmem_low_end(&m), LAYOUT_MMIO_GAP_START);
+    ck_assert_uint_eq((uintptr_t)m.regions[0].host % GMEM_HUGE_PAGE, 0);
+    ck_assert_uint_eq((uintptr_t)m.regions[1].host % GMEM_HUGE_PAGE, 0);
     ck_assert_ptr_nonnull(gmem_ptr(&m, LAYOUT_MMIO_GAP_START - 1, 1));
     ck_assert_ptr_null(gmem_ptr(&m, LAYOUT_MMIO_GAP_START, 1));
     ck_assert_ptr_null(gmem_ptr(&m, LAYOUT_IOAPIC_BASE, 4));

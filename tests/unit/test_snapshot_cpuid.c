@@ -1,12 +1,14 @@
 /* A restore refuses a host whose CPUID differs from the snapshot's
  * (vm_snapshot_cpuid_check): equal tables pass in any order; a changed
- * register, a leaf gone and a leaf added each fail with the leaf named. */
+ * register, a leaf gone and a leaf added each fail with the leaf named.
+ * And the table a guest gets has the TSC-deadline timer (kvm/cpuid.c). */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests/unit/helpers.h"
+#include "kvm/cpuid.h"
 #include "snapshot/vm_snapshot.h"
 
 static struct snap_vcpu *snap;
@@ -93,6 +95,24 @@ START_TEST(an_empty_snapshot_table_fits_only_an_empty_host_table)
 }
 END_TEST
 
+/* Leaf 1 gains ECX bit 24 (TSC-deadline) and nothing else changes; the
+ * per-vCPU filter keeps it. */
+START_TEST(tsc_deadline_is_added_to_leaf_1_only)
+{
+    here->nent = NLEAVES;
+    memcpy(here->entries, leaves, sizeof(leaves));
+    cpuid_add_tsc_deadline(here);
+    ck_assert_uint_eq(here->entries[1].ecx, leaves[1].ecx | (1u << 24));
+    here->entries[1].ecx = leaves[1].ecx;
+    ck_assert_int_eq(memcmp(here->entries, leaves, sizeof(leaves)), 0);
+    cpuid_add_tsc_deadline(here);
+    struct kvm_cpuid2 *v = cpuid_for_vcpu(here, 0, 1);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_uint_eq(v->entries[1].ecx & (1u << 24), 1u << 24);
+    free(v);
+}
+END_TEST
+
 Suite *snapshot_cpuid_suite(void)
 {
     Suite *s = suite_create("snapshot_cpuid");
@@ -104,6 +124,7 @@ Suite *snapshot_cpuid_suite(void)
     tcase_add_test(tc, a_leaf_is_missing_here);
     tcase_add_test(tc, this_host_has_more);
     tcase_add_test(tc, an_empty_snapshot_table_fits_only_an_empty_host_table);
+    tcase_add_test(tc, tsc_deadline_is_added_to_leaf_1_only);
     suite_add_tcase(s, tc);
     return s;
 }
