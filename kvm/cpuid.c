@@ -23,19 +23,19 @@
 #define TOPO_TYPE_SMT        1
 #define TOPO_TYPE_CORE       2
 
-struct kvm_cpuid2 *cpuid_supported(int kvm_fd)
+struct kvm_cpuid2 *cpuid_supported(const struct kvm *kvm)
 {
     struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + CPUID_MAX_ENTRIES * sizeof(c->entries[0]));
     if (!c)
         return NULL;
     c->nent = CPUID_MAX_ENTRIES;
-    if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
+    if (ioctl(kvm->fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
         int e = errno;
         free(c);
         errno = e;
         return NULL;
     }
-    if (ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0)
+    if (kvm->tsc_deadline)
         cpuid_add_tsc_deadline(c);
     return c;
 }

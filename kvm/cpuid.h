@@ -4,13 +4,15 @@
 
 #include <linux/kvm.h>
 
+#include "kvm/kvm.h"
+
 /* KVM_MAX_CPUID_ENTRIES: no table KVM hands out or takes is longer. */
 #define CPUID_MAX_ENTRIES 256
 
 /* KVM_GET_SUPPORTED_CPUID into a malloc'd table, with the TSC-deadline
  * timer added where KVM has it (cpuid_add_tsc_deadline); NULL with errno
  * set. */
-struct kvm_cpuid2 *cpuid_supported(int kvm_fd);
+struct kvm_cpuid2 *cpuid_supported(const struct kvm *kvm);
 
 /* Sets leaf 1's TSC-deadline bit.  KVM's in-kernel local APIC emulates the
  * TSC-deadline timer (KVM_CAP_TSC_DEADLINE_TIMER), but KVM leaves the bit

@@ -69,6 +69,9 @@ int kvm_open(struct kvm *kvm, const char *path, char *err, size_t errlen)
     if (kvm->max_vcpus <= 0)
         kvm->max_vcpus = 4; /* api.rst: assume 4 when neither is reported */
     kvm->pvm = kvm_backend_is_pvm();
+    /* Asked here, once: the snapshot thread that reads CPUID again may
+     * not ask KVM_CHECK_EXTENSION. */
+    kvm->tsc_deadline = ioctl(kvm->fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
     return 0;
 }
 

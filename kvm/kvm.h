@@ -11,6 +11,7 @@ struct kvm {
     int vcpu_mmap_size; /* size of each vCPU's struct kvm_run mapping */
     int max_vcpus;
     bool pvm;           /* kvm-pvm: paging-based, no VT-x/AMD-V (KVM-HERE.md) */
+    bool tsc_deadline;  /* KVM_CAP_TSC_DEADLINE_TIMER: kvm/cpuid.h */
 };
 
 /* Opens and checks `path` (normally /dev/kvm): API version 12 and every

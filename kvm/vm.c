@@ -66,7 +66,7 @@ int vm_create(struct vm *vm, struct kvm *kvm, struct gmem *mem, char *err, size_
 int vm_create_vcpus(struct vm *vm, unsigned ncpus, const struct boot_plan *plan,
                     char *err, size_t errlen)
 {
-    struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm->fd);
+    struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm);
     if (!supported)
         return fail(err, errlen, errno, "KVM_GET_SUPPORTED_CPUID");
     vm->vcpus = calloc(ncpus, sizeof(*vm->vcpus));

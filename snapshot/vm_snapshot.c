@@ -132,7 +132,7 @@ int vm_snapshot_cpuid_check(const struct kvm_cpuid2 *here, const struct snap_vcp
 int vm_snapshot_capture(struct vm *vm, struct snap_state *s, char *err, size_t errlen)
 {
     s->ncpus = vm->ncpus;
-    struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm->fd);
+    struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm);
     if (!supported)
         return fail(err, errlen, -1, "KVM_GET_SUPPORTED_CPUID", errno);
     int e = 0;
@@ -218,7 +218,7 @@ int vm_snapshot_restore(struct vm *vm, const struct snap_state *s, char *err, si
         if (ioctl(vm->fd, KVM_SET_IRQCHIP, &c) < 0)
             return fail(err, errlen, -1, "KVM_SET_IRQCHIP", errno);
     }
-    struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm->fd);
+    struct kvm_cpuid2 *supported = cpuid_supported(vm->kvm);
     if (!supported)
         return fail(err, errlen, -1, "KVM_GET_SUPPORTED_CPUID", errno);
     int e = 0;
