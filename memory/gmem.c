@@ -38,10 +38,10 @@ static int gmem_map(struct gmem *mem, uint64_t gpa, uint64_t size)
     if (raw == MAP_FAILED)
         return -errno;
     uint8_t *p = (uint8_t *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+    /* p - raw < huge: the tail beyond the region is never empty. */
     if (p > raw)
         munmap(raw, (size_t)(p - raw));
-    if (raw + size + huge > p + size)
-        munmap(p + size, (size_t)(raw + size + huge - (p + size)));
+    munmap(p + size, (size_t)(huge - (p - raw)));
     (void)madvise(p, size, MADV_HUGEPAGE);
     int err = gmem_add_region(mem, gpa, p, size);
     if (err)
