@@ -11,7 +11,7 @@ CFLAGS   += $(OPT) $(CFLAGS_COMMON)
 # airlock cp).  Debian's libarchive.pc names -lxml2 for a static link but not
 # what libxml2 needs itself (ICU), so both packages are asked.
 ARCHIVE_LIBS := $(shell pkg-config --static --libs libarchive libxml-2.0 2>/dev/null) -lstdc++
-LDLIBS   += -lpthread -lseccomp -lfdt -ljansson -lssl -lcrypto $(ARCHIVE_LIBS) -lz
+LDLIBS   += -lpthread -lseccomp -lcap -lfdt -ljansson -lssl -lcrypto $(ARCHIVE_LIBS) -lz
 # The monitor links statically: a dynamic one pulls ~2.2 MiB of shared
 # library pages into every VM process's RSS (fault-around maps whole 64 KiB
 # runs of libc.so's text); static, only the code it uses is there (measured

@@ -38,6 +38,8 @@ struct agent_exec_req {
     uint32_t groups[AGENT_MAX_GROUPS];
     uint32_t nrlimits;
     struct agent_rlimit rlimits[AGENT_MAX_RLIMITS];
+    /* with AGENT_EXEC_F_CAPS: bit n = capability n */
+    uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
     /* Host side only (not sent): agent_exec stops waiting this long after
      * timeout_ms, whatever the guest does.  The agent enforces the
      * timeout, but the agent is in the guest, and a guest root can stall

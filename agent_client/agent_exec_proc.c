@@ -1,6 +1,6 @@
-/* What an OCI process adds to a command (protocol version 6, proto.h):
- * EXEC's process section (a terminal's size, supplementary groups, rlimits
- * by number) and WINSIZE.  Pure code, shared with the agent: one set of
+/* What an OCI process adds to a command (protocol versions 6 and 7,
+ * proto.h): EXEC's process section (a terminal's size, capability sets,
+ * supplementary groups, rlimits by number) and WINSIZE.  Pure code, shared with the agent: one set of
  * rules for both ends, and the encoder refuses what the decoder would. */
 #include <errno.h>
 #include <stdint.h>
@@ -17,6 +17,10 @@ static int proc_ok(const struct agent_exec_req *r)
         return 0;
     /* A size means nothing without a terminal: one form per request. */
     if (!(r->flags & AGENT_EXEC_F_TTY) && (r->tty_rows || r->tty_cols))
+        return 0;
+    if (!(r->flags & AGENT_EXEC_F_CAPS) && (r->cap_bounding | r->cap_effective |
+                                            r->cap_permitted | r->cap_inheritable |
+                                            r->cap_ambient))
         return 0;
     for (uint32_t i = 0; i < r->ngroups; i++)
         if (r->groups[i] == UINT32_MAX) /* (gid_t)-1: setgroups says EINVAL */
@@ -46,6 +50,11 @@ void agent_exec_proc_put(uint8_t *p, const struct agent_exec_req *r)
     put32(p + 4, r->ngroups);
     put32(p + 8, r->nrlimits);
     put32(p + 12, r->pidns);
+    put64(p + 16, r->cap_bounding);
+    put64(p + 24, r->cap_effective);
+    put64(p + 32, r->cap_permitted);
+    put64(p + 40, r->cap_inheritable);
+    put64(p + 48, r->cap_ambient);
     p += AGENT_EXEC_PROC_FIXED;
     for (uint32_t i = 0; i < r->ngroups; i++, p += 4)
         put32(p, r->groups[i]);
@@ -65,6 +74,11 @@ size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req
     r->ngroups = get32(p + 4);
     r->nrlimits = get32(p + 8);
     r->pidns = get32(p + 12);
+    r->cap_bounding = get64(p + 16);
+    r->cap_effective = get64(p + 24);
+    r->cap_permitted = get64(p + 32);
+    r->cap_inheritable = get64(p + 40);
+    r->cap_ambient = get64(p + 48);
     /* The counts are bounded before the size is computed or an array is
      * filled: nothing below overflows or writes past req's arrays. */
     if (r->ngroups > AGENT_MAX_GROUPS || r->nrlimits > AGENT_MAX_RLIMITS)

@@ -199,9 +199,15 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
             limits[nl++] = "--cgroup-parent";
             limits[nl++] = cgroup;
         }
+        /* The guest kernel sets its hostname from its command line (the
+         * config's name is checked to be one word there). */
+        char host[80];
+        if (c->hostname)
+            snprintf(host, sizeof(host), "hostname=%s", c->hostname);
         struct sandbox_boot_req b = {.allow = json_array_size(allow) ? allow : NULL,
                                      .allow_ip = json_array_size(allow_ip) ? allow_ip : NULL,
-                                     .root_disk = disk, .limits = limits, .mounts = &cm};
+                                     .root_disk = disk, .limits = limits, .mounts = &cm,
+                                     .append = c->hostname ? host : NULL};
         const char *field;
         if (!sandbox_boot(vmroot, sb, &b, err, cap, &field)) {
             rc = copy_files(c, sb, err, cap);

@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/capability.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -182,6 +185,52 @@ static int parse_rlimits(const json_t *a, struct oci_process *p, char *err, size
     return 0;
 }
 
+/* process.capabilities: five lists of "CAP_*" names (libcap's names, any
+ * case).  A name that is no capability is an error, as the runtime spec
+ * asks: a set the config asks for and the process would not get must not
+ * start. */
+static int parse_caps(const json_t *o, struct oci_process *p, char *err, size_t cap)
+{
+    static const struct {
+        const char *key, *field;
+        size_t off;
+    } sets[] = {
+        {"bounding", "process.capabilities.bounding", offsetof(struct oci_process, cap_bounding)},
+        {"effective", "process.capabilities.effective", offsetof(struct oci_process, cap_effective)},
+        {"permitted", "process.capabilities.permitted", offsetof(struct oci_process, cap_permitted)},
+        {"inheritable", "process.capabilities.inheritable",
+         offsetof(struct oci_process, cap_inheritable)},
+        {"ambient", "process.capabilities.ambient", offsetof(struct oci_process, cap_ambient)},
+    };
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o))
+        return bad(err, cap, "process.capabilities", "want an object");
+    p->has_caps = true;
+    for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
+        const json_t *a = json_object_get(o, sets[s].key);
+        uint64_t *mask = (uint64_t *)((char *)p + sets[s].off);
+        if (!a || json_is_null(a))
+            continue;
+        if (!json_is_array(a) || json_array_size(a) > 64)
+            return bad(err, cap, sets[s].field, "want an array of at most 64 names");
+        size_t i;
+        json_t *e;
+        json_array_foreach(a, i, e) {
+            const char *name = str_of(e);
+            cap_value_t v;
+            if (!name || strncasecmp(name, "CAP_", 4) || cap_from_name(name, &v) || v < 0 ||
+                v > 63) {
+                snprintf(err, cap, "%s: %.64s: not a capability", sets[s].field,
+                         name ? name : "(not a string)");
+                return -1;
+            }
+            *mask |= 1ull << v;
+        }
+    }
+    return 0;
+}
+
 static int parse_user(const json_t *u, struct oci_process *p, char *err, size_t cap)
 {
     int64_t uid = 0, gid = 0;
@@ -263,7 +312,8 @@ static int parse_process(const json_t *o, struct oci_process *p, char *err, size
         p->cols = (unsigned)w;
     }
     if (parse_user(json_object_get(o, "user"), p, err, cap) ||
-        parse_rlimits(json_object_get(o, "rlimits"), p, err, cap))
+        parse_rlimits(json_object_get(o, "rlimits"), p, err, cap) ||
+        parse_caps(json_object_get(o, "capabilities"), p, err, cap))
         goto fail;
     return 0;
 fail:
@@ -447,6 +497,14 @@ int oci_config_parse(const char *buf, size_t len, struct oci_config *c, char *er
     if (host && !(c->hostname = str_of(host)) && !(json_is_string(host) &&
                                                     !json_string_length(host))) {
         bad(err, cap, "hostname", "want a string");
+        goto fail;
+    }
+    /* It goes on the guest kernel's command line (hostname=): a space
+     * there would be a second kernel parameter. */
+    if (c->hostname && (strlen(c->hostname) > 64 ||
+                        strspn(c->hostname, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-._") != strlen(c->hostname))) {
+        bad(err, cap, "hostname", "want at most 64 letters, digits, '-', '.' or '_'");
         goto fail;
     }
     if (ann && !json_is_object(ann)) {

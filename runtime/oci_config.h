@@ -42,6 +42,11 @@ struct oci_process {
     unsigned nrlimits;
     bool terminal, no_new_privs;
     unsigned rows, cols; /* consoleSize, 0 when not given */
+    /* process.capabilities as bit masks (1 << CAP_*); has_caps when the
+     * object is given.  Without it the process keeps what the agent gives
+     * any command: every capability as root, none as another user. */
+    bool has_caps;
+    uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
 };
 
 struct oci_mount {
@@ -70,7 +75,7 @@ struct oci_config {
     json_t *doc;         /* owns every string below */
     const char *root;    /* root.path as written (relative to the bundle) */
     bool root_readonly;
-    const char *hostname; /* or NULL */
+    const char *hostname; /* or NULL; letters, digits, '-', '.', '_', at most 64 */
     struct oci_process process;
     bool has_process;
     struct oci_mount mounts[OCI_MAX_MOUNTS];

@@ -135,8 +135,8 @@ static int forward_signals(bool tty)
     return 0;
 }
 
-/* The process's groups, rlimits, terminal and no_new_privs as EXEC's
- * process section (guest/agent/proto.h). */
+/* The process's groups, rlimits, capabilities, terminal and no_new_privs
+ * as EXEC's process section (guest/agent/proto.h). */
 static void process_section(const struct oci_process *p, struct agent_exec_req *req)
 {
     for (unsigned i = 0; i < p->ngroups && i < AGENT_MAX_GROUPS; i++)
@@ -147,6 +147,14 @@ static void process_section(const struct oci_process *p, struct agent_exec_req *
                 (uint32_t)p->rlimits[i].resource, p->rlimits[i].soft, p->rlimits[i].hard};
     if (p->no_new_privs)
         req->flags |= AGENT_EXEC_F_NO_NEW_PRIVS;
+    if (p->has_caps) {
+        req->flags |= AGENT_EXEC_F_CAPS;
+        req->cap_bounding = p->cap_bounding;
+        req->cap_effective = p->cap_effective;
+        req->cap_permitted = p->cap_permitted;
+        req->cap_inheritable = p->cap_inheritable;
+        req->cap_ambient = p->cap_ambient;
+    }
     if (p->terminal) {
         struct winsize ws;
         req->flags |= AGENT_EXEC_F_TTY;

@@ -66,7 +66,7 @@ FUZZ_SRCS_fuzz_copy_tree := cli/run_copy_tree.c sandbox/tar_in.c agent_client/ag
                             util/open_resolve.c util/printable.c util/tar_name.c util/rmtree.c
 FUZZ_LIBS_fuzz_copy_tree := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_SRCS_fuzz_oci_config := runtime/oci_config.c
-FUZZ_LIBS_fuzz_oci_config := -ljansson
+FUZZ_LIBS_fuzz_oci_config := -ljansson -lcap
 SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt

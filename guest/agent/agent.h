@@ -51,6 +51,12 @@ int agent_trust_env(const char **envp, uint32_t *envc);
  * master/slave pair (CLOEXEC) of the size asked: 0 or an errno. */
 int agent_pty_open(uint16_t rows, uint16_t cols, int *master, int *slave);
 
+/* caps.c: EXEC's capability sets (AGENT_EXEC_F_CAPS; nothing without
+ * it), in the child: the bounding set before the uid change, the others
+ * after it.  0 or an errno. */
+int agent_caps_bound(const struct agent_exec_req *r);
+int agent_caps_set(const struct agent_exec_req *r);
+
 /* pidns.c: EXEC's pidns, entered before the fork (an errno, 0 when done),
  * its mount namespace in the child, and a new one's PID 1 recorded after
  * the fork. */

@@ -159,7 +159,7 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
     }
     if (set_limits(r))
         child_fail(errfd, AGENT_OP_RLIMIT, errno);
-    if ((e = set_creds(r, uid, gid)))
+    if ((e = agent_caps_bound(r)) || (e = set_creds(r, uid, gid)) || (e = agent_caps_set(r)))
         child_fail(errfd, AGENT_OP_CRED, e);
     /* After setuid, so the directory is checked as the command's user. */
     if (chdir(r->cwd && *r->cwd ? r->cwd : "/"))

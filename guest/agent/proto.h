@@ -63,7 +63,10 @@
  * groups, rlimits by number, no_new_privs; an OCI process's fields) and
  * WINSIZE; a version-5 agent would read that section as the cwd, and
  * would end the conversation at a WINSIZE. */
-#define AGENT_VERSION 6
+/* 7: EXEC's process section grows five capability sets
+ * (AGENT_EXEC_F_CAPS); a version-6 agent would read them as the groups
+ * and rlimits, and its command would keep every capability. */
+#define AGENT_VERSION 7
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -93,7 +96,7 @@
 /* An EXEC is the largest message: fixed part, argv, env, process section
  * at its largest, cwd. */
 #define AGENT_EXEC_FIXED   56
-#define AGENT_EXEC_PROC_FIXED 16
+#define AGENT_EXEC_PROC_FIXED 56
 #define AGENT_EXEC_RLIMIT_SIZE 20
 /* EXEC's pidns (below): an OCI container's process is PID 1 of its own
  * PID namespace, and the container's exec'd processes join it. */
@@ -179,7 +182,12 @@ enum agent_type {
  *                           AGENT_PIDNS_JOIN: the recorded PID and mount
  *                           namespaces (ESRCH once its PID 1 is gone);
  *                           nothing else
- *        +16 ngroups x u32 gid: supplementary groups, none 0xffffffff
+ *        +16 u64 bounding     capability sets (bit n = capability n), with
+ *        +24 u64 effective    AGENT_EXEC_F_CAPS; all 0 without it (one
+ *        +32 u64 permitted    form per request)
+ *        +40 u64 inheritable
+ *        +48 u64 ambient
+ *        +56 ngroups x u32 gid: supplementary groups, none 0xffffffff
  *            nrlimits x AGENT_EXEC_RLIMIT_SIZE bytes:
  *              u32 resource  0..AGENT_RLIMIT_NUM-1 (Linux's RLIMIT_*),
  *                            each at most once in the list
@@ -192,8 +200,13 @@ enum agent_type {
  * size follows from its two bounded counts, and the sections must hold
  * exactly their counts — anything else is rejected.
  * In the child, before exec: the three fixed rlimits, then the list (a
- * resource in both ends up as the list says); setgroups(the list: none
- * when empty), setgid, setuid; no_new_privs with AGENT_EXEC_F_NO_NEW_PRIVS.
+ * resource in both ends up as the list says); with AGENT_EXEC_F_CAPS the
+ * bounding set is cut to the request's (PR_CAPBSET_DROP) and the
+ * permitted set kept across the uid change (PR_SET_KEEPCAPS); setgroups
+ * (the list: none when empty), setgid, setuid; with AGENT_EXEC_F_CAPS
+ * capset(effective, permitted, inheritable) and the ambient set raised,
+ * as runc applies an OCI process's capabilities; no_new_privs with
+ * AGENT_EXEC_F_NO_NEW_PRIVS.
  * An agent not running as root refuses groups as it refuses another uid
  * (EPERM, op CRED). */
 #define AGENT_EXEC_F_STDIN 0x1u /* stdin comes as STDIN/STDIN_EOF; without
@@ -210,7 +223,11 @@ enum agent_type {
 /* prctl(PR_SET_NO_NEW_PRIVS) in the child: setuid bits and file
  * capabilities grant nothing to the command or what it runs. */
 #define AGENT_EXEC_F_NO_NEW_PRIVS 0x4u
-#define AGENT_EXEC_F_ALL   (AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS)
+/* The process section's capability sets apply (since version 7); without
+ * it a command as root has every capability and another user none. */
+#define AGENT_EXEC_F_CAPS  0x8u
+#define AGENT_EXEC_F_ALL   (AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS | \
+                            AGENT_EXEC_F_CAPS)
 
 /* WINSIZE payload (4 bytes; host -> agent while a command runs):
  *   0 u16 rows
@@ -393,7 +410,7 @@ enum agent_op {
     AGENT_OP_PROTO  = 0, /* the request itself was refused */
     AGENT_OP_SPAWN  = 1, /* pipe/fork in the agent */
     AGENT_OP_RLIMIT = 2, /* setrlimit */
-    AGENT_OP_CRED   = 3, /* setgroups/setgid/setuid */
+    AGENT_OP_CRED   = 3, /* setgroups/setgid/setuid, capabilities, no_new_privs */
     AGENT_OP_CHDIR  = 4,
     AGENT_OP_EXEC   = 5, /* execve after the PATH search */
     AGENT_OP_FILE   = 6, /* FILE_PUT / FILE_GET / the folder requests /

@@ -57,14 +57,17 @@ static ssize_t cred(uint8_t *b, size_t cap, uint32_t envc, const char *p)
     return agent_encode_credentials(b, cap, &c);
 }
 
-/* An EXEC with every part of the process section (protocol version 6). */
+/* An EXEC with every part of the process section (protocol version 7). */
 static void proc_exec(struct agent_exec_req *r)
 {
     agent_exec_req_init(r);
     r->argv = argv3;
     r->argc = 3;
     r->cwd = "/";
-    r->flags = AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS;
+    r->flags = AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS |
+               AGENT_EXEC_F_CAPS;
+    r->cap_bounding = r->cap_permitted = r->cap_inheritable = (1u << 0) | (1u << 5);
+    r->cap_effective = r->cap_ambient = 1u << 5;
     r->tty_rows = 24;
     r->tty_cols = 80;
     r->ngroups = 2;

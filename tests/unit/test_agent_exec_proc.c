@@ -33,7 +33,13 @@ static void sample_req(struct agent_exec_req *r)
     r->envc = 2;
     r->cwd = "/work";
     r->uid = r->gid = 1000;
-    r->flags = AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS;
+    r->flags = AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS |
+               AGENT_EXEC_F_CAPS;
+    r->cap_bounding = 0x1ffffffffffull; /* capabilities 0..40 */
+    r->cap_effective = 1u << 0;
+    r->cap_permitted = (1u << 0) | (1u << 5);
+    r->cap_inheritable = 1u << 5;
+    r->cap_ambient = 1u << 5;
     r->tty_rows = 40;
     r->tty_cols = 120;
     r->pidns = AGENT_PIDNS_NEW;
@@ -83,7 +89,10 @@ START_TEST(proc_round_trip)
     size_t n = sample();
     struct agent_exec_req r;
     ck_assert_int_eq(decode(frame, n, &r), 1);
-    ck_assert_uint_eq(r.flags, AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS);
+    ck_assert_uint_eq(r.flags, AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS |
+                                   AGENT_EXEC_F_CAPS);
+    ck_assert(r.cap_bounding == 0x1ffffffffffull && r.cap_effective == 1 &&
+              r.cap_permitted == 0x21 && r.cap_inheritable == 0x20 && r.cap_ambient == 0x20);
     ck_assert_uint_eq(r.tty_rows, 40);
     ck_assert_uint_eq(r.tty_cols, 120);
     ck_assert_uint_eq(r.pidns, AGENT_PIDNS_NEW);
@@ -104,14 +113,19 @@ START_TEST(proc_round_trip)
     ck_assert_uint_eq(rd32le(frame + PROC + 8), 2);
     ck_assert_uint_eq(rd32le(frame + PROC + AGENT_EXEC_PROC_FIXED + 4), 7);
     ck_assert_uint_eq(rd32le(frame + PROC + 12), AGENT_PIDNS_NEW);
-    ck_assert_uint_eq(rd32le(frame + PROC + 28), 4);
-    ck_assert(rd64le(frame + PROC + 32) == 1000 && rd64le(frame + PROC + 40) == 2000);
+    ck_assert(rd64le(frame + PROC + 16) == 0x1ffffffffffull && rd64le(frame + PROC + 24) == 1 &&
+              rd64le(frame + PROC + 32) == 0x21 && rd64le(frame + PROC + 40) == 0x20 &&
+              rd64le(frame + PROC + 48) == 0x20);
+    ck_assert_uint_eq(rd32le(frame + PROC + AGENT_EXEC_PROC_FIXED + 12), 4);
+    ck_assert(rd64le(frame + PROC + AGENT_EXEC_PROC_FIXED + 16) == 1000 &&
+              rd64le(frame + PROC + AGENT_EXEC_PROC_FIXED + 24) == 2000);
     ck_assert_str_eq((const char *)frame + PROC + AGENT_EXEC_PROC_FIXED + 12 + 40, "/work");
 }
 END_TEST
 
-/* An existing caller's request (no terminal, no groups, no list): the
- * section is its 12 zero bytes, and the request reads back the same. */
+/* An existing caller's request (no terminal, no capabilities, no groups,
+ * no list): the section is its fixed part's zero bytes, and the request
+ * reads back the same. */
 START_TEST(proc_defaults)
 {
     struct agent_exec_req r;
@@ -171,7 +185,8 @@ START_TEST(proc_encoder_refuses)
     REFUSED(r.rlimits[1].resource = 4);                       /* CORE twice */
     REFUSED(r.rlimits[0].soft = 2001);                        /* soft > hard */
     REFUSED(r.flags &= ~AGENT_EXEC_F_TTY);                    /* a size, no terminal */
-    REFUSED(r.flags |= 0x8);                                  /* unknown flag */
+    REFUSED(r.flags |= 0x10);                                 /* unknown flag */
+    REFUSED(r.flags &= ~AGENT_EXEC_F_CAPS);                   /* sets without the flag */
 #undef REFUSED
     sample_req(&r);
     r.flags &= ~AGENT_EXEC_F_TTY;
@@ -244,8 +259,10 @@ START_TEST(proc_hostile_values)
     ck_assert_int_eq(with64(rl + 4, UINT64_MAX), -EPROTO);     /* unlimited soft, finite hard */
     ck_assert_int_eq(with32(PROC + AGENT_EXEC_PROC_FIXED, 0xffffffffu), -EPROTO); /* gid -1 */
     ck_assert_int_eq(with32(PROC + 12, 5), -EPROTO); /* a pidns that is none of the three */
-    /* a size without the terminal flag */
-    ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, AGENT_EXEC_F_STDIN), -EPROTO);
+    /* a size without the terminal flag; capability sets without theirs */
+    ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, AGENT_EXEC_F_STDIN | AGENT_EXEC_F_CAPS), -EPROTO);
+    ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY), -EPROTO);
+    ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, 0x10 | AGENT_EXEC_F_ALL), -EPROTO); /* unknown */
     /* the same values the rules allow still decode */
     ck_assert_int_eq(with64(rl + 4, 2000), 1);
     ck_assert_int_eq(with32(rl + 20, 15), 1);

@@ -24,7 +24,10 @@ static const char good[] =
     "\"user\":{\"uid\":1000,\"gid\":100,\"additionalGids\":[10,20]},"
     "\"args\":[\"sh\",\"-c\",\"\"],\"env\":[\"PATH=/bin\",\"A=b=c\"],\"cwd\":\"/work\","
     "\"noNewPrivileges\":true,\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"soft\":1024,"
-    "\"hard\":4096},{\"type\":\"RLIMIT_CORE\",\"soft\":-1,\"hard\":-1}]},"
+    "\"hard\":4096},{\"type\":\"RLIMIT_CORE\",\"soft\":-1,\"hard\":-1}],"
+    "\"capabilities\":{\"bounding\":[\"CAP_CHOWN\",\"CAP_NET_RAW\",\"cap_kill\"],"
+    "\"effective\":[\"CAP_CHOWN\"],\"permitted\":[\"CAP_CHOWN\",\"CAP_KILL\"],"
+    "\"inheritable\":[],\"ambient\":[\"CAP_KILL\"]}},"
     "\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
     "{\"destination\":\"/etc/hosts\",\"type\":\"bind\",\"source\":\"/x/hosts\","
     "\"options\":[\"rbind\",\"ro\"]}],"
@@ -58,6 +61,12 @@ START_TEST(config_fields)
     ck_assert_uint_eq(c.process.nrlimits, 2);
     ck_assert_int_eq(c.process.rlimits[0].resource, RLIMIT_NOFILE);
     ck_assert(c.process.rlimits[1].soft == UINT64_MAX); /* -1: unlimited */
+    ck_assert(c.process.has_caps); /* CAP_CHOWN 0, CAP_KILL 5, CAP_NET_RAW 13; any case */
+    ck_assert_uint_eq(c.process.cap_bounding, (1u << 0) | (1u << 5) | (1u << 13));
+    ck_assert_uint_eq(c.process.cap_effective, 1u << 0);
+    ck_assert_uint_eq(c.process.cap_permitted, (1u << 0) | (1u << 5));
+    ck_assert_uint_eq(c.process.cap_inheritable, 0);
+    ck_assert_uint_eq(c.process.cap_ambient, 1u << 5);
     ck_assert_uint_eq(c.nmounts, 2);
     ck_assert(c.mounts[1].bind && c.mounts[1].readonly);
     ck_assert(!c.mounts[0].bind);
@@ -121,6 +130,17 @@ START_TEST(config_refusals)
     refused("\"path\":\"/proc/1/ns/net\"", "\"path\":\"ns/net\"", "linux.namespaces");
     refused("\"io.airlock.allow\":\"example.com:443\"", "\"io.airlock.allow\":1", "annotations");
     refused("\"hostname\":\"h1\"", "\"hostname\":[]", "hostname");
+    /* it goes on the guest kernel's command line: one word, bounded */
+    refused("\"hostname\":\"h1\"", "\"hostname\":\"h1 init=/bin/sh\"", "hostname");
+    refused("\"hostname\":\"h1\"", "\"hostname\":\"h\\n1\"", "hostname");
+    refused("\"h1\"", "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
+            "hostname"); /* 65 */
+    refused("\"cap_kill\"", "\"CAP_TEST\"", "process.capabilities.bounding: CAP_TEST");
+    refused("\"cap_kill\"", "\"5\"", "process.capabilities.bounding"); /* names only */
+    refused("\"cap_kill\"", "7", "process.capabilities.bounding");
+    refused("\"ambient\":[\"CAP_KILL\"]", "\"ambient\":\"CAP_KILL\"",
+            "process.capabilities.ambient");
+    refused("\"capabilities\":{", "\"capabilities\":5,\"caps\":{", "process.capabilities");
     refused("\"hostname\":\"h1\"", "\"hostname\":\"h1\",\"hostname\":\"h2\"", "config.json");
 }
 END_TEST
@@ -149,6 +169,7 @@ START_TEST(process_file)
                   err);
     ck_assert_str_eq(proc.args[0], "ls");
     ck_assert_uint_eq(proc.uid, 0);
+    ck_assert(!proc.has_caps); /* none given: the agent's own rules */
     oci_process_free(&proc);
     json_decref(doc);
     ck_assert_int_eq(oci_process_parse("{\"args\":[\"ls\"]}", 15, &doc, &proc, err, sizeof(err)),
