@@ -234,7 +234,8 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
         oci_config_free(&cfg);
         return runtime_error("config.json: process: a container needs one");
     }
-    if (container_vm_shape(&cfg, &mem, &cpus, err, sizeof(err))) {
+    if (container_vm_shape(&cfg, &mem, &cpus, err, sizeof(err)) ||
+        oci_namespaces_check(&cfg, err, sizeof(err))) {
         oci_config_free(&cfg);
         return runtime_error("%s", err);
     }

@@ -3,12 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/capability.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -454,6 +457,14 @@ static int parse_linux(const json_t *l, struct oci_config *c, char *err, size_t 
         return bad(err, cap, "linux.namespaces", "want an array");
     size_t i;
     json_t *e;
+    static const struct {
+        const char *name;
+        int flag;
+    } types[] = {
+        {"pid", CLONE_NEWPID}, {"network", CLONE_NEWNET}, {"mount", CLONE_NEWNS},
+        {"ipc", CLONE_NEWIPC}, {"uts", CLONE_NEWUTS},     {"user", CLONE_NEWUSER},
+        {"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME},
+    };
     json_array_foreach(ns, i, e) {
         const char *type = str_of(json_object_get(e, "type"));
         const json_t *path = json_object_get(e, "path");
@@ -461,9 +472,45 @@ static int parse_linux(const json_t *l, struct oci_config *c, char *err, size_t 
             return bad(err, cap, "linux.namespaces", "an entry without a type");
         if (path && (!str_of(path) || str_of(path)[0] != '/'))
             return bad(err, cap, "linux.namespaces", "a path that is not absolute");
+        size_t t = 0;
+        while (t < sizeof(types) / sizeof(types[0]) && strcmp(type, types[t].name))
+            t++;
+        if (t == sizeof(types) / sizeof(types[0])) {
+            snprintf(err, cap, "linux.namespaces: %.32s: not a namespace type", type);
+            return -1;
+        }
+        for (unsigned k = 0; k < c->nnamespaces; k++)
+            if (c->namespaces[k].clone_flag == types[t].flag)
+                return bad(err, cap, "linux.namespaces", "a type given twice");
+        c->namespaces[c->nnamespaces].clone_flag = types[t].flag;
+        c->namespaces[c->nnamespaces++].path = path ? str_of(path) : NULL;
         if (!strcmp(type, "network")) {
             c->netns_path = path ? str_of(path) : NULL;
             c->new_netns = !path;
+        }
+    }
+    return 0;
+}
+
+int oci_namespaces_check(const struct oci_config *c, char *err, size_t cap)
+{
+    for (unsigned k = 0; k < c->nnamespaces; k++) {
+        const char *path = c->namespaces[k].path;
+        if (!path)
+            continue;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int type = fd < 0 ? -1 : ioctl(fd, NS_GET_NSTYPE);
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (fd < 0 || (type < 0 && e != ENOTTY)) {
+            snprintf(err, cap, "linux.namespaces: %.300s: %s", path, strerror(e));
+            return -1;
+        }
+        if (type != c->namespaces[k].clone_flag) {
+            snprintf(err, cap, "linux.namespaces: %.300s: not a namespace of the entry's type",
+                     path);
+            return -1;
         }
     }
     return 0;

@@ -23,6 +23,7 @@
 #define OCI_MAX_RLIMITS 16
 #define OCI_MAX_MOUNTS 64
 #define OCI_MAX_HOOKS 32 /* of each kind */
+#define OCI_MAX_NAMESPACES 8 /* one of each type */
 
 struct oci_rlimit {
     int resource; /* RLIMIT_* */
@@ -89,6 +90,11 @@ struct oci_config {
     const char *cgroups_path;                /* or NULL */
     bool new_netns;                          /* linux.namespaces has network, no path */
     const char *netns_path;                  /* network with a path, or NULL */
+    struct {
+        int clone_flag;   /* CLONE_NEW* of the entry's type */
+        const char *path; /* or NULL */
+    } namespaces[OCI_MAX_NAMESPACES];        /* linux.namespaces, each type once */
+    unsigned nnamespaces;
 };
 
 /* Reads and checks `path` (a config.json).  0, or -1 with err naming the
@@ -105,6 +111,12 @@ int oci_process_load(const char *path, json_t **doc, struct oci_process *p, char
 int oci_process_parse(const char *buf, size_t len, json_t **doc, struct oci_process *p, char *err,
                       size_t cap);
 void oci_process_free(struct oci_process *p);
+
+/* Every linux.namespaces path names a namespace of its entry's type
+ * (NS_GET_NSTYPE), as the runtime spec asks: a path to a file that is
+ * not one, or to another type of namespace, is an error naming it.
+ * 0, or -1 with err. */
+int oci_namespaces_check(const struct oci_config *c, char *err, size_t cap);
 
 /* "RLIMIT_NOFILE" -> RLIMIT_NOFILE, -1 when unknown. */
 int oci_rlimit_number(const char *name);

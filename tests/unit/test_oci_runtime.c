@@ -4,6 +4,7 @@
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,10 @@ START_TEST(config_fields)
     ck_assert_str_eq(c.cgroups_path, "/ctr/c1");
     ck_assert_str_eq(c.netns_path, "/proc/1/ns/net");
     ck_assert(!c.new_netns);
+    ck_assert_uint_eq(c.nnamespaces, 2);
+    ck_assert_int_eq(c.namespaces[0].clone_flag, CLONE_NEWPID);
+    ck_assert_ptr_null(c.namespaces[0].path);
+    ck_assert_int_eq(c.namespaces[1].clone_flag, CLONE_NEWNET);
     oci_config_free(&c);
 }
 END_TEST
@@ -128,6 +133,8 @@ START_TEST(config_refusals)
     refused("\"period\":100000", "\"period\":-5", "linux.resources.cpu.period");
     refused("\"cgroupsPath\":\"/ctr/c1\"", "\"cgroupsPath\":5", "linux.cgroupsPath");
     refused("\"path\":\"/proc/1/ns/net\"", "\"path\":\"ns/net\"", "linux.namespaces");
+    refused("{\"type\":\"pid\"}", "{\"type\":\"pids\"}", "linux.namespaces: pids");
+    refused("{\"type\":\"pid\"}", "{\"type\":\"network\"}", "linux.namespaces");
     refused("\"io.airlock.allow\":\"example.com:443\"", "\"io.airlock.allow\":1", "annotations");
     refused("\"hostname\":\"h1\"", "\"hostname\":[]", "hostname");
     /* it goes on the guest kernel's command line: one word, bounded */
@@ -142,6 +149,39 @@ START_TEST(config_refusals)
             "process.capabilities.ambient");
     refused("\"capabilities\":{", "\"capabilities\":5,\"caps\":{", "process.capabilities");
     refused("\"hostname\":\"h1\"", "\"hostname\":\"h1\",\"hostname\":\"h2\"", "config.json");
+}
+END_TEST
+
+/* A namespace path must name a namespace of its entry's type: the
+ * process's own namespaces under the names of other types are refused. */
+START_TEST(namespace_paths)
+{
+    static const char *const cases[][3] = {
+        /* type, path, the error's words or NULL for none */
+        {"network", "/proc/self/ns/net", NULL},
+        {"mount", "/proc/self/ns/mnt", NULL},
+        {"ipc", "/proc/self/ns/ipc", NULL},
+        {"mount", "/proc/self/ns/net", "not a namespace of the entry's type"},
+        {"uts", "/proc/self/ns/cgroup", "not a namespace of the entry's type"},
+        {"pid", "/proc/self/status", "not a namespace of the entry's type"},
+        {"ipc", "/nonexistent/ns", "No such file"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[512], err[512] = "";
+        snprintf(buf, sizeof(buf),
+                 "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},\"linux\":"
+                 "{\"namespaces\":[{\"type\":\"%s\",\"path\":\"%s\"}]}}",
+                 cases[i][0], cases[i][1]);
+        struct oci_config c;
+        ck_assert_msg(oci_config_parse(buf, strlen(buf), &c, err, sizeof(err)) == 0, "%s", err);
+        int rc = oci_namespaces_check(&c, err, sizeof(err));
+        if (!cases[i][2])
+            ck_assert_msg(rc == 0, "%s as %s: %s", cases[i][1], cases[i][0], err);
+        else
+            ck_assert_msg(rc == -1 && strstr(err, cases[i][2]) && strstr(err, cases[i][1]),
+                          "%s as %s: rc %d, '%s'", cases[i][1], cases[i][0], rc, err);
+        oci_config_free(&c);
+    }
 }
 END_TEST
 
@@ -328,6 +368,7 @@ Suite *oci_runtime_suite(void)
     tcase_add_test(t, config_fields);
     tcase_add_test(t, config_refusals);
     tcase_add_test(t, config_not_json);
+    tcase_add_test(t, namespace_paths);
     tcase_add_test(t, process_file);
     tcase_add_test(t, resources_file);
     tcase_add_test(t, rlimit_names);
