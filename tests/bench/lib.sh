@@ -18,12 +18,29 @@ stats() {
 # field NAME LINE: the value of NAME=... in a marktime line.
 field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
+# fresh_memory: with BENCH_FRESH_MEMORY=1, a process writes to 60 % of the
+# available memory and frees it, before each measured run.  In the lab
+# (TCG), a guest whose memory lands on pages an earlier guest ran code
+# from boots up to twice as slowly on the wall clock, and the page
+# allocator hands the last guest's pages to the next one; after this the
+# next guest gets pages L1 has just written, whichever monitor runs it
+# (docs/benchmarks.md, "Why the lab's wall clock is bimodal").
+fresh_memory() {
+    [ "${BENCH_FRESH_MEMORY:-0}" = 1 ] || return 0
+    python3 -c '
+n = int(next(l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemAvailable:"))) * 1024 * 6 // 10
+b = bytearray(n)
+for i in range(0, n, 4096):
+    b[i] = 1'
+}
+
 # measure DIR LABEL MARKER CMD...: one run, appended to DIR/LABEL.*
 # MARKER "-" means the command's exit is the mark (it prints nothing).
 measure() {
     local dir=$1 label=$2 marker=$3
     shift 3
     local line
+    fresh_memory
     line=$("$MARKTIME" "${marker/#-/never-printed-marker}" "$@" 2>>"$dir/$label.stderr")
     local m
     m=$(field marker_ms "$line")
