@@ -6,7 +6,12 @@
  * a file, as the agent keeps all state across connections (trust.c).
  * The command also gets a mount namespace whose /proc shows its own PID
  * namespace (a /proc of the agent's would show the agent as PID 1), and
- * later commands join that one too. */
+ * later commands join that one too.  In it /dev and /sys are what an OCI
+ * runtime gives a container (runtime-spec's default filesystems and
+ * devices, in runc's order): a tmpfs /dev with null, zero, full, random,
+ * urandom and tty and the usual links, the agent's devpts (so a terminal
+ * the agent opened is the container's /dev/pts/N), a tmpfs /dev/shm, an
+ * mqueue /dev/mqueue, and /sys read-only; the VM's disks are not in it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -14,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "guest/agent/agent.h"
@@ -44,13 +50,67 @@ int agent_pidns_enter(uint32_t pidns)
     return rc;
 }
 
+/* The container's /dev (see above), in its new mount namespace: 0 or an
+ * errno. */
+static int container_dev(void)
+{
+    static const struct {
+        const char *name;
+        unsigned major, minor;
+    } nodes[] = {
+        {"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
+        {"/dev/random", 1, 8},  {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
+    };
+    static const char *const links[][2] = {
+        {"/proc/self/fd", "/dev/fd"},       {"/proc/self/fd/0", "/dev/stdin"},
+        {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
+        {"pts/ptmx", "/dev/ptmx"},
+    };
+    /* The agent's devpts, kept by fd while a tmpfs covers the old /dev. */
+    int pts = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    char from[64];
+    int rc = 0;
+    if (pts < 0)
+        return errno;
+    snprintf(from, sizeof(from), "/proc/self/fd/%d", pts);
+    if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_STRICTATIME, "mode=755,size=65536k")) {
+        rc = errno;
+        goto out;
+    }
+    for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+        if (mknod(nodes[i].name, S_IFCHR | 0666, makedev(nodes[i].major, nodes[i].minor)) ||
+            chmod(nodes[i].name, 0666)) { /* past the umask */
+            rc = errno;
+            goto out;
+        }
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+        if (symlink(links[i][0], links[i][1])) {
+            rc = errno;
+            goto out;
+        }
+    if (mkdir("/dev/pts", 0755) || mount(from, "/dev/pts", NULL, MS_BIND, NULL) ||
+        mkdir("/dev/shm", 01777) ||
+        mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k") ||
+        mkdir("/dev/mqueue", 0755))
+        rc = errno;
+    /* A guest kernel without POSIX message queues gives no /dev/mqueue. */
+    else if (mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) &&
+             (errno != ENODEV || rmdir("/dev/mqueue")))
+        rc = errno;
+    else if (mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL))
+        rc = errno;
+out:
+    close(pts);
+    return rc;
+}
+
 int agent_pidns_child(uint32_t pidns)
 {
     if (pidns == AGENT_PIDNS_NEW) {
         if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
             mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
             return errno;
-        return 0;
+        return container_dev();
     }
     if (pidns != AGENT_PIDNS_JOIN)
         return 0;
