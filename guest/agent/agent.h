@@ -51,6 +51,11 @@ int agent_trust_env(const char **envp, uint32_t *envc);
  * master/slave pair (CLOEXEC) of the size asked: 0 or an errno. */
 int agent_pty_open(uint16_t rows, uint16_t cols, int *master, int *slave);
 
+/* dev_links.c: /dev/fd, stdin, stdout, stderr and ptmx (-> pts/ptmx,
+ * where /dev/pts has a devpts) as links; ones already there stay.  0 or
+ * an errno. */
+int agent_dev_links(void);
+
 /* caps.c: EXEC's capability sets (AGENT_EXEC_F_CAPS; nothing without
  * it), in the child: the bounding set before the uid change, the others
  * after it.  0 or an errno. */

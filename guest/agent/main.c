@@ -69,21 +69,9 @@ static void mount_all(void)
         if (mount(m[i].src, m[i].dir, m[i].type, m[i].flags, m[i].opts) && errno != EBUSY)
             log_msg(m[i].dir, errno);
     }
-    /* The links every Linux /dev has (udev's, runc's): `cat /dev/stdin`,
-     * bash's <(...), and /dev/ptmx naming the devpts instance above
-     * rather than devtmpfs's node.  Ones already there stay. */
-    static const char *const links[][2] = {
-        {"/proc/self/fd", "/dev/fd"},           {"/proc/self/fd/0", "/dev/stdin"},
-        {"/proc/self/fd/1", "/dev/stdout"},     {"/proc/self/fd/2", "/dev/stderr"},
-    };
-    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
-        if (symlink(links[i][0], links[i][1]) && errno != EEXIST)
-            log_msg(links[i][1], errno);
-    struct stat st;
-    if (lstat("/dev/ptmx", &st) == 0 && S_ISCHR(st.st_mode) &&
-        access("/dev/pts/ptmx", F_OK) == 0 && unlink("/dev/ptmx") == 0 &&
-        symlink("pts/ptmx", "/dev/ptmx"))
-        log_msg("/dev/ptmx", errno);
+    int e = agent_dev_links();
+    if (e)
+        log_msg("/dev links", e);
 }
 
 /* fds 0-2 may be closed when the kernel found no /dev/console; a pipe

@@ -61,11 +61,6 @@ static int container_dev(void)
         {"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
         {"/dev/random", 1, 8},  {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
     };
-    static const char *const links[][2] = {
-        {"/proc/self/fd", "/dev/fd"},       {"/proc/self/fd/0", "/dev/stdin"},
-        {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
-        {"pts/ptmx", "/dev/ptmx"},
-    };
     /* The agent's devpts, kept by fd while a tmpfs covers the old /dev. */
     int pts = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
     char from[64];
@@ -83,13 +78,8 @@ static int container_dev(void)
             rc = errno;
             goto out;
         }
-    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
-        if (symlink(links[i][0], links[i][1])) {
-            rc = errno;
-            goto out;
-        }
     if (mkdir("/dev/pts", 0755) || mount(from, "/dev/pts", NULL, MS_BIND, NULL) ||
-        mkdir("/dev/shm", 01777) ||
+        (errno = agent_dev_links()) || mkdir("/dev/shm", 01777) ||
         mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k") ||
         mkdir("/dev/mqueue", 0755))
         rc = errno;
