@@ -87,7 +87,12 @@ static int container_dev(void)
     else if (mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) &&
              (errno != ENODEV || rmdir("/dev/mqueue")))
         rc = errno;
-    else if (mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL))
+    /* sysfs has one superblock, mounted and writable for the agent: a new
+     * mount of it on /sys is refused (EBUSY), so the container gets a bind
+     * of it, made read-only (the mount, not the superblock). */
+    else if (mount("/sys", "/sys", NULL, MS_BIND | MS_REC, NULL) ||
+             mount(NULL, "/sys", NULL,
+                   MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
         rc = errno;
 out:
     close(pts);
