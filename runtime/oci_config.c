@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <sched.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,29 +193,22 @@ static int parse_rlimits(const json_t *a, struct oci_process *p, char *err, size
  * start. */
 static int parse_caps(const json_t *o, struct oci_process *p, char *err, size_t cap)
 {
-    static const struct {
-        const char *key, *field;
-        size_t off;
-    } sets[] = {
-        {"bounding", "process.capabilities.bounding", offsetof(struct oci_process, cap_bounding)},
-        {"effective", "process.capabilities.effective", offsetof(struct oci_process, cap_effective)},
-        {"permitted", "process.capabilities.permitted", offsetof(struct oci_process, cap_permitted)},
-        {"inheritable", "process.capabilities.inheritable",
-         offsetof(struct oci_process, cap_inheritable)},
-        {"ambient", "process.capabilities.ambient", offsetof(struct oci_process, cap_ambient)},
-    };
+    static const char *const keys[OCI_CAP_SETS] = {"bounding", "effective", "permitted",
+                                                   "inheritable", "ambient"};
     if (!o || json_is_null(o))
         return 0;
     if (!json_is_object(o))
         return bad(err, cap, "process.capabilities", "want an object");
     p->has_caps = true;
-    for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
-        const json_t *a = json_object_get(o, sets[s].key);
-        uint64_t *mask = (uint64_t *)((char *)p + sets[s].off);
+    for (int s = 0; s < OCI_CAP_SETS; s++) {
+        const json_t *a = json_object_get(o, keys[s]);
         if (!a || json_is_null(a))
             continue;
-        if (!json_is_array(a) || json_array_size(a) > 64)
-            return bad(err, cap, sets[s].field, "want an array of at most 64 names");
+        if (!json_is_array(a) || json_array_size(a) > 64) {
+            snprintf(err, cap, "process.capabilities.%s: want an array of at most 64 names",
+                     keys[s]);
+            return -1;
+        }
         size_t i;
         json_t *e;
         json_array_foreach(a, i, e) {
@@ -224,11 +216,11 @@ static int parse_caps(const json_t *o, struct oci_process *p, char *err, size_t 
             cap_value_t v;
             if (!name || strncasecmp(name, "CAP_", 4) || cap_from_name(name, &v) || v < 0 ||
                 v > 63) {
-                snprintf(err, cap, "%s: %.64s: not a capability", sets[s].field,
+                snprintf(err, cap, "process.capabilities.%s: %.64s: not a capability", keys[s],
                          name ? name : "(not a string)");
                 return -1;
             }
-            *mask |= 1ull << v;
+            p->caps[s] |= 1ull << v;
         }
     }
     return 0;

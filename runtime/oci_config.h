@@ -25,6 +25,16 @@
 #define OCI_MAX_HOOKS 32 /* of each kind */
 #define OCI_MAX_NAMESPACES 8 /* one of each type */
 
+/* process.capabilities' five sets, in the order runc lists them. */
+enum oci_cap_set {
+    OCI_CAP_BOUNDING,
+    OCI_CAP_EFFECTIVE,
+    OCI_CAP_PERMITTED,
+    OCI_CAP_INHERITABLE,
+    OCI_CAP_AMBIENT,
+    OCI_CAP_SETS
+};
+
 struct oci_rlimit {
     int resource; /* RLIMIT_* */
     uint64_t soft, hard;
@@ -47,7 +57,7 @@ struct oci_process {
      * object is given.  Without it the process keeps what the agent gives
      * any command: every capability as root, none as another user. */
     bool has_caps;
-    uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
+    uint64_t caps[OCI_CAP_SETS];
 };
 
 struct oci_mount {

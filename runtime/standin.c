@@ -149,11 +149,11 @@ static void process_section(const struct oci_process *p, struct agent_exec_req *
         req->flags |= AGENT_EXEC_F_NO_NEW_PRIVS;
     if (p->has_caps) {
         req->flags |= AGENT_EXEC_F_CAPS;
-        req->cap_bounding = p->cap_bounding;
-        req->cap_effective = p->cap_effective;
-        req->cap_permitted = p->cap_permitted;
-        req->cap_inheritable = p->cap_inheritable;
-        req->cap_ambient = p->cap_ambient;
+        req->cap_bounding = p->caps[OCI_CAP_BOUNDING];
+        req->cap_effective = p->caps[OCI_CAP_EFFECTIVE];
+        req->cap_permitted = p->caps[OCI_CAP_PERMITTED];
+        req->cap_inheritable = p->caps[OCI_CAP_INHERITABLE];
+        req->cap_ambient = p->caps[OCI_CAP_AMBIENT];
     }
     if (p->terminal) {
         struct winsize ws;

@@ -78,8 +78,13 @@ static int container_dev(void)
             rc = errno;
             goto out;
         }
-    if (mkdir("/dev/pts", 0755) || mount(from, "/dev/pts", NULL, MS_BIND, NULL) ||
-        (errno = agent_dev_links()) || mkdir("/dev/shm", 01777) ||
+    if (mkdir("/dev/pts", 0755) || mount(from, "/dev/pts", NULL, MS_BIND, NULL)) {
+        rc = errno;
+        goto out;
+    }
+    if ((rc = agent_dev_links()))
+        goto out;
+    if (mkdir("/dev/shm", 01777) ||
         mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k") ||
         mkdir("/dev/mqueue", 0755))
         rc = errno;

@@ -63,11 +63,11 @@ START_TEST(config_fields)
     ck_assert_int_eq(c.process.rlimits[0].resource, RLIMIT_NOFILE);
     ck_assert(c.process.rlimits[1].soft == UINT64_MAX); /* -1: unlimited */
     ck_assert(c.process.has_caps); /* CAP_CHOWN 0, CAP_KILL 5, CAP_NET_RAW 13; any case */
-    ck_assert_uint_eq(c.process.cap_bounding, (1u << 0) | (1u << 5) | (1u << 13));
-    ck_assert_uint_eq(c.process.cap_effective, 1u << 0);
-    ck_assert_uint_eq(c.process.cap_permitted, (1u << 0) | (1u << 5));
-    ck_assert_uint_eq(c.process.cap_inheritable, 0);
-    ck_assert_uint_eq(c.process.cap_ambient, 1u << 5);
+    ck_assert_uint_eq(c.process.caps[OCI_CAP_BOUNDING], (1u << 0) | (1u << 5) | (1u << 13));
+    ck_assert_uint_eq(c.process.caps[OCI_CAP_EFFECTIVE], 1u << 0);
+    ck_assert_uint_eq(c.process.caps[OCI_CAP_PERMITTED], (1u << 0) | (1u << 5));
+    ck_assert_uint_eq(c.process.caps[OCI_CAP_INHERITABLE], 0);
+    ck_assert_uint_eq(c.process.caps[OCI_CAP_AMBIENT], 1u << 5);
     ck_assert_uint_eq(c.nmounts, 2);
     ck_assert(c.mounts[1].bind && c.mounts[1].readonly);
     ck_assert(!c.mounts[0].bind);
