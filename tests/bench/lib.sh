@@ -66,10 +66,12 @@ report() {
         "$(stats "$dir/$label.gone")" "$(stats "$dir/$label.rss" | cut -d' ' -f2)"
 }
 
-# ratio DIR A B: median(B) / median(A) of the marker times.
+# ratio DIR A B [min]: median(B) / median(A) of the marker times; with
+# "min", min(B) / min(A).
 ratio() {
-    local a b
-    a=$(stats "$1/$2.marker" | cut -d' ' -f2)
-    b=$(stats "$1/$3.marker" | cut -d' ' -f2)
+    local a b f=2
+    [ "${4:-}" = min ] && f=1
+    a=$(stats "$1/$2.marker" | cut -d' ' -f$f)
+    b=$(stats "$1/$3.marker" | cut -d' ' -f$f)
     awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0 && b > 0) printf "%.2f\n", b / a; else print "n/a" }'
 }
