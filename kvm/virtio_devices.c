@@ -68,9 +68,25 @@ static void vdev_kick(void *opaque, unsigned q)
     }
 }
 
+/* The bits of every InterruptACK value written since the last call.  An
+ * ioeventfd is signalled during the guest's write, before the vCPU runs
+ * on, so whoever holds the transport lock sees every acknowledgement the
+ * guest made before it. */
+static uint32_t vdev_acked(void *opaque)
+{
+    struct vdev *d = opaque;
+    uint32_t bits = 0;
+    uint64_t count;
+    for (unsigned i = 0; i < VDEV_ACK_VALUES; i++)
+        if (d->ack_fd[i] >= 0 && read(d->ack_fd[i], &count, sizeof(count)) == sizeof(count))
+            bits |= i + 1;
+    return bits;
+}
+
 static const struct virtio_host_ops vdev_host_ops = {
     .interrupt = vdev_interrupt,
     .kick = vdev_kick,
+    .acked = vdev_acked,
 };
 
 static int vfail(char *err, size_t errlen, const struct vdev *d, const char *what)
@@ -93,6 +109,8 @@ int vdevs_register(struct vdevs *vs, struct bus *bus, const struct gmem *mem,
     d->irq_fd = -1;
     for (unsigned q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
         d->notify_fd[q] = -1;
+    for (unsigned i = 0; i < VDEV_ACK_VALUES; i++)
+        d->ack_fd[i] = -1;
     snprintf(d->name, sizeof(d->name), "%s@%u", ops->name, d->slot);
     vs->n++; /* from here vdevs_destroy cleans it up */
     virtio_mmio_init(&d->transport, ops, dev, &vdev_host_ops, d, mem);
@@ -105,7 +123,10 @@ int vdevs_register(struct vdevs *vs, struct bus *bus, const struct gmem *mem,
     return 0;
 }
 
-/* One slot's irqfd and one ioeventfd per queue. */
+/* One slot's irqfd, one ioeventfd per queue and one per InterruptACK
+ * value: the guest's interrupt handler reads InterruptStatus and writes it
+ * back to InterruptACK, and the write then costs no exit (the read still
+ * does: KVM cannot answer it). */
 static int vdev_wire(struct vdev *d, struct vm *vm, char *err, size_t errlen)
 {
     uint64_t base = slot_base(d->slot);
@@ -125,6 +146,16 @@ static int vdev_wire(struct vdev *d, struct vm *vm, char *err, size_t errlen)
         if (d->notify_fd[q] < 0 || ioctl(vm->fd, KVM_IOEVENTFD, &io) < 0)
             return vfail(err, errlen, d, "KVM_IOEVENTFD");
         d->refs[q] = (struct vdev_queue_ref){d, q};
+    }
+    for (unsigned i = 0; i < VDEV_ACK_VALUES; i++) {
+        d->ack_fd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        /* Other values, and other widths, still exit to virtio_mmio_io. */
+        struct kvm_ioeventfd io = {
+            .datamatch = i + 1, .addr = base + VIRTIO_MMIO_INTERRUPT_ACK, .len = 4,
+            .fd = d->ack_fd[i], .flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
+        };
+        if (d->ack_fd[i] < 0 || ioctl(vm->fd, KVM_IOEVENTFD, &io) < 0)
+            return vfail(err, errlen, d, "KVM_IOEVENTFD");
     }
     return 0;
 }
@@ -172,6 +203,9 @@ void vdevs_destroy(struct vdevs *vs)
         for (unsigned q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
             if (d->notify_fd[q] >= 0)
                 close(d->notify_fd[q]);
+        for (unsigned i = 0; i < VDEV_ACK_VALUES; i++)
+            if (d->ack_fd[i] >= 0)
+                close(d->ack_fd[i]);
     }
     vs->n = 0;
 }

@@ -14,6 +14,10 @@
 
 struct vdev;
 
+/* InterruptACK values taken in KVM: 1 (used buffers), 2 (configuration
+ * change), 3 (both), one ioeventfd each. */
+#define VDEV_ACK_VALUES 3
+
 struct vdev_queue_ref {
     struct vdev *dev;
     unsigned queue;
@@ -25,6 +29,7 @@ struct vdev {
     unsigned slot;
     int irq_fd;                                 /* KVM_IRQFD: raises the line */
     int notify_fd[VIRTIO_MMIO_MAX_QUEUES];      /* KVM_IOEVENTFD on QueueNotify */
+    int ack_fd[VDEV_ACK_VALUES];                /* KVM_IOEVENTFD on InterruptACK = i + 1 */
     struct vdev_queue_ref refs[VIRTIO_MMIO_MAX_QUEUES];
     char name[32];
 };
@@ -48,7 +53,7 @@ int vdevs_register(struct vdevs *vs, struct bus *bus, const struct gmem *mem,
                    const struct virtio_device_ops *ops, void *dev, char *err, size_t errlen);
 
 /* Connects every registered slot to the VM: irqfd, one ioeventfd per
- * queue.  -errno with err explaining. */
+ * queue and one per InterruptACK value.  -errno with err explaining. */
 int vdevs_wire(struct vdevs *vs, struct vm *vm, char *err, size_t errlen);
 
 /* The event-loop handler of one queue's notification eventfd (opaque is a

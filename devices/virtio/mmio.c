@@ -9,7 +9,7 @@ enum {
     REG_DRIVER_FEATURES = 0x020, REG_DRIVER_FEATURES_SEL = 0x024,
     REG_QUEUE_SEL = 0x030, REG_QUEUE_NUM_MAX = 0x034, REG_QUEUE_NUM = 0x038,
     REG_QUEUE_READY = 0x044, REG_QUEUE_NOTIFY = VIRTIO_MMIO_QUEUE_NOTIFY,
-    REG_INTERRUPT_STATUS = 0x060, REG_INTERRUPT_ACK = 0x064, REG_STATUS = 0x070,
+    REG_INTERRUPT_STATUS = 0x060, REG_INTERRUPT_ACK = VIRTIO_MMIO_INTERRUPT_ACK, REG_STATUS = 0x070,
     REG_QUEUE_DESC_LOW = 0x080, REG_QUEUE_DESC_HIGH = 0x084,
     REG_QUEUE_DRIVER_LOW = 0x090, REG_QUEUE_DRIVER_HIGH = 0x094,
     REG_QUEUE_DEVICE_LOW = 0x0a0, REG_QUEUE_DEVICE_HIGH = 0x0a4,
@@ -77,8 +77,16 @@ static struct virtq *configurable_queue(struct virtio_mmio *t)
     return q;
 }
 
+/* Acknowledgements that reached the monitor without an exit (host->acked). */
+static void take_acks(struct virtio_mmio *t)
+{
+    if (t->host->acked)
+        t->interrupt_status &= ~t->host->acked(t->host_opaque);
+}
+
 static void transport_reset(struct virtio_mmio *t)
 {
+    take_acks(t); /* one written before the reset must not clear a later bit */
     t->status = 0;
     t->device_features_sel = t->driver_features_sel = 0;
     t->driver_features = 0;
@@ -95,6 +103,7 @@ void virtio_mmio_needs_reset(struct virtio_mmio *t)
     if (t->status & VIRTIO_STATUS_DEVICE_NEEDS_RESET)
         return;
     t->status |= VIRTIO_STATUS_DEVICE_NEEDS_RESET;
+    take_acks(t);
     t->interrupt_status |= VIRTIO_MMIO_INT_CONFIG;
     t->host->interrupt(t->host_opaque);
 }
@@ -146,7 +155,7 @@ static uint32_t read_reg(struct virtio_mmio *t, uint64_t off)
         return (uint32_t)(offered_features(t) >> (32 * t->device_features_sel));
     case REG_QUEUE_NUM_MAX: return q ? q->max_size : 0;
     case REG_QUEUE_READY: return q ? q->ready : 0;
-    case REG_INTERRUPT_STATUS: return t->interrupt_status;
+    case REG_INTERRUPT_STATUS: take_acks(t); return t->interrupt_status;
     case REG_STATUS: return t->status;
     case REG_CONFIG_GENERATION: return t->config_generation;
     default:
@@ -265,6 +274,7 @@ void virtio_mmio_used(struct virtio_mmio *t, unsigned q)
 {
     if (q >= t->num_queues || !virtq_should_notify(&t->queues[q], t->mem))
         return;
+    take_acks(t);
     t->interrupt_status |= VIRTIO_MMIO_INT_VRING;
     t->host->interrupt(t->host_opaque);
 }

@@ -20,6 +20,7 @@
 #define VIRTIO_MMIO_WINDOW     0x200 /* registers + config space */
 #define VIRTIO_MMIO_CONFIG     0x100 /* config space offset */
 #define VIRTIO_MMIO_QUEUE_NOTIFY 0x050
+#define VIRTIO_MMIO_INTERRUPT_ACK 0x064
 #define VIRTIO_MMIO_MAGIC      0x74726976 /* "virt" */
 #define VIRTIO_MMIO_VENDOR     0x4b4c5241 /* "ARLK" */
 
@@ -50,6 +51,12 @@ struct virtio_host_ops {
     /* The guest wrote QueueNotify through an MMIO exit: hand queue q to the
      * event loop (the monitor writes that queue's eventfd). */
     void (*kick)(void *opaque, unsigned q);
+    /* Optional: the InterruptStatus bits the guest acknowledged without an
+     * exit since the last call (the monitor's ioeventfds on InterruptACK).
+     * The transport applies them, lock held, before it answers a read of
+     * InterruptStatus or sets a bit in it, so an acknowledgement is never
+     * applied after an interrupt raised later than it. */
+    uint32_t (*acked)(void *opaque);
 };
 
 struct virtio_mmio {

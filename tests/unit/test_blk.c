@@ -51,7 +51,7 @@ static void host_kick(void *opaque, unsigned q)
     (void)q;
 }
 
-static const struct virtio_host_ops host_ops = {host_interrupt, host_kick};
+static const struct virtio_host_ops host_ops = {.interrupt = host_interrupt, .kick = host_kick};
 
 /* A device over a fresh pattern image of `size` bytes opened with `opts`
  * (e.g. ",ro"), queue 0 of 256 entries, brought up with every feature. */

@@ -39,6 +39,7 @@ struct dummy {
 };
 
 struct fake_host {
+    uint32_t acked; /* acknowledged "in KVM", not yet taken by the transport */
     unsigned interrupts;
     unsigned kicks[8];
     unsigned nkicks;
@@ -106,7 +107,17 @@ static void h_kick(void *o, unsigned q)
     h->nkicks++;
 }
 
-static const struct virtio_host_ops host_ops = {.interrupt = h_interrupt, .kick = h_kick};
+static uint32_t h_acked(void *o)
+{
+    struct fake_host *h = o;
+    uint32_t bits = h->acked;
+    h->acked = 0;
+    return bits;
+}
+
+static const struct virtio_host_ops host_ops = {
+    .interrupt = h_interrupt, .kick = h_kick, .acked = h_acked,
+};
 
 static struct test_mem tm;
 static struct test_ring r0, r1;
@@ -799,6 +810,38 @@ START_TEST(s4_2_2_interrupt_ack_clears_bits)
 }
 END_TEST
 
+/* The monitor takes InterruptACK writes without an exit (ioeventfds) and
+ * hands their bits over lazily: they apply before InterruptStatus is read
+ * or set, never after, so an interrupt raised later survives them. */
+START_TEST(s4_2_2_interrupt_ack_taken_by_the_monitor)
+{
+    bring_up();
+    publish_ping(&r0);
+    virtio_mmio_process(&t, 0);
+    ck_assert_uint_eq(host.interrupts, 1);
+    host.acked = VIRTIO_MMIO_INT_VRING;
+    ck_assert_uint_eq(mmio_rd(&t, MMIO_INTERRUPT_STATUS), 0);
+    ck_assert_uint_eq(host.acked, 0);
+    /* acknowledged before the next used buffer: that one stays flagged */
+    host.acked = VIRTIO_MMIO_INT_VRING;
+    publish_ping(&r0);
+    virtio_mmio_process(&t, 0);
+    ck_assert_uint_eq(host.interrupts, 2);
+    ck_assert_uint_eq(mmio_rd(&t, MMIO_INTERRUPT_STATUS), VIRTIO_MMIO_INT_VRING);
+    /* the same for a configuration interrupt */
+    host.acked = VIRTIO_MMIO_INT_VRING | VIRTIO_MMIO_INT_CONFIG;
+    pthread_mutex_lock(&t.lock);
+    virtio_mmio_needs_reset(&t);
+    pthread_mutex_unlock(&t.lock);
+    ck_assert_uint_eq(mmio_rd(&t, MMIO_INTERRUPT_STATUS), VIRTIO_MMIO_INT_CONFIG);
+    /* a reset takes what is pending, so it cannot clear a later bit */
+    host.acked = VIRTIO_MMIO_INT_VRING;
+    set_status(0);
+    ck_assert_uint_eq(host.acked, 0);
+    ck_assert_uint_eq(mmio_rd(&t, MMIO_INTERRUPT_STATUS), 0);
+}
+END_TEST
+
 /* ---- §4.2.2 device configuration space ---------------------------------- */
 
 START_TEST(s4_2_2_config_reads_any_width_and_offset)
@@ -945,6 +988,7 @@ Suite *virtio_mmio_suite(void)
     tcase_add_test(tc, s4_2_3_round_trip_through_transport);
     tcase_add_test(tc, s4_2_3_used_interrupt_only_when_should_notify);
     tcase_add_test(tc, s4_2_2_interrupt_ack_clears_bits);
+    tcase_add_test(tc, s4_2_2_interrupt_ack_taken_by_the_monitor);
     tcase_add_test(tc, s4_2_2_config_reads_any_width_and_offset);
     tcase_add_test(tc, s4_2_2_config_reads_past_device_config);
     tcase_add_test(tc, s4_2_2_config_writes_dropped);

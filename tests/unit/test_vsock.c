@@ -24,7 +24,7 @@ static void host_kick(void *opaque, unsigned q)
     (void)q;
 }
 
-static const struct virtio_host_ops host_ops = {host_interrupt, host_kick};
+static const struct virtio_host_ops host_ops = {.interrupt = host_interrupt, .kick = host_kick};
 
 /* The device's end gets a small send buffer so a host that does not read
  * makes the device buffer after a few KiB. */
