@@ -123,10 +123,23 @@ int vdevs_register(struct vdevs *vs, struct bus *bus, const struct gmem *mem,
     return 0;
 }
 
-/* One slot's irqfd, one ioeventfd per queue and one per InterruptACK
- * value: the guest's interrupt handler reads InterruptStatus and writes it
- * back to InterruptACK, and the write then costs no exit (the read still
- * does: KVM cannot answer it). */
+/* A new eventfd in *fd that KVM signals, instead of exiting, on a 4-byte
+ * guest write of `value` to `addr`; any other value or width still exits
+ * to virtio_mmio_io, which copes.  0, or -1 with errno set. */
+static int ioeventfd_at(struct vm *vm, int *fd, uint64_t addr, uint64_t value)
+{
+    *fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct kvm_ioeventfd io = {
+        .datamatch = value, .addr = addr, .len = 4, .fd = *fd,
+        .flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
+    };
+    return *fd < 0 || ioctl(vm->fd, KVM_IOEVENTFD, &io) < 0 ? -1 : 0;
+}
+
+/* One slot's irqfd, one ioeventfd per queue (QueueNotify = its index) and
+ * one per InterruptACK value: the guest's interrupt handler reads
+ * InterruptStatus and writes it back to InterruptACK, and the write then
+ * costs no exit (the read still does: KVM cannot answer it). */
 static int vdev_wire(struct vdev *d, struct vm *vm, char *err, size_t errlen)
 {
     uint64_t base = slot_base(d->slot);
@@ -136,27 +149,13 @@ static int vdev_wire(struct vdev *d, struct vm *vm, char *err, size_t errlen)
     if (d->irq_fd < 0 || ioctl(vm->fd, KVM_IRQFD, &irqfd) < 0)
         return vfail(err, errlen, d, "KVM_IRQFD");
     for (unsigned q = 0; q < d->transport.ops->num_queues; q++) {
-        d->notify_fd[q] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        /* Only a 4-byte write of this queue's index matches; anything
-         * else still exits to virtio_mmio_io, which copes. */
-        struct kvm_ioeventfd io = {
-            .datamatch = q, .addr = base + VIRTIO_MMIO_QUEUE_NOTIFY, .len = 4,
-            .fd = d->notify_fd[q], .flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
-        };
-        if (d->notify_fd[q] < 0 || ioctl(vm->fd, KVM_IOEVENTFD, &io) < 0)
+        if (ioeventfd_at(vm, &d->notify_fd[q], base + VIRTIO_MMIO_QUEUE_NOTIFY, q))
             return vfail(err, errlen, d, "KVM_IOEVENTFD");
         d->refs[q] = (struct vdev_queue_ref){d, q};
     }
-    for (unsigned i = 0; i < VDEV_ACK_VALUES; i++) {
-        d->ack_fd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        /* Other values, and other widths, still exit to virtio_mmio_io. */
-        struct kvm_ioeventfd io = {
-            .datamatch = i + 1, .addr = base + VIRTIO_MMIO_INTERRUPT_ACK, .len = 4,
-            .fd = d->ack_fd[i], .flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
-        };
-        if (d->ack_fd[i] < 0 || ioctl(vm->fd, KVM_IOEVENTFD, &io) < 0)
+    for (unsigned i = 0; i < VDEV_ACK_VALUES; i++)
+        if (ioeventfd_at(vm, &d->ack_fd[i], base + VIRTIO_MMIO_INTERRUPT_ACK, i + 1))
             return vfail(err, errlen, d, "KVM_IOEVENTFD");
-    }
     return 0;
 }
 
