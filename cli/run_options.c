@@ -615,7 +615,7 @@ int run_options_agent_disk(struct run_ctx *r, struct run_args *a, char *err, siz
 int run_options_vm(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
 {
     if (!a->vm.kernel) {
-        guest_default_path(r->kernel, sizeof(r->kernel), "vmlinux");
+        guest_default_kernel(r->kernel, sizeof(r->kernel), a->vm.cpus);
         a->vm.kernel = r->kernel;
     }
     if (a->from_snapshot)

@@ -1,6 +1,6 @@
 # guest/guest.mk: the guest kernel and images; included by the top Makefile.
-#   make guest    build/guest/{vmlinux,bzImage,initramfs.cpio.gz,rootfs.ext4,
-#                 agent.ext4}
+#   make guest    build/guest/{vmlinux,vmlinux-up,bzImage,initramfs.cpio.gz,
+#                 rootfs.ext4,agent.ext4}
 # The kernel comes from a cache outside the repo (guest/README.md); a changed
 # fragment or build script is a new cache key, so make's timestamps and the
 # cache agree on when to rebuild.
@@ -23,12 +23,22 @@ GUEST_STAGE_INPUTS := $(GUEST_DIR)/stage-root.sh $(GUEST_DIR)/init $(GUEST_OUT)/
                       $(wildcard /bin/busybox)
 
 .PHONY: guest
-guest: $(GUEST_OUT)/vmlinux $(GUEST_OUT)/bzImage \
+guest: $(GUEST_OUT)/vmlinux $(GUEST_OUT)/vmlinux-up $(GUEST_OUT)/bzImage \
        $(GUEST_OUT)/initramfs.cpio.gz $(GUEST_OUT)/rootfs.ext4 $(GUEST_OUT)/agent.ext4
 
 # deps-check (top Makefile) installs scripts/packages/guest.list first.
 $(GUEST_KERNEL_OUTPUTS) &: $(GUEST_KERNEL_INPUTS) | deps-check
 	$(GUEST_DIR)/build-kernel.sh $(GUEST_OUT)
+
+# The same kernel with its one-CPU lock patch made in the file
+# (smp_unlock/smp_unlock.h): what airlock boots when a VM has one CPU.
+SMP_UNLOCK_SRCS := $(GUEST_DIR)/smp_unlock/main.c $(GUEST_DIR)/smp_unlock/smp_unlock.c
+$(BUILD)/tools/smp-unlock: $(SMP_UNLOCK_SRCS) $(GUEST_DIR)/smp_unlock/smp_unlock.h | deps-check
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $(CFLAGS_COMMON) -o $@ $(SMP_UNLOCK_SRCS) -lelf
+
+$(GUEST_OUT)/vmlinux-up: $(GUEST_OUT)/vmlinux $(BUILD)/tools/smp-unlock
+	$(BUILD)/tools/smp-unlock $< $@
 
 $(GUEST_OUT)/initramfs.cpio.gz: $(GUEST_DIR)/build-initramfs.sh $(GUEST_STAGE_INPUTS) \
                                 $(GUEST_OUT)/gen_init_cpio | deps-check

@@ -129,7 +129,7 @@ static void cache_path(const struct pool *p, const struct pool_spec *s, char *ou
     if (image_ref_resolve(s->image, &image, why, sizeof(why)))
         snprintf(image.disk, sizeof(image.disk), "%s", s->image); /* snapshot says why */
     image_ref_release(&image);
-    guest_default_path(kernel, sizeof(kernel), "vmlinux");
+    guest_default_kernel(kernel, sizeof(kernel), s->cpus);
     guest_default_path(agent, sizeof(agent), IMAGE_AGENT_DISK);
     uLong crc = crc32(0, Z_NULL, 0);
     crc = add_file(crc, self);

@@ -20,3 +20,13 @@ void guest_default_path(char *out, size_t cap, const char *name)
     else if (access(out, F_OK) != 0 && access(installed, F_OK) == 0 && strlen(installed) < cap)
         snprintf(out, cap, "%s", installed);
 }
+
+void guest_default_kernel(char *out, size_t cap, unsigned cpus)
+{
+    if (cpus == 1) {
+        guest_default_path(out, cap, "vmlinux-up");
+        if (access(out, F_OK) == 0)
+            return;
+    }
+    guest_default_path(out, cap, "vmlinux");
+}

@@ -12,4 +12,11 @@
  * error names the path a developer expects. */
 void guest_default_path(char *out, size_t cap, const char *name);
 
+/* The guest kernel for a VM of `cpus` CPUs: for one CPU, vmlinux-up (the
+ * same kernel with its one-CPU lock patch already in the file, see
+ * guest/smp_unlock/smp_unlock.h) when it is there; vmlinux otherwise.
+ * vmlinux-up must never boot with more than one CPU: its atomics have no
+ * lock prefix. */
+void guest_default_kernel(char *out, size_t cap, unsigned cpus);
+
 #endif

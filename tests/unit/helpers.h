@@ -125,6 +125,7 @@ uint64_t rd64le(const uint8_t *p);
 
 Suite *gmem_suite(void);
 Suite *elf_suite(void);
+Suite *smp_unlock_suite(void);
 Suite *bzimage_suite(void);
 Suite *loader_suite(void);
 Suite *memmap_suite(void);

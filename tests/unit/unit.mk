@@ -10,13 +10,25 @@
 UNIT_CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 UNIT_CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 UNIT_CFLAGS  = $(OPT) $(CFLAGS_COMMON) $(SANITIZE) $(UNIT_CHECK_CFLAGS)
-UNIT_LIBS    = $(UNIT_CHECK_LIBS) $(LDLIBS)
+UNIT_LIBS    = $(UNIT_CHECK_LIBS) $(LDLIBS) -lelf
 
 UNIT_HELPERS := tests/unit/helpers.c tests/unit/ring.c tests/unit/snap_sample.c \
                 tests/unit/scrub_ref.c
 # Every tests/unit/test_*.c is a suite; unit_main.c lists them.
 UNIT_SRCS := tests/unit/unit_main.c $(UNIT_HELPERS) $(sort $(wildcard tests/unit/test_*.c))
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/san/%.o)
+
+# test_smp_unlock.c: the guest build's lock patcher (guest/smp_unlock/,
+# not part of the monitor), on a small ELF the real assembler and linker
+# make with the kernel's symbols.
+SMP_LOCKS_FIXTURE := $(BUILD)/tests/smp-locks-fixture.elf
+UNIT_OBJS += $(BUILD)/san/guest/smp_unlock/smp_unlock.o
+$(SMP_LOCKS_FIXTURE): tests/unit/smp_locks_fixture.S
+	@mkdir -p $(dir $@)
+	$(CC) -nostdlib -static -no-pie -e _text -Wl,-Ttext=0xffffffff81000000 -Wl,--build-id=none \
+	    -o $@ $<
+$(BUILD)/san/tests/unit/test_smp_unlock.o: UNIT_CFLAGS += -DSMP_LOCKS_FIXTURE='"$(SMP_LOCKS_FIXTURE)"'
+$(BUILD)/san/tests/unit/test_smp_unlock.o: $(SMP_LOCKS_FIXTURE)
 
 # Exit at the first sanitizer report, and fail the run on leaks.
 UNIT_ENV := ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:halt_on_error=1 \

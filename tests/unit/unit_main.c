@@ -289,7 +289,7 @@ static int start_watchdog(pthread_t *t)
 int main(void)
 {
     Suite *(*const suites[])(void) = {
-        gmem_suite,      elf_suite, bzimage_suite, loader_suite, memmap_suite, mptable_suite,
+        gmem_suite,      elf_suite, smp_unlock_suite, bzimage_suite, loader_suite, memmap_suite, mptable_suite,
         cpu_entry_suite, bus_suite, serial_suite,  i8042_suite,  boot_timer_suite, options_suite,
         kernel_cmdline_suite,
         regressions_suite,
