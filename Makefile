@@ -115,6 +115,7 @@ install: all
 	install -D -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock
 	ln -sf airlock $(DESTDIR)$(BINDIR)/airlock-runtime
 	install -D -m 0644 $(BUILD)/guest/vmlinux $(DESTDIR)$(LIBDIR)/vmlinux
+	install -D -m 0644 $(BUILD)/guest/vmlinux-up $(DESTDIR)$(LIBDIR)/vmlinux-up
 	install -D -m 0644 $(BUILD)/guest/rootfs.ext4 $(DESTDIR)$(LIBDIR)/rootfs.ext4
 	install -D -m 0644 $(BUILD)/guest/python.ext4 $(DESTDIR)$(LIBDIR)/python.ext4
 	install -D -m 0644 $(BUILD)/guest/agent.ext4 $(DESTDIR)$(LIBDIR)/agent.ext4
