@@ -1,7 +1,8 @@
 #!/bin/sh
-# Builds the airlock guest kernel from Debian's linux-source-6.1 with
-# guest/kernel.config merged over `make tinyconfig`, once per (fragment, this
-# script, source package version), in a cache outside the repo.
+# Builds the airlock guest kernel from Debian's linux-source-6.1, with
+# guest/kernel-patches/*.patch applied in order and guest/kernel.config merged
+# over `make tinyconfig`, once per (fragment, patches, this script, source
+# package version), in a cache outside the repo.
 #
 #   guest/build-kernel.sh [OUTDIR]                build, or reuse the cache
 #   guest/build-kernel.sh --config-only [OUTDIR]  only make and check .config
@@ -35,7 +36,9 @@ if [ -z "$pkgver" ] || [ ! -r "$tarball" ]; then
 fi
 
 root=${AIRLOCK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/airlock}
-hash=$( { cat "$fragment" "$self"; echo "linux-source-6.1 $pkgver"; } | sha256sum | cut -d' ' -f1)
+patches=$(ls "$here"/kernel-patches/*.patch 2>/dev/null || true)
+# shellcheck disable=SC2086  # $patches: file names without spaces, one per word
+hash=$( { cat "$fragment" "$self" $patches; echo "linux-source-6.1 $pkgver"; } | sha256sum | cut -d' ' -f1)
 cache=$root/kernel-$hash
 if [ "$mode" = print ]; then
     echo "$cache"
@@ -84,6 +87,14 @@ mkdir "$src"
 
 echo "build-kernel: unpacking linux-source-6.1 $pkgver into $work" >&2
 tar -xJf "$tarball" -C "$src" --strip-components=1
+for p in $patches; do
+    echo "build-kernel: applying ${p#"$here"/}" >&2
+    if ! patch -d "$src" -p1 --batch --quiet <"$p" >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "build-kernel: ${p#"$here"/} does not apply to linux-source-6.1 $pkgver" >&2
+        exit 1
+    fi
+done
 
 # make tinyconfig, then merge the fragment in allnoconfig mode: symbols the
 # fragment makes visible default to off instead of to their Kconfig default,

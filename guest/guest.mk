@@ -13,6 +13,7 @@ GUEST_OUT := $(BUILD)/guest
 # script; the tarball's mtime changes with it). wildcard: a missing package
 # is reported by the script, not as "no rule to make target".
 GUEST_KERNEL_INPUTS := $(GUEST_DIR)/kernel.config $(GUEST_DIR)/build-kernel.sh \
+                       $(wildcard $(GUEST_DIR)/kernel-patches/*.patch) \
                        $(wildcard /usr/src/linux-source-6.1.tar.xz)
 GUEST_KERNEL_OUTPUTS := $(addprefix $(GUEST_OUT)/,vmlinux bzImage System.map \
                         kernel.config.final gen_init_cpio)
