@@ -25,6 +25,8 @@
 #define RUN_MAX_COPIES 32
 #define RUN_COPY_OUT_MAX (1ULL << 30) /* a guest cannot make us write more */
 #define RUN_AGENT_WAIT_MS 120000 /* boot + agent start, generous for the lab */
+/* Tries to reach an agent that gave no boot-timer mark (run_thread.c). */
+#define RUN_AGENT_RETRY_MS 200
 
 enum run_mode {
     RUN_EXEC,     /* airlock run: boot (or restore), run CMD, exit with its status */

@@ -58,22 +58,34 @@ static int agent_dial(struct run_ctx *r)
 }
 
 /* A connection to the agent, waiting for it to listen (it starts as PID 1
- * while we are already running).  Between tries we sleep 20 ms, or less
- * when the agent's boot-timer mark says it listens now.  fd or -errno. */
+ * while we are already running).  A try is not free for the guest: once
+ * its vsock driver is up, each one is a packet the booting kernel takes an
+ * interrupt for and answers with a reset.  So between tries we wait for
+ * the agent's boot-timer mark, which says it listens now, and try again
+ * on our own only every RUN_AGENT_RETRY_MS: that is for a guest that gives
+ * no mark (a kernel without ioperm, an agent that is not PID 1).  The
+ * first try is at once (a restored VM's agent already listens), and once
+ * the mark came tries are 20 ms apart.  fd or -errno. */
 static int agent_connect(struct run_ctx *r)
 {
     int fd = -EAGAIN;
-    for (unsigned waited = 0; fd == -EAGAIN && waited < RUN_AGENT_WAIT_MS; waited += 20) {
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
         if (vm_stopping(r->vm))
             return -ECANCELED;
         fd = agent_dial(r);
-        if (fd == -EAGAIN) {
-            /* Once seen, the mark stays readable: later waits skip it
-             * (poll ignores a negative fd) instead of spinning. */
-            struct pollfd p = {.fd = r->ready_seen ? -1 : r->ready_efd, .events = POLLIN};
-            if (poll(&p, 1, 20) == 1)
-                r->ready_seen = true;
-        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long waited = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        if (fd != -EAGAIN || waited >= RUN_AGENT_WAIT_MS)
+            break;
+        /* Once seen, the mark stays readable: later waits skip it (poll
+         * ignores a negative fd) instead of spinning.  A VM that stops
+         * meanwhile ends the wait too. */
+        struct pollfd p[2] = {{.fd = r->ready_seen ? -1 : r->ready_efd, .events = POLLIN},
+                              {.fd = r->vm->stop_efd, .events = POLLIN}};
+        if (poll(p, 2, r->ready_seen ? 20 : RUN_AGENT_RETRY_MS) > 0 && (p[0].revents & POLLIN))
+            r->ready_seen = true;
     }
     if (fd < 0 && fd != -ECANCELED)
         vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "the guest agent did not answer on vsock port %d",
