@@ -64,8 +64,8 @@ static int agent_dial(struct run_ctx *r)
  * the agent's boot-timer mark, which says it listens now, and try again
  * on our own only every RUN_AGENT_RETRY_MS: that is for a guest that gives
  * no mark (a kernel without ioperm, an agent that is not PID 1).  The
- * first try is at once (a restored VM's agent already listens), and once
- * the mark came tries are 20 ms apart.  fd or -errno. */
+ * first try is at once, and once the mark came (or the VM was restored,
+ * run_started) tries are 20 ms apart.  fd or -errno. */
 static int agent_connect(struct run_ctx *r)
 {
     int fd = -EAGAIN;
@@ -401,6 +401,11 @@ static int run_started(void *opaque, struct boot_session *s, struct vm *vm,
     r->vm = vm;
     r->vsock = vsock;
     r->vdev = vdev;
+    /* A restored agent listened before the snapshot was taken and gives
+     * no mark again: dial it at the 20 ms pace from the start (its first
+     * try usually meets the transport reset the restore announces). */
+    if (s->opt.restore)
+        r->ready_seen = true;
     if (r->mode == RUN_SNAPSHOT)
         return pthread_create(&r->thread, NULL, snapshot_thread, r);
     int e = egress_start(&r->egress);
