@@ -21,9 +21,10 @@ struct blk_request {
 };
 
 /* struct virtio_blk_config (§5.2.4): the offsets of the fields we fill;
- * geometry, topology and writeback stay 0 (not offered). */
+ * geometry and writeback stay 0 (not offered), and of the topology only
+ * opt_io_size is set. */
 enum {
-    CFG_CAPACITY = 0, CFG_SIZE_MAX = 8, CFG_SEG_MAX = 12, CFG_BLK_SIZE = 20,
+    CFG_CAPACITY = 0, CFG_SIZE_MAX = 8, CFG_SEG_MAX = 12, CFG_BLK_SIZE = 20, CFG_OPT_IO_SIZE = 28,
     CFG_NUM_QUEUES = 34, CFG_MAX_DISCARD_SECTORS = 36, CFG_MAX_DISCARD_SEG = 40,
     CFG_DISCARD_ALIGNMENT = 44, CFG_MAX_WRITE_ZEROES_SECTORS = 48,
     CFG_MAX_WRITE_ZEROES_SEG = 52, CFG_WRITE_ZEROES_MAY_UNMAP = 56,
@@ -37,6 +38,7 @@ static void config_build(struct virtio_blk *b)
     virtio_put_le(c + CFG_SIZE_MAX, VIRTIO_BLK_SIZE_MAX, 4);
     virtio_put_le(c + CFG_SEG_MAX, VIRTIO_BLK_SEG_MAX, 4);
     virtio_put_le(c + CFG_BLK_SIZE, DISK_SECTOR, 4);
+    virtio_put_le(c + CFG_OPT_IO_SIZE, VIRTIO_BLK_OPT_IO_BYTES / DISK_SECTOR, 4);
     virtio_put_le(c + CFG_NUM_QUEUES, 1, 2);
     if (disk_can_discard(b->disk)) {
         virtio_put_le(c + CFG_MAX_DISCARD_SECTORS, VIRTIO_BLK_MAX_DISCARD_SECTORS, 4);
@@ -58,7 +60,8 @@ int virtio_blk_create(struct disk *disk, struct virtio_blk **out)
         return -ENOMEM;
     b->disk = disk;
     b->features = VIRTIO_BIT(VIRTIO_BLK_F_SEG_MAX) | VIRTIO_BIT(VIRTIO_BLK_F_SIZE_MAX) |
-                  VIRTIO_BIT(VIRTIO_BLK_F_BLK_SIZE) | VIRTIO_BIT(VIRTIO_BLK_F_FLUSH);
+                  VIRTIO_BIT(VIRTIO_BLK_F_BLK_SIZE) | VIRTIO_BIT(VIRTIO_BLK_F_FLUSH) |
+                  VIRTIO_BIT(VIRTIO_BLK_F_TOPOLOGY);
     if (disk_read_only(disk))
         b->features |= VIRTIO_BIT(VIRTIO_BLK_F_RO);
     if (disk_can_discard(disk))

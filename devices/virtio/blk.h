@@ -3,7 +3,8 @@
  * parsed into a checked struct before any I/O (docs/design.md rules 1-4); a bad
  * request fails with a status byte, never with a crash or a broken queue.
  *
- * Offered: SEG_MAX, SIZE_MAX, BLK_SIZE (512), FLUSH; RO for a ro disk;
+ * Offered: SEG_MAX, SIZE_MAX, BLK_SIZE (512), FLUSH, TOPOLOGY (an
+ * optimal I/O size only, VIRTIO_BLK_OPT_IO_BYTES); RO for a ro disk;
  * DISCARD and WRITE_ZEROES for a writable raw disk (fallocate), not for ro
  * or cow.  Requests: IN, OUT, FLUSH, GET_ID, DISCARD, WRITE_ZEROES; any
  * other type gets VIRTIO_BLK_S_UNSUPP. */
@@ -21,6 +22,7 @@
 #define VIRTIO_BLK_F_RO           5
 #define VIRTIO_BLK_F_BLK_SIZE     6
 #define VIRTIO_BLK_F_FLUSH        9
+#define VIRTIO_BLK_F_TOPOLOGY     10
 #define VIRTIO_BLK_F_DISCARD      13
 #define VIRTIO_BLK_F_WRITE_ZEROES 14
 
@@ -52,6 +54,13 @@
 /* 32 MiB: a file system without ZERO_RANGE gets real zero writes. */
 #define VIRTIO_BLK_MAX_WRITE_ZEROES_SECTORS (1u << 16)
 #define VIRTIO_BLK_DISCARD_ALIGNMENT        8 /* sectors: 4 KiB host blocks */
+/* The optimal I/O size (topology's opt_io_size): every request costs a
+ * VM exit, a host syscall and an interrupt whatever its size, so fewer,
+ * larger reads are cheaper.  Linux reads ahead twice this (512 KiB, not
+ * its default 128 KiB), so a program's first run faults its file in with
+ * a quarter of the requests (docs/benchmarks.md, "Cut: read-ahead the
+ * disk's size"). */
+#define VIRTIO_BLK_OPT_IO_BYTES             (256u << 10)
 
 /* Bytes of struct virtio_blk_config the device fills in: up to and
  * including write_zeroes_may_unmap and its padding.  Reads beyond it

@@ -195,7 +195,7 @@ START_TEST(identity_and_features)
         uint64_t f = mmio_device_features(&e.t);
         uint64_t always = VIRTIO_BIT(VIRTIO_F_VERSION_1) | VIRTIO_BIT(VIRTIO_BLK_F_SEG_MAX) |
                           VIRTIO_BIT(VIRTIO_BLK_F_SIZE_MAX) | VIRTIO_BIT(VIRTIO_BLK_F_BLK_SIZE) |
-                          VIRTIO_BIT(VIRTIO_BLK_F_FLUSH);
+                          VIRTIO_BIT(VIRTIO_BLK_F_FLUSH) | VIRTIO_BIT(VIRTIO_BLK_F_TOPOLOGY);
         uint64_t dz = VIRTIO_BIT(VIRTIO_BLK_F_DISCARD) | VIRTIO_BIT(VIRTIO_BLK_F_WRITE_ZEROES);
         uint64_t want = always | (i == 0 ? dz : 0) | (i == 1 ? VIRTIO_BIT(VIRTIO_BLK_F_RO) : 0);
         ck_assert_uint_eq(f, want);
@@ -213,6 +213,7 @@ START_TEST(config_space)
     wr32(want, 8, VIRTIO_BLK_SIZE_MAX);
     wr32(want, 12, VIRTIO_BLK_QUEUE_MAX - 2);
     wr32(want, 20, 512);
+    wr32(want, 28, VIRTIO_BLK_OPT_IO_BYTES / 512); /* topology: opt_io_size only */
     wr16(want, 34, 1);
     wr32(want, 36, VIRTIO_BLK_MAX_DISCARD_SECTORS);
     wr32(want, 40, 1);
