@@ -58,8 +58,8 @@
  * VM exit, a host syscall and an interrupt whatever its size, so fewer,
  * larger reads are cheaper.  Linux reads ahead twice this (512 KiB, not
  * its default 128 KiB), so a program's first run faults its file in with
- * a quarter of the requests (docs/benchmarks.md, "Cut: read-ahead the
- * disk's size"). */
+ * a quarter of the requests (docs/benchmarks.md, "Cut: the exits airlock
+ * never sees"). */
 #define VIRTIO_BLK_OPT_IO_BYTES             (256u << 10)
 
 /* Bytes of struct virtio_blk_config the device fills in: up to and
