@@ -6,6 +6,7 @@
 
 #include "boot/cpu_entry.h"
 #include "kvm/cpuid.h"
+#include "kvm/msr_list.h"
 #include "kvm/vm.h"
 
 #define MSR_IA32_SYSENTER_CS   0x174
@@ -42,15 +43,12 @@ static int vcpu_set_msrs(struct vcpu *v, char *err, size_t errlen)
         {MSR_MTRR_DEF_TYPE, MTRR_ENABLE_WRITEBACK},
     };
     enum { N = sizeof(boot_msrs) / sizeof(boot_msrs[0]) };
-    struct {
-        struct kvm_msrs hdr;
-        struct kvm_msr_entry e[N];
-    } msrs;
+    KVM_MSR_LIST(N) msrs;
     memset(&msrs, 0, sizeof(msrs));
-    msrs.hdr.nmsrs = N;
+    msrs.nmsrs = N;
     for (unsigned i = 0; i < N; i++) {
-        msrs.e[i].index = boot_msrs[i].index;
-        msrs.e[i].data = boot_msrs[i].data;
+        msrs.entries[i].index = boot_msrs[i].index;
+        msrs.entries[i].data = boot_msrs[i].data;
     }
     /* KVM_SET_MSRS returns how many it set: fewer means one was refused. */
     int set = ioctl(v->fd, KVM_SET_MSRS, &msrs);

@@ -28,7 +28,10 @@
 struct snap_vcpu {
     struct kvm_regs regs;
     struct kvm_sregs sregs;
-    struct kvm_xsave xsave;        /* KVM_GET_XSAVE's 4 KiB area */
+    /* KVM_GET_XSAVE's 4 KiB area (struct kvm_xsave's region), as an array:
+     * that struct ends in a flexible array member, so it cannot sit in the
+     * middle of this one; the bytes and their offset are the same. */
+    uint32_t xsave[sizeof(struct kvm_xsave) / sizeof(uint32_t)];
     struct kvm_xcrs xcrs;
     struct kvm_lapic_state lapic;
     struct kvm_mp_state mp_state;

@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 
 #include "kvm/cpuid.h"
+#include "kvm/msr_list.h"
 
 static int fail(char *err, size_t errlen, int vcpu, const char *what, int e)
 {
@@ -36,12 +37,9 @@ static int capture_msrs(struct vm *vm, int fd, struct snap_vcpu *c)
     }
     c->nmsrs = 0;
     for (uint32_t i = 0; i < list->nmsrs && c->nmsrs < SNAP_MAX_MSRS; i++) {
-        struct {
-            struct kvm_msrs hdr;
-            struct kvm_msr_entry e;
-        } one = {.hdr.nmsrs = 1, .e.index = list->indices[i]};
+        KVM_MSR_LIST(1) one = {.nmsrs = 1, .entries[0].index = list->indices[i]};
         if (ioctl(fd, KVM_GET_MSRS, &one) == 1)
-            c->msrs[c->nmsrs++] = one.e;
+            c->msrs[c->nmsrs++] = one.entries[0];
     }
     free(list);
     return 0;
@@ -181,13 +179,10 @@ static int restore_vcpu(struct vm *vm, unsigned id, const struct snap_vcpu *c, c
     }
     if (c->nmsrs > SNAP_MAX_MSRS)
         return fail(err, errlen, (int)id, "MSR count", EINVAL);
-    struct {
-        struct kvm_msrs hdr;
-        struct kvm_msr_entry e[SNAP_MAX_MSRS];
-    } msrs;
+    KVM_MSR_LIST(SNAP_MAX_MSRS) msrs;
     memset(&msrs, 0, sizeof(msrs));
-    msrs.hdr.nmsrs = c->nmsrs;
-    memcpy(msrs.e, c->msrs, c->nmsrs * sizeof(c->msrs[0]));
+    msrs.nmsrs = c->nmsrs;
+    memcpy(msrs.entries, c->msrs, c->nmsrs * sizeof(c->msrs[0]));
     int set = ioctl(fd, KVM_SET_MSRS, &msrs);
     if (set < 0)
         return fail(err, errlen, (int)id, "KVM_SET_MSRS", errno);
