@@ -21,7 +21,8 @@ mkdir -p "$tmp/root/dev" "$tmp/root/proc" "$tmp/root/newroot"
 strip -o "$tmp/root/init" "$agent"
 chmod 0755 "$tmp/root/init" "$tmp/root/dev" "$tmp/root/proc" "$tmp/root/newroot"
 find "$tmp/root" -exec touch -h -d "@$epoch" {} +
-E2FSPROGS_FAKE_TIME=$epoch mke2fs -q -F -t ext4 -d "$tmp/root" -E root_owner=0:0 \
+# 4 KiB blocks, as every ext4 disk airlock makes (guest/build-rootfs.sh).
+E2FSPROGS_FAKE_TIME=$epoch mke2fs -q -F -t ext4 -b 4096 -d "$tmp/root" -E root_owner=0:0 \
     -U clear -m 0 "$tmp/out.ext4" 4M
 mkdir -p "$(dirname "$out")"
 mv -f "$tmp/out.ext4" "$out"
