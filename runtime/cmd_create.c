@@ -94,14 +94,14 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         report(x->ready_fd, err);
         _exit(1);
     }
-    if (x->cfg->netns_path || x->cfg->new_netns) {
+    const struct oci_namespace *net = oci_config_namespace(x->cfg, CLONE_NEWNET);
+    if (net) {
         /* The engines' network bookkeeping (Docker's libnetwork hook)
          * wants a namespace at the container's pid; the VM has no NIC. */
-        int nfd = x->cfg->netns_path ? open(x->cfg->netns_path, O_RDONLY | O_CLOEXEC) : -1;
-        if (x->cfg->netns_path ? nfd < 0 || setns(nfd, CLONE_NEWNET) < 0
-                               : unshare(CLONE_NEWNET) < 0) {
+        int nfd = net->path ? open(net->path, O_RDONLY | O_CLOEXEC) : -1;
+        if (net->path ? nfd < 0 || setns(nfd, CLONE_NEWNET) < 0 : unshare(CLONE_NEWNET) < 0) {
             snprintf(err, sizeof(err), "the network namespace %.300s: %s",
-                     x->cfg->netns_path ? x->cfg->netns_path : "(new)", strerror(errno));
+                     net->path ? net->path : "(new)", strerror(errno));
             report(x->ready_fd, err);
             _exit(1);
         }

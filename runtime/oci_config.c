@@ -476,12 +476,16 @@ static int parse_linux(const json_t *l, struct oci_config *c, char *err, size_t 
                 return bad(err, cap, "linux.namespaces", "a type given twice");
         c->namespaces[c->nnamespaces].clone_flag = types[t].flag;
         c->namespaces[c->nnamespaces++].path = path ? str_of(path) : NULL;
-        if (!strcmp(type, "network")) {
-            c->netns_path = path ? str_of(path) : NULL;
-            c->new_netns = !path;
-        }
     }
     return 0;
+}
+
+const struct oci_namespace *oci_config_namespace(const struct oci_config *c, int clone_flag)
+{
+    for (unsigned k = 0; k < c->nnamespaces; k++)
+        if (c->namespaces[k].clone_flag == clone_flag)
+            return &c->namespaces[k];
+    return NULL;
 }
 
 int oci_namespaces_check(const struct oci_config *c, char *err, size_t cap)

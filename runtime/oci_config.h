@@ -82,6 +82,11 @@ enum oci_hook_kind {
     OCI_HOOK_KINDS
 };
 
+struct oci_namespace {
+    int clone_flag;   /* CLONE_NEW* of the entry's type */
+    const char *path; /* join this one, or NULL: a new one */
+};
+
 struct oci_config {
     json_t *doc;         /* owns every string below */
     const char *root;    /* root.path as written (relative to the bundle) */
@@ -98,14 +103,13 @@ struct oci_config {
     int64_t memory_limit, cpu_quota, pids_limit;
     uint64_t cpu_period; /* 0 when not given */
     const char *cgroups_path;                /* or NULL */
-    bool new_netns;                          /* linux.namespaces has network, no path */
-    const char *netns_path;                  /* network with a path, or NULL */
-    struct {
-        int clone_flag;   /* CLONE_NEW* of the entry's type */
-        const char *path; /* or NULL */
-    } namespaces[OCI_MAX_NAMESPACES];        /* linux.namespaces, each type once */
+    struct oci_namespace namespaces[OCI_MAX_NAMESPACES]; /* linux.namespaces, each type once */
     unsigned nnamespaces;
 };
+
+/* linux.namespaces' entry of one type (CLONE_NEWNET, ...), or NULL when
+ * the config does not name that type. */
+const struct oci_namespace *oci_config_namespace(const struct oci_config *c, int clone_flag);
 
 /* Reads and checks `path` (a config.json).  0, or -1 with err naming the
  * file or the field and what is wrong.  oci_config_free releases it. */

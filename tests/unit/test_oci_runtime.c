@@ -79,8 +79,11 @@ START_TEST(config_fields)
     ck_assert_uint_eq(c.cpu_period, 100000);
     ck_assert_int_eq(c.pids_limit, 64);
     ck_assert_str_eq(c.cgroups_path, "/ctr/c1");
-    ck_assert_str_eq(c.netns_path, "/proc/1/ns/net");
-    ck_assert(!c.new_netns);
+    const struct oci_namespace *net = oci_config_namespace(&c, CLONE_NEWNET);
+    ck_assert_ptr_nonnull(net);
+    ck_assert_str_eq(net->path, "/proc/1/ns/net");
+    ck_assert_ptr_null(oci_config_namespace(&c, CLONE_NEWUTS));
+    ck_assert_ptr_null(oci_config_namespace(&c, CLONE_NEWPID)->path); /* a new one */
     ck_assert_uint_eq(c.nnamespaces, 2);
     ck_assert_int_eq(c.namespaces[0].clone_flag, CLONE_NEWPID);
     ck_assert_ptr_null(c.namespaces[0].path);
