@@ -471,9 +471,8 @@ static int parse_linux(const json_t *l, struct oci_config *c, char *err, size_t 
             snprintf(err, cap, "linux.namespaces: %.32s: not a namespace type", type);
             return -1;
         }
-        for (unsigned k = 0; k < c->nnamespaces; k++)
-            if (c->namespaces[k].clone_flag == types[t].flag)
-                return bad(err, cap, "linux.namespaces", "a type given twice");
+        if (oci_config_namespace(c, types[t].flag))
+            return bad(err, cap, "linux.namespaces", "a type given twice");
         c->namespaces[c->nnamespaces].clone_flag = types[t].flag;
         c->namespaces[c->nnamespaces++].path = path ? str_of(path) : NULL;
     }
