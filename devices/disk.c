@@ -402,6 +402,15 @@ int disk_readv(struct disk *d, uint64_t offset, const struct iovec *iov, int iov
     return disk_rw_all(d->fd, iov, iovcnt, offset, false);
 }
 
+int disk_shared_fd(const struct disk *d, uint64_t offset, uint64_t len)
+{
+    if (!range_ok(d, offset, len))
+        return -1;
+    if (d->overlay)
+        return disk_cow_holds_any(d->overlay, offset, len) ? -1 : d->fd;
+    return d->ro ? d->fd : -1;
+}
+
 int disk_writev(struct disk *d, uint64_t offset, const struct iovec *iov, int iovcnt)
 {
     if (d->ro)

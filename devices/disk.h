@@ -80,6 +80,16 @@ void disk_set_on_full(struct disk *d, disk_full_fn *fn, void *opaque);
 int disk_readv(struct disk *d, uint64_t offset, const struct iovec *iov, int iovcnt);
 int disk_writev(struct disk *d, uint64_t offset, const struct iovec *iov, int iovcnt);
 
+/* The file a read of [offset, offset+len) copies from unchanged, when no
+ * write through this disk can change those bytes: a ro disk's file, or a
+ * cow disk's base where the overlay holds none of the range.  Its fd, or
+ * -1 (a writable raw disk, a range outside the disk, or one the overlay
+ * holds part of).  The caller may then map the file's pages (MAP_PRIVATE)
+ * instead of reading them; like a read, that assumes nobody changes or
+ * cuts the file on the host while the disk is open (a cut file's mapped
+ * pages raise SIGBUS where a read would fail with -EIO). */
+int disk_shared_fd(const struct disk *d, uint64_t offset, uint64_t len);
+
 /* Makes completed writes durable (fdatasync).  A ro disk has nothing to
  * flush and a cow overlay is thrown away at exit, so both return 0. */
 int disk_flush(struct disk *d);
@@ -121,6 +131,8 @@ int disk_cow_readv(struct disk_cow *c, uint64_t off, const struct iovec *iov, in
 int disk_cow_writev(struct disk_cow *c, uint64_t off, const struct iovec *iov, int iovcnt,
                     uint64_t len);
 uint64_t disk_cow_bytes(const struct disk_cow *c);
+/* Whether the overlay holds any cluster of [off, off+len). */
+bool disk_cow_holds_any(const struct disk_cow *c, uint64_t off, uint64_t len);
 uint64_t disk_cow_cap(const struct disk_cow *c);
 /* How many writes the cap has refused. */
 uint64_t disk_cow_refused(const struct disk_cow *c);

@@ -291,6 +291,14 @@ int disk_cow_readv(struct disk_cow *c, uint64_t off, const struct iovec *iov, in
     return 0;
 }
 
+bool disk_cow_holds_any(const struct disk_cow *c, uint64_t off, uint64_t len)
+{
+    for (uint64_t cl = off / CS; len && cl <= (off + len - 1) / CS; cl++)
+        if (held(c, cl))
+            return true;
+    return false;
+}
+
 /* Cluster cl's bytes: [cl*CS, min((cl+1)*CS, size)) (the last may be short). */
 static uint64_t cluster_end(const struct disk_cow *c, uint64_t cl)
 {

@@ -60,7 +60,7 @@ struct allow {
 #define COMMON                                                                   \
     RESTART,                                                                     \
     {.name = "futex", .why = "locks and condition variables (device state, the VM's stop)"},   \
-    {.name = "mmap", .why = "malloc of large blocks"},                                          \
+    {.name = "mmap", .why = "malloc of large blocks; on the loop, virtio-blk maps a disk's unchanging pages into guest RAM"}, \
     {.name = "munmap", .why = "free of large blocks"},                                          \
     {.name = "brk", .why = "malloc's heap"},                                                    \
     {.name = "madvise", .why = "the C library returns a dead thread's stack"},                  \

@@ -75,15 +75,13 @@ int gmem_load_file(const struct gmem *mem, uint64_t gpa, const uint8_t *data, in
      * offset must be on a boundary at the same point. */
     uint64_t lead = (page - (gpa & (page - 1))) & (page - 1);
     uint64_t whole = lead < len ? (len - lead) & ~(page - 1) : 0;
-    if (fd >= 0 && whole && ((off + lead) & (page - 1)) == 0 &&
-        mmap(dst + lead, whole, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
-             (off_t)(off + lead)) != MAP_FAILED) {
+    if (fd >= 0 && whole && gmem_map_private(mem, gpa + lead, whole, fd, off + lead) == 0) {
         memcpy(dst, data, lead);
         memcpy(dst + lead + whole, data + lead + whole, len - lead - whole);
         return 0;
     }
-    /* A failed MAP_FIXED leaves the old mapping in place: copying over it
-     * is still right. */
+    /* After a failed mapping the range holds its old bytes or zeroes:
+     * copying over all of it is right either way. */
     memcpy(dst, data, len);
     return 0;
 }
@@ -148,7 +146,16 @@ int gmem_map_private(const struct gmem *mem, uint64_t gpa, uint64_t len, int fd,
     if (((uintptr_t)dst | len | off) & mask || off > (uint64_t)INT64_MAX)
         return -EINVAL;
     if (len && mmap(dst, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) ==
-                   MAP_FAILED)
-        return -errno;
+                   MAP_FAILED) {
+        int e = errno;
+        /* Linux may unmap the old range before a MAP_FIXED mapping fails
+         * (say, out of kernel memory for the new area): put anonymous
+         * memory back so that guest RAM has no hole for KVM or the devices
+         * to fault on.  Where the old mapping survived, this only zeroes
+         * bytes the caller is about to write. */
+        (void)mmap(dst, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        return -e;
+    }
     return 0;
 }

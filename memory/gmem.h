@@ -60,8 +60,11 @@ uint64_t gmem_low_end(const struct gmem *mem);
  * copy-on-write (MAP_PRIVATE | MAP_FIXED): a snapshot's memory file
  * becomes guest RAM without a byte being read until the guest touches it.
  * The range's host address, off and len must be page aligned (-EINVAL)
- * and in one region (-EFAULT); -errno when mmap fails, which leaves the
- * old mapping in place.  The file must not change while it is mapped. */
+ * and in one region (-EFAULT); -errno when mmap fails, and the range then
+ * holds either its old bytes or zeroes, so a caller writes all of it
+ * after a failure.  The file must not change while it is mapped: a write
+ * to it shows through pages the guest has not written, and a cut raises
+ * SIGBUS where the guest or the monitor touches the lost pages. */
 int gmem_map_private(const struct gmem *mem, uint64_t gpa, uint64_t len, int fd, uint64_t off);
 
 #endif

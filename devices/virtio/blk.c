@@ -1,6 +1,7 @@
 #include "devices/virtio/blk.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,13 @@ struct virtio_blk {
     uint8_t config[VIRTIO_BLK_CONFIG_BYTES]; /* little-endian, built once */
     struct virtq_chain chain;                /* the chain being served */
     struct iovec iov[VIRTIO_BLK_SEG_MAX];    /* its data, as host memory */
+    uint64_t gpa[VIRTIO_BLK_SEG_MAX];        /* and where each piece is in the guest */
 };
+
+/* Pieces every device of this process may still map rather than copy: one
+ * VM per process, and the budget bounds that VM's mappings whatever the
+ * number of disks. */
+static atomic_uint maps_left = VIRTIO_BLK_MAPS_MAX;
 
 /* A request after every check, before any I/O. */
 struct blk_request {
@@ -127,6 +134,7 @@ static int blk_map(struct virtio_blk *b, const struct gmem *mem, const struct vi
         void *p = gmem_ptr(mem, buf->gpa + start, take);
         if (!p)
             return -EFAULT;
+        b->gpa[n] = buf->gpa + start;
         b->iov[n++] = (struct iovec){p, (size_t)take};
         len -= take;
         start = 0;
@@ -202,6 +210,62 @@ static uint8_t blk_parse(struct virtio_blk *b, const struct gmem *mem, const str
     }
 }
 
+/* Whether piece i of a read at disk offset `off` may take the file's pages
+ * in place of a copy: whole pages on both sides, bytes no write can change,
+ * and the budget not spent.  Returns the file's fd or -1. */
+static int blk_shared_piece(const struct virtio_blk *b, int i, uint64_t off)
+{
+    const uint64_t page = 4096;
+    uint64_t len = b->iov[i].iov_len;
+    if (!atomic_load(&maps_left) || (off | len | b->gpa[i]) & (page - 1))
+        return -1;
+    return disk_shared_fd(b->disk, off, len);
+}
+
+/* Takes one from the budget; false when it is spent (another device may
+ * have taken the last since blk_shared_piece looked). */
+static bool blk_take_map(void)
+{
+    unsigned n = atomic_load(&maps_left);
+    while (n && !atomic_compare_exchange_weak(&maps_left, &n, n - 1))
+        ;
+    return n != 0;
+}
+
+/* IN: pieces of the base image that no write can change are mapped into
+ * guest RAM copy-on-write, not copied.  The guest's page cache then holds
+ * the host's page cache pages, shared by every VM booting the image until
+ * one writes to its copy; in the lab that also keeps TCG's translations of
+ * the guest's binaries from one VM to the next (docs/benchmarks.md).  Any
+ * piece that cannot be mapped is read as before. */
+static int blk_read(struct virtio_blk *b, const struct gmem *mem, const struct blk_request *r)
+{
+    uint64_t off = r->offset;
+    int i = 0;
+    while (i < r->iovcnt) {
+        int fd = blk_shared_piece(b, i, off);
+        if (fd >= 0 && blk_take_map()) {
+            /* A failed mapping (the host's limit on mappings, say) leaves
+             * the guest's page as it was: the piece is read instead. */
+            if (gmem_map_private(mem, b->gpa[i], b->iov[i].iov_len, fd, off) == 0) {
+                off += b->iov[i++].iov_len;
+                continue;
+            }
+        }
+        /* The run of pieces up to the next one that maps, in one call. */
+        int j = i + 1;
+        uint64_t end = off + b->iov[i].iov_len;
+        while (j < r->iovcnt && blk_shared_piece(b, j, end) < 0)
+            end += b->iov[j++].iov_len;
+        int rc = disk_readv(b->disk, off, b->iov + i, j - i);
+        if (rc)
+            return rc;
+        off = end;
+        i = j;
+    }
+    return 0;
+}
+
 /* Does a parsed request; *written gets the data bytes put in the guest's
  * buffers (the status byte is counted by the caller). */
 static uint8_t blk_run(struct virtio_blk *b, const struct gmem *mem, const struct virtq_chain *c,
@@ -211,7 +275,7 @@ static uint8_t blk_run(struct virtio_blk *b, const struct gmem *mem, const struc
     *written = 0;
     switch (r->type) {
     case VIRTIO_BLK_T_IN:
-        rc = disk_readv(b->disk, r->offset, b->iov, r->iovcnt);
+        rc = blk_read(b, mem, r);
         if (!rc)
             *written = (uint32_t)r->len; /* <= SEG_MAX * SIZE_MAX < 2^32 */
         break;

@@ -62,6 +62,11 @@
  * never sees"). */
 #define VIRTIO_BLK_OPT_IO_BYTES             (256u << 10)
 
+/* Reads that may map the base image's pages into guest RAM instead of
+ * copying them (each can split a guest RAM mapping in two; the host allows
+ * a process about 65530): later reads are copied. */
+#define VIRTIO_BLK_MAPS_MAX                 4096u
+
 /* Bytes of struct virtio_blk_config the device fills in: up to and
  * including write_zeroes_may_unmap and its padding.  Reads beyond it
  * return zeroes. */

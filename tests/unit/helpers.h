@@ -28,8 +28,8 @@ int unit_under_filter(int kind, int (*fn)(void *arg), void *arg);
 
 /* ---- fake guest memory ------------------------------------------------ */
 
-/* A struct gmem whose regions are zeroed heap buffers (so ASan guards
- * their ends).  test_mem_free releases them. */
+/* A struct gmem whose regions are zeroed, page-aligned heap buffers (so
+ * ASan guards their ends).  test_mem_free releases them. */
 struct test_mem {
     struct gmem mem;
     void *bufs[GMEM_MAX_REGIONS];

@@ -653,6 +653,133 @@ START_TEST(cow_through_device)
 }
 END_TEST
 
+/* `len` bytes of guest memory on a page boundary, filled with `v`. */
+static uint64_t page_buf(struct blk_env *e, uint32_t len, uint8_t v)
+{
+    uint64_t g = (buf(e, len + 4095, 0) + 4095) & ~(uint64_t)4095;
+    memset(test_mem_at(&e->tm, g, len), v, len);
+    return g;
+}
+
+/* Whether guest [gpa, gpa+len) is, on the host, one mapping of the disk's
+ * file at offset `off` (read from /proc/self/maps: the inode and offset
+ * of the mapping that holds it). */
+static bool mapped_from_file(struct blk_env *e, uint64_t gpa, uint64_t len, uint64_t off)
+{
+    uintptr_t p = (uintptr_t)test_mem_at(&e->tm, gpa, len);
+    struct stat st;
+    ck_assert_int_eq(stat(e->path, &st), 0);
+    FILE *f = fopen("/proc/self/maps", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[PATH_MAX + 128];
+    bool found = false;
+    while (!found && fgets(line, sizeof(line), f)) {
+        unsigned long start, end, foff, ino;
+        if (sscanf(line, "%lx-%lx %*s %lx %*s %lu", &start, &end, &foff, &ino) == 4 &&
+            start <= p && p + len <= end)
+            found = ino == st.st_ino && foff + (p - start) == off;
+    }
+    fclose(f);
+    return found;
+}
+
+/* A read of whole pages that no write can change (a ro disk, a cow disk's
+ * base) maps the file's pages into guest RAM instead of copying them; the
+ * guest's later writes stay its own.  Everything else is copied. */
+START_TEST(shared_pages_mapped)
+{
+    static const char *const opts[] = {",ro", ",cow"};
+    for (int k = 0; k < 2; k++) {
+        struct blk_env e;
+        env_init(&e, 64 * 1024, opts[k]);
+        uint32_t used;
+        uint64_t g = page_buf(&e, 8192, 0xaa);
+        ck_assert_uint_eq(rq(&e, VIRTIO_BLK_T_IN, 8, g, 8192, &used), VIRTIO_BLK_S_OK);
+        ck_assert_uint_eq(used, 8193);
+        ck_assert(guest_has_pattern(&e, g, 4096, 8192));
+        ck_assert(mapped_from_file(&e, g, 8192, 4096));
+        /* the guest writes its copy; the file does not change */
+        memset(test_mem_at(&e.tm, g, 8192), 0x55, 8192);
+        ck_assert(file_pristine(&e));
+        /* read again over the written pages: the file's bytes once more */
+        ck_assert_uint_eq(rq(&e, VIRTIO_BLK_T_IN, 8, g, 8192, &used), VIRTIO_BLK_S_OK);
+        ck_assert(guest_has_pattern(&e, g, 4096, 8192));
+        /* not on a page boundary in the guest, or on the disk: copied */
+        uint64_t u = page_buf(&e, 8192, 0) + 512;
+        ck_assert_uint_eq(rq(&e, VIRTIO_BLK_T_IN, 8, u, 4096, &used), VIRTIO_BLK_S_OK);
+        ck_assert(guest_has_pattern(&e, u, 4096, 4096));
+        ck_assert(!mapped_from_file(&e, u, 4096, 4096));
+        uint64_t h = page_buf(&e, 4096, 0);
+        ck_assert_uint_eq(rq(&e, VIRTIO_BLK_T_IN, 9, h, 4096, &used), VIRTIO_BLK_S_OK);
+        ck_assert(guest_has_pattern(&e, h, 9 * 512, 4096));
+        ck_assert(!mapped_from_file(&e, h, 4096, 9 * 512));
+        env_free(&e);
+    }
+    /* cow: a range the overlay holds part of is copied, with the overlay's
+     * bytes, and the rest of the disk still maps */
+    struct blk_env e;
+    env_init(&e, 64 * 1024, ",cow");
+    uint32_t used;
+    uint64_t w = page_buf(&e, 4096, 0x3c);
+    ck_assert_uint_eq(rq(&e, VIRTIO_BLK_T_OUT, 16, w, 4096, &used), VIRTIO_BLK_S_OK);
+    uint64_t g = page_buf(&e, 8192, 0);
+    ck_assert_uint_eq(rq(&e, VIRTIO_BLK_T_IN, 8, g, 8192, &used), VIRTIO_BLK_S_OK);
+    ck_assert(guest_has_pattern(&e, g, 4096, 4096));
+    const uint8_t *p = test_mem_at(&e.tm, g + 4096, 4096);
+    for (unsigned i = 0; i < 4096; i++)
+        ck_assert_uint_eq(p[i], 0x3c);
+    ck_assert(!mapped_from_file(&e, g, 8192, 4096));
+    /* one chain, two pieces: the base's is mapped, the overlay's copied */
+    uint64_t a = page_buf(&e, 4096, 0), b2 = page_buf(&e, 4096, 0), st = buf(&e, 1, ST_UNSET);
+    struct ring_buf bufs[] = {{hdr(&e, VIRTIO_BLK_T_IN, 8, 16), 16, false},
+                              {a, 4096, true}, {b2, 4096, true}, {st, 1, true}};
+    ck_assert_uint_eq(serve(&e, bufs, 4).len, 8193);
+    ck_assert_uint_eq(peek(&e, st), VIRTIO_BLK_S_OK);
+    ck_assert(guest_has_pattern(&e, a, 4096, 4096));
+    ck_assert(mapped_from_file(&e, a, 4096, 4096));
+    ck_assert_uint_eq(*(uint8_t *)test_mem_at(&e.tm, b2, 1), 0x3c);
+    ck_assert(!mapped_from_file(&e, b2, 4096, 8192));
+    ck_assert(file_pristine(&e));
+    env_free(&e);
+    /* a writable raw disk: always copied (its file changes under writes) */
+    env_init(&e, 64 * 1024, "");
+    g = page_buf(&e, 4096, 0);
+    ck_assert_uint_eq(rq(&e, VIRTIO_BLK_T_IN, 8, g, 4096, &used), VIRTIO_BLK_S_OK);
+    ck_assert(guest_has_pattern(&e, g, 4096, 4096));
+    ck_assert(!mapped_from_file(&e, g, 4096, 4096));
+    env_free(&e);
+}
+END_TEST
+
+/* The budget of mappings is the process's (earlier tests in this process
+ * may have spent some of it): once spent, reads are copied, and still
+ * right.  Each read takes another offset of the file, so a read that was
+ * copied shows as the mapping of the offset before. */
+START_TEST(shared_pages_budget)
+{
+    struct blk_env e;
+    env_init(&e, 64 * 1024, ",cow");
+    uint32_t used;
+    uint64_t g = page_buf(&e, 4096, 0);
+    unsigned mapped = 0, i;
+    for (i = 0; i <= VIRTIO_BLK_MAPS_MAX; i++) {
+        ck_assert_uint_eq(rq(&e, VIRTIO_BLK_T_IN, 8 * (i % 16), g, 4096, &used), VIRTIO_BLK_S_OK);
+        e.r.data_next = g + 4096; /* reuse the headers' space */
+        if (!mapped_from_file(&e, g, 4096, 4096 * (i % 16)))
+            break;
+        mapped++;
+    }
+    ck_assert_uint_le(mapped, VIRTIO_BLK_MAPS_MAX);
+    ck_assert_uint_ge(mapped, VIRTIO_BLK_MAPS_MAX / 2);
+    ck_assert(guest_has_pattern(&e, g, 4096 * (i % 16), 4096));
+    uint64_t h = page_buf(&e, 4096, 0);
+    ck_assert_uint_eq(rq(&e, VIRTIO_BLK_T_IN, 8, h, 4096, &used), VIRTIO_BLK_S_OK);
+    ck_assert(guest_has_pattern(&e, h, 4096, 4096));
+    ck_assert(!mapped_from_file(&e, h, 4096, 4096));
+    env_free(&e);
+}
+END_TEST
+
 /* One discard / write-zeroes segment: {le64 sector, le32 num, le32 flags}. */
 static uint64_t seg(struct blk_env *e, uint64_t sector, uint32_t num, uint32_t flags)
 {
@@ -813,6 +940,8 @@ Suite *blk_suite(void)
     tcase_add_test(tc, read_only_refuses_writes);
     tcase_add_test(tc, io_error);
     tcase_add_test(tc, cow_through_device);
+    tcase_add_test(tc, shared_pages_mapped);
+    tcase_add_test(tc, shared_pages_budget);
     tcase_add_test(tc, discard_and_write_zeroes);
     tcase_add_test(tc, batch_and_interrupts);
     suite_add_tcase(s, tc);
