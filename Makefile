@@ -105,6 +105,7 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	tests/lab/run tests/bench/lab-disk
 	tests/lab/run tests/bench/lab-run
 	LAB_ICOUNT=0 tests/lab/run tests/bench/lab-kernel-boot
+	tests/lab/run tests/bench/lab-shared-memory
 	tests/lab/run tests/bench/lab-vsock
 	tests/lab/run tests/bench/lab-sandbox
 	tests/lab/run tests/bench/lab-credentials
