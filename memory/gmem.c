@@ -70,7 +70,7 @@ int gmem_load_file(const struct gmem *mem, uint64_t gpa, const uint8_t *data, in
     uint8_t *dst = gmem_ptr(mem, gpa, len);
     if (!dst)
         return -EFAULT;
-    const uint64_t page = 4096;
+    const uint64_t page = GMEM_PAGE;
     /* Whole pages from the first page boundary at or after gpa; the file
      * offset must be on a boundary at the same point. */
     uint64_t lead = (page - (gpa & (page - 1))) & (page - 1);
@@ -142,7 +142,7 @@ int gmem_map_private(const struct gmem *mem, uint64_t gpa, uint64_t len, int fd,
     uint8_t *dst = gmem_ptr(mem, gpa, len);
     if (!dst)
         return -EFAULT;
-    const uint64_t mask = 4096 - 1;
+    const uint64_t mask = GMEM_PAGE - 1;
     if (((uintptr_t)dst | len | off) & mask || off > (uint64_t)INT64_MAX)
         return -EINVAL;
     if (len && mmap(dst, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) ==

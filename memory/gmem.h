@@ -10,6 +10,8 @@
 #define GMEM_MAX_REGIONS 4
 /* Where guest RAM regions start in the host (gmem_init): a huge page. */
 #define GMEM_HUGE_PAGE (2ull << 20)
+/* The host page: the unit gmem_map_private maps. */
+#define GMEM_PAGE      4096ull
 
 struct gmem_region {
     uint64_t gpa;   /* first guest-physical byte */

@@ -115,8 +115,9 @@ static bool blk_range(const struct virtio_blk *b, uint64_t sector, uint64_t len,
 }
 
 /* Turns [start, start+len) of the chain's readable (or writable) bytes into
- * b->iov, split at buffer boundaries: at most VIRTIO_BLK_SEG_MAX pieces of
- * at most VIRTIO_BLK_SIZE_MAX bytes, each through gmem_ptr. */
+ * b->iov (and their guest addresses into b->gpa), split at buffer
+ * boundaries: at most VIRTIO_BLK_SEG_MAX pieces of at most
+ * VIRTIO_BLK_SIZE_MAX bytes, each through gmem_ptr. */
 static int blk_map(struct virtio_blk *b, const struct gmem *mem, const struct virtq_chain *c,
                    bool writable, uint64_t start, uint64_t len, int *iovcnt)
 {
@@ -215,9 +216,8 @@ static uint8_t blk_parse(struct virtio_blk *b, const struct gmem *mem, const str
  * and the budget not spent.  Returns the file's fd or -1. */
 static int blk_shared_piece(const struct virtio_blk *b, int i, uint64_t off)
 {
-    const uint64_t page = 4096;
     uint64_t len = b->iov[i].iov_len;
-    if (!atomic_load(&maps_left) || (off | len | b->gpa[i]) & (page - 1))
+    if (!atomic_load(&maps_left) || (off | len | b->gpa[i]) & (GMEM_PAGE - 1))
         return -1;
     return disk_shared_fd(b->disk, off, len);
 }
@@ -245,8 +245,8 @@ static int blk_read(struct virtio_blk *b, const struct gmem *mem, const struct b
     while (i < r->iovcnt) {
         int fd = blk_shared_piece(b, i, off);
         if (fd >= 0 && blk_take_map()) {
-            /* A failed mapping (the host's limit on mappings, say) leaves
-             * the guest's page as it was: the piece is read instead. */
+            /* After a failed mapping (the host's limit on mappings, say)
+             * the piece holds its old bytes or zeroes: it is read instead. */
             if (gmem_map_private(mem, b->gpa[i], b->iov[i].iov_len, fd, off) == 0) {
                 off += b->iov[i++].iov_len;
                 continue;
