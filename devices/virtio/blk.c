@@ -242,20 +242,23 @@ static int blk_read(struct virtio_blk *b, const struct gmem *mem, const struct b
 {
     uint64_t off = r->offset;
     int i = 0;
+    /* fd: blk_shared_piece's answer for piece i, asked once per piece. */
+    int fd = blk_shared_piece(b, 0, off);
     while (i < r->iovcnt) {
-        int fd = blk_shared_piece(b, i, off);
         if (fd >= 0 && blk_take_map()) {
             /* After a failed mapping (the host's limit on mappings, say)
              * the piece holds its old bytes or zeroes: it is read instead. */
             if (gmem_map_private(mem, b->gpa[i], b->iov[i].iov_len, fd, off) == 0) {
                 off += b->iov[i++].iov_len;
+                fd = i < r->iovcnt ? blk_shared_piece(b, i, off) : -1;
                 continue;
             }
         }
         /* The run of pieces up to the next one that maps, in one call. */
         int j = i + 1;
         uint64_t end = off + b->iov[i].iov_len;
-        while (j < r->iovcnt && blk_shared_piece(b, j, end) < 0)
+        fd = -1;
+        while (j < r->iovcnt && (fd = blk_shared_piece(b, j, end)) < 0)
             end += b->iov[j++].iov_len;
         int rc = disk_readv(b->disk, off, b->iov + i, j - i);
         if (rc)

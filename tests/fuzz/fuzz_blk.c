@@ -49,7 +49,7 @@ static void setup_once(void)
     /* Page aligned, as guest RAM is, so that reads of the ro and cow disks
      * take the path that maps file pages over RAM (until the process's
      * budget of mappings is spent). */
-    CHECK(posix_memalign((void **)&ram, 4096, RAM) == 0);
+    CHECK(posix_memalign((void **)&ram, GMEM_PAGE, RAM) == 0);
     memset(ram, 0, RAM);
     CHECK(gmem_add_region(&mem, 0, ram, RAM) == 0);
     for (int i = 0; i < NDISKS; i++) {

@@ -26,7 +26,7 @@ int test_mem_add(struct test_mem *t, uint64_t gpa, uint64_t size)
     /* Page aligned, as guest RAM is: what maps file pages over guest RAM
      * (gmem_map_private) then works here as it does in a VM. */
     void *buf = NULL;
-    ck_assert_int_eq(posix_memalign(&buf, 4096, size ? size : 1), 0);
+    ck_assert_int_eq(posix_memalign(&buf, GMEM_PAGE, size ? size : 1), 0);
     memset(buf, 0, size ? size : 1);
     int err = gmem_add_region(&t->mem, gpa, buf, size);
     if (err)
