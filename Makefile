@@ -2,7 +2,23 @@
 # the guest kernel + images; `make test` runs every test; `make bench` prints
 # the benchmark figures.  Both install missing Debian packages first.
 
+# Packages before anything else: make reads every makefile (flags such as
+# pkg-config's, wildcards over installed files) before it builds, so on a
+# machine without the packages that first reading is wrong.  This included
+# file is remade by installing what is missing (scripts/install-deps), and
+# GNU make then starts over, reading the makefiles again on an installed
+# system.  It is remade when a package list changes or dpkg installs or
+# removes anything.  `make clean` needs no packages.
 BUILD    ?= build
+PACKAGES_STAMP := $(BUILD)/packages.mk
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
+include $(PACKAGES_STAMP)
+endif
+$(PACKAGES_STAMP): scripts/install-deps $(wildcard scripts/packages/*.list /var/lib/dpkg/status)
+	scripts/install-deps
+	@mkdir -p $(@D)
+	@echo '# scripts/install-deps found every package of scripts/packages/' >$@
+
 CC       ?= gcc
 OPT      ?= -O2 -g
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
@@ -34,7 +50,7 @@ LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 
-.PHONY: all deps deps-check monitor boot run test bench clean install
+.PHONY: all deps monitor boot run test bench clean install
 
 # `make install` (PREFIX, DESTDIR as usual): airlock in bin/, the guest
 # kernel and images in lib/airlock/ (where an installed airlock looks when
@@ -51,24 +67,20 @@ all: monitor probe guest agent
 deps:
 	scripts/install-deps
 
-# Cheap: asks dpkg, installs only when something is missing.
-deps-check:
-	@scripts/install-deps --check 2>/dev/null || scripts/install-deps
-
 monitor: $(BUILD)/airlock $(BUILD)/airlock-runtime
 
 # The OCI runtime is the same binary under another name (runtime/).
 $(BUILD)/airlock-runtime: $(BUILD)/airlock
 	ln -sf airlock $@
 
-$(BUILD)/airlock: $(LIB_OBJS) $(BUILD)/obj/cli/main.o | deps-check
+$(BUILD)/airlock: $(LIB_OBJS) $(BUILD)/obj/cli/main.o
 	$(CC) $(CFLAGS) $(MONITOR_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/obj/%.o: %.c | deps-check
+$(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/san/%.o: %.c | deps-check
+$(BUILD)/san/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(CFLAGS_COMMON) $(SANITIZE) -c -o $@ $<
 

@@ -27,14 +27,13 @@ GUEST_STAGE_INPUTS := $(GUEST_DIR)/stage-root.sh $(GUEST_DIR)/init $(GUEST_OUT)/
 guest: $(GUEST_OUT)/vmlinux $(GUEST_OUT)/vmlinux-up $(GUEST_OUT)/bzImage \
        $(GUEST_OUT)/initramfs.cpio.gz $(GUEST_OUT)/rootfs.ext4 $(GUEST_OUT)/agent.ext4
 
-# deps-check (top Makefile) installs scripts/packages/guest.list first.
-$(GUEST_KERNEL_OUTPUTS) &: $(GUEST_KERNEL_INPUTS) | deps-check
+$(GUEST_KERNEL_OUTPUTS) &: $(GUEST_KERNEL_INPUTS)
 	$(GUEST_DIR)/build-kernel.sh $(GUEST_OUT)
 
 # The same kernel with its one-CPU lock patch made in the file
 # (smp_unlock/smp_unlock.h): what airlock boots when a VM has one CPU.
 SMP_UNLOCK_SRCS := $(GUEST_DIR)/smp_unlock/main.c $(GUEST_DIR)/smp_unlock/smp_unlock.c
-$(BUILD)/tools/smp-unlock: $(SMP_UNLOCK_SRCS) $(GUEST_DIR)/smp_unlock/smp_unlock.h | deps-check
+$(BUILD)/tools/smp-unlock: $(SMP_UNLOCK_SRCS) $(GUEST_DIR)/smp_unlock/smp_unlock.h
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) $(CFLAGS_COMMON) -o $@ $(SMP_UNLOCK_SRCS) -lelf
 
@@ -42,12 +41,12 @@ $(GUEST_OUT)/vmlinux-up: $(GUEST_OUT)/vmlinux $(BUILD)/tools/smp-unlock
 	$(BUILD)/tools/smp-unlock $< $@
 
 $(GUEST_OUT)/initramfs.cpio.gz: $(GUEST_DIR)/build-initramfs.sh $(GUEST_STAGE_INPUTS) \
-                                $(GUEST_OUT)/gen_init_cpio | deps-check
+                                $(GUEST_OUT)/gen_init_cpio
 	$(GUEST_DIR)/build-initramfs.sh $@ $(GUEST_OUT)/gen_init_cpio
 
 # The agent alone on a small disk: how imported images boot (airlock image).
-$(GUEST_OUT)/agent.ext4: $(GUEST_DIR)/build-agent-disk.sh $(GUEST_OUT)/agent | deps-check
+$(GUEST_OUT)/agent.ext4: $(GUEST_DIR)/build-agent-disk.sh $(GUEST_OUT)/agent
 	$(GUEST_DIR)/build-agent-disk.sh $@ $(GUEST_OUT)/agent
 
-$(GUEST_OUT)/rootfs.ext4: $(GUEST_DIR)/build-rootfs.sh $(GUEST_STAGE_INPUTS) | deps-check
+$(GUEST_OUT)/rootfs.ext4: $(GUEST_DIR)/build-rootfs.sh $(GUEST_STAGE_INPUTS)
 	$(GUEST_DIR)/build-rootfs.sh $@

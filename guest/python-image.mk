@@ -26,8 +26,7 @@ PYIMG_INPUTS := $(PYIMG_DIR)/build-python-image.sh $(PYIMG_DIR)/init \
 python-image: $(PYIMG)
 guest: $(PYIMG)
 
-# deps-check (top Makefile) installs scripts/packages/python-image.list first.
-$(PYIMG): $(PYIMG_INPUTS) | deps-check
+$(PYIMG): $(PYIMG_INPUTS)
 	$(PYIMG_DIR)/build-python-image.sh $@
 
 python-image-smoke: $(PYIMG) $(PYIMG_OUT)/vmlinux

@@ -21,7 +21,7 @@ SURFACE_ROOTS := \
 
 SURFACE_CI := $(patsubst %.c,$(BUILD)/ci/%.ci,$(LIB_SRCS) cli/main.c)
 
-$(BUILD)/ci/%.ci: %.c | deps-check
+$(BUILD)/ci/%.ci: %.c
 	@mkdir -p $(dir $@)
 	$(CC) -O0 $(CFLAGS_COMMON) -fcallgraph-info -MT $@ -c -o $(@:.ci=.o) $<
 

@@ -15,24 +15,24 @@ PROBE_TOOLS := $(BUILD)/probe/inject-syscall
 .PHONY: probe
 probe: $(PROBES) $(PROBE_TOOLS)
 
-$(BUILD)/probe/inject-syscall: tests/probe/inject_syscall.c | deps-check
+$(BUILD)/probe/inject-syscall: tests/probe/inject_syscall.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
-$(BUILD)/probe/probe64.elf: tests/probe/entry64.S $(PROBE_DEPS) | deps-check
+$(BUILD)/probe/probe64.elf: tests/probe/entry64.S $(PROBE_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) -m64 $(PROBE_CFLAGS) $(PROBE_LDFLAGS) -o $@ tests/probe/entry64.S $(PROBE_SRCS)
 
 # PVH enters in 32-bit mode, so this probe is 32-bit code; Linux ships such
 # code inside an ELF64 vmlinux, and so do we (objcopy re-wraps it).
-$(BUILD)/probe/probe-pvh.elf: tests/probe/entry_pvh.S $(PROBE_DEPS) | deps-check
+$(BUILD)/probe/probe-pvh.elf: tests/probe/entry_pvh.S $(PROBE_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) -m32 $(PROBE_CFLAGS) $(PROBE_LDFLAGS) -o $@.32 tests/probe/entry_pvh.S $(PROBE_SRCS)
 	objcopy -O elf64-x86-64 $@.32 $@
 
 include tests/unit/unit.mk
 
-$(BUILD)/bench/%: tests/bench/%.c | deps-check
+$(BUILD)/bench/%: tests/bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $<
 
@@ -81,14 +81,14 @@ FUZZ_SECONDS ?= 60
 fuzzers: $(FUZZERS) $(BUILD)/fuzz/snapshot-seed $(BUILD)/fuzz/agent-seed
 
 # Writes fuzz_snapshot's seeds (valid state files) at run time.
-$(BUILD)/fuzz/snapshot-seed: tests/fuzz/snapshot_seed.c tests/unit/snap_sample.c $(SNAP_FILE_SRCS) | deps-check
+$(BUILD)/fuzz/snapshot-seed: tests/fuzz/snapshot_seed.c tests/unit/snap_sample.c $(SNAP_FILE_SRCS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ -lfdt
 
 # Writes fuzz_agent_proto's seeds (frames of this AGENT_VERSION) at run time.
 $(BUILD)/fuzz/agent-seed: tests/fuzz/agent_seed.c agent_client/agent_client.c \
                           agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c \
-                          agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c | deps-check
+                          agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^
 
@@ -96,6 +96,6 @@ fuzz: $(FUZZERS) probe guest
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run
 
 .SECONDEXPANSION:
-$(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_SRCS_$$*) | deps-check
+$(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_SRCS_$$*)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRCS_$*) -lpthread $(FUZZ_LIBS_$*)
