@@ -23,7 +23,7 @@ CC       ?= gcc
 OPT      ?= -O2 -g
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
 CFLAGS   += $(OPT) $(CFLAGS_COMMON)
-# libarchive: tar in and out of sandboxes (sandbox/tar_in.c, archive_get.c,
+# libarchive: tar in and out of sandboxes (vmm/sandbox/tar_in.c, archive_get.c,
 # airlock cp).  Debian's libarchive.pc names -lxml2 for a static link but not
 # what libxml2 needs itself (ICU), so both packages are asked.
 ARCHIVE_LIBS := $(shell pkg-config --static --libs libarchive libxml-2.0 2>/dev/null) -lstdc++
@@ -44,9 +44,10 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # Everything except main() goes into a library the unit tests link too.
 # Every folder of the monitor, lowest layer first (each folder's README.md
 # says what it may include; scripts/check-layers enforces it).
-MONITOR_DIRS := util http memory boot devices devices/virtio audit jail kvm agent_client egress snapshot image report sandbox runtime cli
+MONITOR_DIRS := vmm/util vmm/http vmm/memory boot devices devices/virtio vmm/audit vmm/jail vmm/kvm \
+                vmm/agent_client vmm/egress vmm/snapshot vmm/image vmm/report vmm/sandbox vmm/runtime vmm/cli
 LIB_SRCS := $(sort $(foreach d,$(MONITOR_DIRS),$(wildcard $(d)/*.c)))
-LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
+LIB_SRCS := $(filter-out vmm/cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 
@@ -69,11 +70,11 @@ deps:
 
 monitor: $(BUILD)/airlock $(BUILD)/airlock-runtime
 
-# The OCI runtime is the same binary under another name (runtime/).
+# The OCI runtime is the same binary under another name (vmm/runtime/).
 $(BUILD)/airlock-runtime: $(BUILD)/airlock
 	ln -sf airlock $@
 
-$(BUILD)/airlock: $(LIB_OBJS) $(BUILD)/obj/cli/main.o
+$(BUILD)/airlock: $(LIB_OBJS) $(BUILD)/obj/vmm/cli/main.o
 	$(CC) $(CFLAGS) $(MONITOR_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c
@@ -85,7 +86,7 @@ $(BUILD)/san/%.o: %.c
 	$(CC) $(OPT) $(CFLAGS_COMMON) $(SANITIZE) -c -o $@ $<
 
 include tests/tests.mk
-include report/surface.mk
+include vmm/report/surface.mk
 -include guest/guest.mk
 include guest/agent/agent.mk
 -include guest/python-image.mk
@@ -141,4 +142,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(SAN_OBJS:.o=.d) $(BUILD)/obj/cli/main.d
+-include $(LIB_OBJS:.o=.d) $(SAN_OBJS:.o=.d) $(BUILD)/obj/vmm/cli/main.d

@@ -6,7 +6,7 @@
 
 #include <asm/bootparam.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "boot/loader.h"
 #include "boot/memmap.h"
 

@@ -7,7 +7,7 @@
 #include <asm/bootparam.h>
 
 #include "boot/kernel.h"
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 
 #define HDR_START        0x1f1 /* struct setup_header starts here */
 #define HDR_JUMP_LEN     0x201 /* byte after the jump: header length - 0x202 + ... */

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 
 #define X86_CR0_PE   0x1ULL
 #define X86_CR0_ET   0x10ULL

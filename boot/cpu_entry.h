@@ -7,7 +7,7 @@
 #include <linux/kvm.h>
 
 #include "boot/loader.h"
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 /* Writes the GDT and the page tables (first 4 GiB, 2 MiB pages). */
 int cpu_entry_write_tables(const struct gmem *mem);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "boot/kernel.h"
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 
 #define ELF_MAX_PHDRS 64
 #define XEN_ELFNOTE_PHYS32_ENTRY 18

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 
 int kernel_parse(const uint8_t *data, size_t size, struct kernel_image *img)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 #define KERNEL_MAX_SEGMENTS 16
 #define KERNEL_SETUP_HEADER_MAX 0x7f /* bytes 0x1f1.. of a bzImage */

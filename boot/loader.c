@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "boot/cpu_entry.h"
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 
 #define PAGE_SIZE 4096ULL
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "boot/kernel.h"
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 struct boot_request {
     const char *cmdline;     /* NUL-terminated */

@@ -1,6 +1,6 @@
 #include "boot/memmap.h"
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 
 unsigned memmap_build(const struct gmem *mem, struct memmap_entry *out)
 {

@@ -1,12 +1,12 @@
 /* The guest's physical memory map (e820 types), derived from guest RAM and
- * memory/layout.h.  Both boot protocols hand it to the kernel: Linux's zero
+ * vmm/memory/layout.h.  Both boot protocols hand it to the kernel: Linux's zero
  * page as e820_table, PVH as its memmap table. */
 #ifndef AIRLOCK_BOOT_MEMMAP_H
 #define AIRLOCK_BOOT_MEMMAP_H
 
 #include <stdint.h>
 
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 #define MEMMAP_RAM      1 /* E820_TYPE_RAM */
 #define MEMMAP_RESERVED 2 /* E820_TYPE_RESERVED */

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "boot/loader.h"
 
 struct __attribute__((packed)) mpf_intel {

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "boot/loader.h"
 #include "boot/memmap.h"
 

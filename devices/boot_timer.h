@@ -9,7 +9,7 @@
  *
  * Any other value or access size is ignored; reads see all-ones, like an
  * empty port.  The guest may write as often as it likes: each mark is
- * passed on, and the receiver keeps the first of each (util/timings.c). */
+ * passed on, and the receiver keeps the first of each (vmm/util/timings.c). */
 #ifndef AIRLOCK_DEVICES_BOOT_TIMER_H
 #define AIRLOCK_DEVICES_BOOT_TIMER_H
 

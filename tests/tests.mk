@@ -42,32 +42,32 @@ $(BUILD)/bench/%: tests/bench/%.c
 FUZZ_CC := clang
 FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=all
-FUZZ_SRCS_fuzz_kernel := $(wildcard boot/*.c) memory/gmem.c
+FUZZ_SRCS_fuzz_kernel := $(wildcard boot/*.c) vmm/memory/gmem.c
 FUZZ_SRCS_fuzz_serial := devices/serial.c
-FUZZ_SRCS_fuzz_virtio := devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
+FUZZ_SRCS_fuzz_virtio := devices/virtio/mmio.c devices/virtio/queue.c vmm/memory/gmem.c
 FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virtio/queue.c \
-                         devices/disk.c devices/disk_cow.c devices/disk_io.c memory/gmem.c
+                         devices/disk.c devices/disk_cow.c devices/disk_io.c vmm/memory/gmem.c
 FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_hdr.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
-                         devices/virtio/mmio.c devices/virtio/queue.c memory/gmem.c
-FUZZ_SRCS_fuzz_agent_proto := agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c
-FUZZ_SRCS_fuzz_http_request := http/http_request.c http/http_head.c
-FUZZ_SRCS_fuzz_api_request := http/http_request.c http/http_head.c http/http_query.c
-FUZZ_SRCS_fuzz_http_response := http/http_response.c http/http_chunked.c http/http_head.c
-FUZZ_SRCS_fuzz_scrub := util/scrub.c tests/unit/scrub_ref.c
-FUZZ_SRCS_fuzz_credential_request := egress/credential_request.c egress/secret.c egress/egress_policy.c \
-                                     http/http_request.c http/http_head.c util/parse.c
-FUZZ_SRCS_fuzz_tar_in := sandbox/tar_in.c util/printable.c util/tar_name.c
-FUZZ_SRCS_fuzz_layer_apply := image/layer_apply.c util/open_resolve.c util/printable.c util/tar_name.c util/rmtree.c
+                         devices/virtio/mmio.c devices/virtio/queue.c vmm/memory/gmem.c
+FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client/agent_client.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c
+FUZZ_SRCS_fuzz_http_request := vmm/http/http_request.c vmm/http/http_head.c
+FUZZ_SRCS_fuzz_api_request := vmm/http/http_request.c vmm/http/http_head.c vmm/http/http_query.c
+FUZZ_SRCS_fuzz_http_response := vmm/http/http_response.c vmm/http/http_chunked.c vmm/http/http_head.c
+FUZZ_SRCS_fuzz_scrub := vmm/util/scrub.c tests/unit/scrub_ref.c
+FUZZ_SRCS_fuzz_credential_request := vmm/egress/credential_request.c vmm/egress/secret.c vmm/egress/egress_policy.c \
+                                     vmm/http/http_request.c vmm/http/http_head.c vmm/util/parse.c
+FUZZ_SRCS_fuzz_tar_in := vmm/sandbox/tar_in.c vmm/util/printable.c vmm/util/tar_name.c
+FUZZ_SRCS_fuzz_layer_apply := vmm/image/layer_apply.c vmm/util/open_resolve.c vmm/util/printable.c vmm/util/tar_name.c vmm/util/rmtree.c
 FUZZ_LIBS_fuzz_layer_apply := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_LIBS_fuzz_tar_in := $(shell pkg-config --libs libarchive 2>/dev/null)
-FUZZ_SRCS_fuzz_copy_tree := cli/run_copy_tree.c sandbox/tar_in.c agent_client/agent_client.c \
-                            agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c \
-                            agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c \
-                            util/open_resolve.c util/printable.c util/tar_name.c util/rmtree.c
+FUZZ_SRCS_fuzz_copy_tree := vmm/cli/run_copy_tree.c vmm/sandbox/tar_in.c vmm/agent_client/agent_client.c \
+                            vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c \
+                            vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c \
+                            vmm/util/open_resolve.c vmm/util/printable.c vmm/util/tar_name.c vmm/util/rmtree.c
 FUZZ_LIBS_fuzz_copy_tree := $(shell pkg-config --libs libarchive 2>/dev/null)
-FUZZ_SRCS_fuzz_oci_config := runtime/oci_config.c
+FUZZ_SRCS_fuzz_oci_config := vmm/runtime/oci_config.c
 FUZZ_LIBS_fuzz_oci_config := -ljansson -lcap
-SNAP_FILE_SRCS := snapshot/snapshot_file.c snapshot/snapshot_fields.c
+SNAP_FILE_SRCS := vmm/snapshot/snapshot_file.c vmm/snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
@@ -86,9 +86,9 @@ $(BUILD)/fuzz/snapshot-seed: tests/fuzz/snapshot_seed.c tests/unit/snap_sample.c
 	$(CC) $(CFLAGS) -o $@ $^ -lfdt
 
 # Writes fuzz_agent_proto's seeds (frames of this AGENT_VERSION) at run time.
-$(BUILD)/fuzz/agent-seed: tests/fuzz/agent_seed.c agent_client/agent_client.c \
-                          agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c \
-                          agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c
+$(BUILD)/fuzz/agent-seed: tests/fuzz/agent_seed.c vmm/agent_client/agent_client.c \
+                          vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c \
+                          vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^
 

@@ -14,7 +14,7 @@
 
 #include "devices/virtio/queue.h"
 #include "devices/virtio/virtio.h"
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 #define VIRTIO_MMIO_MAX_QUEUES 4
 #define VIRTIO_MMIO_WINDOW     0x200 /* registers + config space */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 #define VIRTQ_MAX_SIZE 256
 

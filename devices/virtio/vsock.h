@@ -87,7 +87,7 @@ struct vsock_host_ops {
     void (*watch)(void *opaque, int fd, bool readable, bool writable);
     /* A guest REQUEST was refused (RST) because VSOCK_MAX_CONNS
      * connections are open.  Called for each refusal, so the monitor can
-     * report the limit (once: audit/limits.h); the device itself knows no
+     * report the limit (once: vmm/audit/limits.h); the device itself knows no
      * audit log.  May be NULL. */
     void (*conn_cap)(void *opaque, unsigned max);
 };

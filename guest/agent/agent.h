@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent_client/agent_client.h"
+#include "vmm/agent_client/agent_client.h"
 
-/* One connection to the host: the shared reader (agent_client/agent_client.h)
+/* One connection to the host: the shared reader (vmm/agent_client/agent_client.h)
  * and its buffer. */
 struct aconn {
     struct agent_reader rd;
@@ -91,7 +91,7 @@ int agent_proxy_start(void);
  * -errno. */
 int agent_switch_root(void);
 
-/* agent_write_all (agent_client/agent_client.h) writes a whole buffer to a pipe or
+/* agent_write_all (vmm/agent_client/agent_client.h) writes a whole buffer to a pipe or
  * file; both ends of the protocol share it. */
 
 #endif

@@ -5,18 +5,18 @@
 #   make agent          $(BUILD)/guest/agent        static, for the images
 #   make agent-client   $(BUILD)/tests/agent-client (tests/agent/run-tests)
 #   make agent-test     runs tests/agent/run-tests on this host (no VM)
-# The agent links the protocol codec from agent_client/ so both ends share one
+# The agent links the protocol codec from vmm/agent_client/ so both ends share one
 # decoder; it is built with its own flags (static glibc, no sanitizers).
 
 BUILD ?= build
 AGENT_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 AGENT_CC ?= gcc
 AGENT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -O2
-AGENT_SRCS := $(wildcard $(AGENT_DIR)/*.c) agent_client/agent_client.c agent_client/agent_dir_codec.c \
-              agent_client/agent_cred_codec.c agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c
-AGENT_HDRS := $(wildcard $(AGENT_DIR)/*.h) agent_client/agent_client.h agent_client/wire.h
-AGENT_CLIENT_SRCS := tests/agent/client.c agent_client/agent_client.c agent_client/agent_dir_codec.c agent_client/agent_cred_codec.c agent_client/agent_mount_codec.c agent_client/agent_exec_proc.c agent_client/agent_conn.c agent_client/agent_exec.c agent_client/agent_client_io.c agent_client/agent_dir.c \
-                     util/nbfd.c
+AGENT_SRCS := $(wildcard $(AGENT_DIR)/*.c) vmm/agent_client/agent_client.c vmm/agent_client/agent_dir_codec.c \
+              vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c
+AGENT_HDRS := $(wildcard $(AGENT_DIR)/*.h) vmm/agent_client/agent_client.h vmm/agent_client/wire.h
+AGENT_CLIENT_SRCS := tests/agent/client.c vmm/agent_client/agent_client.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c \
+                     vmm/util/nbfd.c
 
 .PHONY: agent agent-client agent-test
 agent: $(BUILD)/guest/agent
@@ -26,7 +26,7 @@ $(BUILD)/guest/agent: $(AGENT_SRCS) $(AGENT_HDRS) $(AGENT_DIR)/agent.mk
 	@mkdir -p $(dir $@)
 	$(AGENT_CC) $(AGENT_CFLAGS) -static -o $@ $(AGENT_SRCS)
 
-$(BUILD)/tests/agent-client: $(AGENT_CLIENT_SRCS) $(AGENT_HDRS) util/exit_codes.h
+$(BUILD)/tests/agent-client: $(AGENT_CLIENT_SRCS) $(AGENT_HDRS) vmm/util/exit_codes.h
 	@mkdir -p $(dir $@)
 	$(AGENT_CC) $(AGENT_CFLAGS) -g -o $@ $(AGENT_CLIENT_SRCS)
 

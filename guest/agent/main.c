@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "devices/boot_timer.h"
 #include "guest/agent/agent.h"
 

@@ -1,6 +1,6 @@
 /* The exec protocol between airlock (host) and the guest agent (PID 1).
  * Included by both sides: guest/agent/ (static, in the guest) and
- * agent_client/agent_client.c (in the monitor).  The agent runs where untrusted code
+ * vmm/agent_client/agent_client.c (in the monitor).  The agent runs where untrusted code
  * runs, so the host treats every byte of a reply as hostile; the agent
  * validates requests just as strictly, so one decoder serves both.
  *

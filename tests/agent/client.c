@@ -1,5 +1,5 @@
 /* A tiny `airlock run` over a Unix socket, for tests/agent/run-tests: drives
- * the agent through agent_client/agent_client.c exactly as the monitor will over
+ * the agent through vmm/agent_client/agent_client.c exactly as the monitor will over
  * vsock, and exits with the status airlock would.
  *
  *   agent-client SOCK [-e K=V]... [-w DIR] [-u UID] [-g GID] [-t MS] [-i]
@@ -36,9 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent_client/agent_client.h"
-#include "util/exit_codes.h"
-#include "util/nbfd.h"
+#include "vmm/agent_client/agent_client.h"
+#include "vmm/util/exit_codes.h"
+#include "vmm/util/nbfd.h"
 
 static int connect_unix(const char *path)
 {
@@ -298,7 +298,7 @@ int main(int argc, char **argv)
         }
     }
     struct agent_exec_result res;
-    /* As airlock run does (cli/cmd_run.c): a pipe or terminal is written
+    /* As airlock run does (vmm/cli/cmd_run.c): a pipe or terminal is written
      * through its non-blocking twin. */
     int out = nbfd_twin(1), err = nbfd_twin(2);
     int rc = agent_exec_signals(fd, &req, out < 0 ? 1 : out, err < 0 ? 2 : err,

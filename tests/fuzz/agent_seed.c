@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent_client/agent_client.h"
+#include "vmm/agent_client/agent_client.h"
 
 static uint8_t buf[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
 static size_t len;

@@ -1,4 +1,4 @@
-/* libFuzzer target: hostile bytes for the exec protocol (agent_client/agent_client).
+/* libFuzzer target: hostile bytes for the exec protocol (vmm/agent_client/agent_client).
  * The first byte picks a mode:
  *   0-1  the decoder (replies / requests) fed in chunks whose sizes come
  *        from the second byte; every message it yields must respect its
@@ -46,7 +46,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent_client/agent_client.h"
+#include "vmm/agent_client/agent_client.h"
 
 static uint8_t frame[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
 static const char *av[AGENT_MAX_ARGS + 1], *ev[AGENT_MAX_ENVS + 1];

@@ -1,5 +1,5 @@
 /* libFuzzer target: hostile bytes as a client of the sandbox API would
- * send them (http/http_request.c, http_request_parse_server).  A success
+ * send them (vmm/http/http_request.c, http_request_parse_server).  A success
  * must keep its promises (the head inside the input, ending in CRLFCRLF;
  * an origin-form target; the strings NUL-terminated within their
  * buffers; its query parameters decoded within bounds), a failure leaves nothing filled in, and a prefix of the input
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/http_query.h"
-#include "http/http_request.h"
+#include "vmm/http/http_query.h"
+#include "vmm/http/http_request.h"
 
 static int parse_copy(const uint8_t *data, size_t n, struct http_server_request *r)
 {

@@ -1,6 +1,6 @@
 /* libFuzzer target: hostile bytes as the tar of a folder --copy-out
- * (cli/run_copy_tree.c: the waiting parent's unpacker, outside the jail,
- * sandbox/tar_in.c's checks underneath), unpacked into a fresh staging
+ * (vmm/cli/run_copy_tree.c: the waiting parent's unpacker, outside the jail,
+ * vmm/sandbox/tar_in.c's checks underneath), unpacked into a fresh staging
  * folder per input; the folder must be removable afterwards and nothing
  * may appear beside it (a write through a symlink or a ".." would land
  * there). */
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/run_copy_tree.h"
-#include "util/rmtree.h"
+#include "vmm/cli/run_copy_tree.h"
+#include "vmm/util/rmtree.h"
 
 static char box[64];
 

@@ -1,5 +1,5 @@
 /* libFuzzer target: a decrypted request head as a guest sends it on a
- * credential connection (egress/credential_request.c), judged against two
+ * credential connection (vmm/egress/credential_request.c), judged against two
  * secrets with fixed values and placeholders.  Invariants: a forwarded
  * head ends in CRLFCRLF, carries "Accept-Encoding: identity", holds no
  * placeholder at all (each was either replaced or the request refused),
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "egress/credential_request.h"
+#include "vmm/egress/credential_request.h"
 
 #define PH1 "sk-test-PLACEHOLDERaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define V1  "sk-test-REALVALUEbbbbbbbbbbbbbbbbbbbbbbbbbbb"

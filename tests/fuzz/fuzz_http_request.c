@@ -1,5 +1,5 @@
 /* libFuzzer target: hostile bytes as a guest's proxy client would send them
- * (http/http_request).  The whole input is parsed once; a success must obey
+ * (vmm/http/http_request).  The whole input is parsed once; a success must obey
  * the invariants airlock relies on (the head is inside the input and ends
  * in CRLFCRLF, a real destination, a well-formed origin head carrying
  * "Connection: close"), and a prefix of the input must give 0 or the same
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http/http_request.h"
+#include "vmm/http/http_request.h"
 
 static bool is_known_result(int rc)
 {

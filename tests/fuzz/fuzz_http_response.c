@@ -1,5 +1,5 @@
 /* libFuzzer target: hostile bytes as an upstream server would send them
- * to the credential broker (http/http_response, http/http_chunked).
+ * to the credential broker (vmm/http/http_response, vmm/http/http_chunked).
  *
  * The input is a response head and what follows it.  A parsed head must
  * obey what the broker relies on (inside the input, ending in CRLFCRLF,
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/http_chunked.h"
-#include "http/http_response.h"
+#include "vmm/http/http_chunked.h"
+#include "vmm/http/http_response.h"
 
 static void check_head(const uint8_t *data, size_t size, const struct http_response *r)
 {

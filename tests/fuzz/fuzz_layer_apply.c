@@ -1,4 +1,4 @@
-/* libFuzzer target: hostile bytes as an image layer (image/layer_apply.c,
+/* libFuzzer target: hostile bytes as an image layer (vmm/image/layer_apply.c,
  * libarchive's tar and compression readers underneath), applied onto a
  * fresh staging folder per input; the folder must be removable afterwards
  * and nothing may appear beside it (a write through a symlink or a ".."
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image/layer_apply.h"
-#include "util/rmtree.h"
+#include "vmm/image/layer_apply.h"
+#include "vmm/util/rmtree.h"
 
 static char box[64];
 

@@ -1,13 +1,13 @@
 /* libFuzzer target: what airlock-runtime reads from its caller, which it
  * must refuse cleanly whatever it is: config.json, process.json (exec
- * --process) and update's resources (runtime/oci_config.c).  Byte 0
+ * --process) and update's resources (vmm/runtime/oci_config.c).  Byte 0
  * chooses the reader; the rest is the document.  Whatever is accepted
  * must hold what the runtime relies on. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/oci_config.h"
+#include "vmm/runtime/oci_config.h"
 
 static void check_process(const struct oci_process *p)
 {

@@ -1,4 +1,4 @@
-/* libFuzzer target, differential: util/scrub fed in pieces against the
+/* libFuzzer target, differential: vmm/util/scrub fed in pieces against the
  * one-shot reference (tests/unit/scrub_ref.c).  The input chooses the
  * patterns (how many, their lengths, which only count), where the stream
  * is cut (empty pieces included) and the stream itself; a flag folds
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "tests/unit/scrub_ref.h"
-#include "util/scrub.h"
+#include "vmm/util/scrub.h"
 
 #define NPAT 8
 

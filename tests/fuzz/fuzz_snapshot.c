@@ -1,5 +1,5 @@
 /* libFuzzer target: arbitrary bytes as a snapshot's state file
- * (snapshot/snapshot_file).  A file is either refused with a one-line
+ * (vmm/snapshot/snapshot_file).  A file is either refused with a one-line
  * "state: ..." error and a known code, or it decodes to a state the writer
  * accepts, and writing and reading that back gives the same state (the
  * reader's rules and the writer's agree), byte for byte the same file
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "snapshot/snapshot_file.h"
+#include "vmm/snapshot/snapshot_file.h"
 
 /* ~2 MiB each: static, not per input. */
 static struct snap_state first, second;

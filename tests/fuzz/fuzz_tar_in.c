@@ -1,4 +1,4 @@
-/* libFuzzer target: hostile bytes as an uploaded tar (sandbox/tar_in.c,
+/* libFuzzer target: hostile bytes as an uploaded tar (vmm/sandbox/tar_in.c,
  * libarchive's tar and gzip readers beneath it).  The sink records each
  * member; the checks: every name it gets is clean (relative, no empty,
  * "." or ".." component, no component over 255 bytes, within the room
@@ -7,7 +7,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "sandbox/tar_in.h"
+#include "vmm/sandbox/tar_in.h"
 
 struct mem {
     const uint8_t *p;

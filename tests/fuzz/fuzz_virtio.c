@@ -19,7 +19,7 @@
 
 #include "devices/virtio/mmio.h"
 #include "devices/virtio/queue.h"
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 #define RAM0      0x10000u
 #define RAM1_GPA  0x11000u

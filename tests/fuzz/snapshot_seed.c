@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "tests/unit/snap_sample.h"
-#include "snapshot/snapshot_file.h"
+#include "vmm/snapshot/snapshot_file.h"
 
 int main(int argc, char **argv)
 {

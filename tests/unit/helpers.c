@@ -9,7 +9,7 @@
 
 #include <asm/bootparam.h>
 
-#include "jail/seccomp.h"
+#include "vmm/jail/seccomp.h"
 
 /* ---- fake guest memory ------------------------------------------------ */
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "boot/kernel.h"
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 /* ---- skips --------------------------------------------------------------- */
 

@@ -26,7 +26,7 @@
 
 #include "devices/virtio/mmio.h"
 #include "devices/virtio/queue.h"
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 /* ---- split virtqueue in guest memory ------------------------------------ */
 

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "snapshot/snapshot_state.h"
+#include "vmm/snapshot/snapshot_state.h"
 
 /* Fills *s (zeroed first) with ncpus vCPUs, nvirtio transports (queue
  * counts cycle through 0..SNAP_MAX_QUEUES) and ndisks disks; `seed` picks

@@ -1,4 +1,4 @@
-/* CREDENTIALS (agent_client/agent_cred_codec.c, agent_credentials in
+/* CREDENTIALS (vmm/agent_client/agent_cred_codec.c, agent_credentials in
  * agent_client_io.c): the payload round trip at its limits, the hostile
  * payloads a broken host could send (each refused by the decoder the agent
  * uses, and the same input refused by the encoder), and the host's helper
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "agent_client/agent_client.h"
+#include "vmm/agent_client/agent_client.h"
 
 #define BIG (AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD)
 

@@ -1,4 +1,4 @@
-/* agent_client/agent_dir_codec.c and agent_dir.c: the folder requests and
+/* vmm/agent_client/agent_dir_codec.c and agent_dir.c: the folder requests and
  * their ENTRY answers, well-formed and hostile (names with '/', "..",
  * over 255 bytes, a NUL inside, no NUL at the end, a symlink without a
  * target, a file with one, kinds and modes out of range, root_len that
@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent_client/agent_client.h"
+#include "vmm/agent_client/agent_client.h"
 #include "tests/unit/helpers.h"
 
 static uint8_t buf[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];

@@ -1,5 +1,5 @@
 /* EXEC's process section and WINSIZE (protocol version 6,
- * agent_client/agent_exec_proc.c): round trips at the limits, what the
+ * vmm/agent_client/agent_exec_proc.c): round trips at the limits, what the
  * encoder refuses, the hostile payloads a broken host could send (each
  * refused by the decoder the agent uses), and agent_exec_signals' size
  * records reaching the agent as WINSIZE frames. */
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "agent_client/agent_client.h"
+#include "vmm/agent_client/agent_client.h"
 
 #define BIG (AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD)
 

@@ -1,4 +1,4 @@
-/* MOUNT (agent_client/agent_mount_codec.c, agent_mount in
+/* MOUNT (vmm/agent_client/agent_mount_codec.c, agent_mount in
  * agent_client_io.c): the payload round trip at its limits, the hostile
  * payloads a broken host could send (each refused by the decoder the
  * agent uses, and the same input refused by the encoder), the guest
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "agent_client/agent_client.h"
+#include "vmm/agent_client/agent_client.h"
 
 static uint8_t frame[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
 

@@ -1,4 +1,4 @@
-/* agent_client/agent_client.c: the exec protocol's encoders and its decoder, with
+/* vmm/agent_client/agent_client.c: the exec protocol's encoders and its decoder, with
  * well-formed frames and hostile ones (each a frame a compromised agent, or
  * a broken host, could send). */
 #include <errno.h>
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "agent_client/agent_client.h"
-#include "util/exit_codes.h"
+#include "vmm/agent_client/agent_client.h"
+#include "vmm/util/exit_codes.h"
 
 #define BIG (AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD)
 

@@ -1,4 +1,4 @@
-/* agent_reseed (agent_client/agent_client_io.c): the host learns whether the
+/* agent_reseed (vmm/agent_client/agent_client_io.c): the host learns whether the
  * guest reseeded its CRNG (RESEEDED), why not (an ERROR of the reseed's
  * steps, and the line airlock prints for it), or that it never answered
  * (the bound), from replies a hostile agent could send. */
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "agent_client/agent_client.h"
+#include "vmm/agent_client/agent_client.h"
 
 static uint8_t buf[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
 static uint8_t script[4096];

@@ -1,4 +1,4 @@
-/* audit/audit.c: the JSON-lines audit log.  Records are written to a temp
+/* vmm/audit/audit.c: the JSON-lines audit log.  Records are written to a temp
  * file and parsed back with a strict hand-written JSON reader (and, when
  * python3 is present, json.loads too): fields and order, the time format,
  * the run id, escaping of every byte a guest could send, records cut at
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "audit/audit.h"
+#include "vmm/audit/audit.h"
 
 static char path[64];
 static struct audit au;

@@ -1,11 +1,11 @@
-/* util/base64.c: exact lengths around OpenSSL's block codec (its padding
+/* vmm/util/base64.c: exact lengths around OpenSSL's block codec (its padding
  * counted as zero bytes), round trips of every length up to 300, and text
  * that is not base64. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests/unit/helpers.h"
-#include "util/base64.h"
+#include "vmm/util/base64.h"
 
 START_TEST(known)
 {

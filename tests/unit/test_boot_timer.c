@@ -2,7 +2,7 @@
  * are marks; everything else a guest does there is ignored. */
 #include <string.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "devices/boot_timer.h"
 #include "devices/bus.h"
 #include "tests/unit/helpers.h"

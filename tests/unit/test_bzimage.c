@@ -6,7 +6,7 @@
 #include <asm/bootparam.h>
 
 #include "boot/kernel.h"
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "tests/unit/helpers.h"
 
 static int parse(const uint8_t *d, size_t n, struct kernel_image *img)

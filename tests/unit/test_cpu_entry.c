@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "boot/cpu_entry.h"
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "tests/unit/helpers.h"
 
 #define CR0_PE  0x1ULL

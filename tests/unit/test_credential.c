@@ -1,6 +1,6 @@
-/* The credential broker's pure parts: --secret specs (egress/secret.c),
+/* The credential broker's pure parts: --secret specs (vmm/egress/secret.c),
  * the placeholder's shape, scope, and the judgement of decrypted request
- * heads (egress/credential_request.c) with hostile heads. */
+ * heads (vmm/egress/credential_request.c) with hostile heads. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "egress/credential_request.h"
-#include "egress/secret.h"
+#include "vmm/egress/credential_request.h"
+#include "vmm/egress/secret.h"
 #include "tests/unit/helpers.h"
 
 static int parse(struct secret_set *set, const char *arg, char *err)

@@ -21,8 +21,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "egress/credential_ca.h"
-#include "egress/egress_broker.h"
+#include "vmm/egress/credential_ca.h"
+#include "vmm/egress/egress_broker.h"
 #include "tests/unit/helpers.h"
 
 #define VALUE "sk-test-RealValue0123456789abcdefghijklmnopq"

@@ -1,4 +1,4 @@
-/* image/dir_disk.c: the cache key of a host folder (the same tree keeps
+/* vmm/image/dir_disk.c: the cache key of a host folder (the same tree keeps
  * it; a file's content, mtime, mode, a link's target, a new entry each
  * change it), the walk's bounds and refusals, and the disk itself: made
  * with mke2fs -d, a symlink out of the folder kept as a link, every entry
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "image/dir_disk.h"
-#include "util/rmtree.h"
+#include "vmm/image/dir_disk.h"
+#include "vmm/util/rmtree.h"
 
 static char top[64], src[96], err[512];
 static struct layer_limits lim;
@@ -78,7 +78,7 @@ static void key_of(char out[DIR_DISK_KEY_HEX + 1])
     memcpy(out, w.key, DIR_DISK_KEY_HEX + 1);
 }
 
-/* By content (an overlay's upper folder, runtime/root_disk.c): a copy of
+/* By content (an overlay's upper folder, vmm/runtime/root_disk.c): a copy of
  * the tree elsewhere, made later, has the same key; a byte changed, or a
  * mode, does not; and the kind of walk is in the key. */
 START_TEST(key_by_content)

@@ -1,4 +1,4 @@
-/* egress/egress_broker.c: the egress decision and connect, the broker
+/* vmm/egress/egress_broker.c: the egress decision and connect, the broker
  * process, and its SCM_RIGHTS channel fed hostile input from either side.
  * No network: only IP literals, names not on the allowlist (never looked
  * up; a getaddrinfo wrapper below counts real lookups) and listening
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "egress/egress_broker.h"
+#include "vmm/egress/egress_broker.h"
 
 /* ---- counting name lookups --------------------------------------------- */
 

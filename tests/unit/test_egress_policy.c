@@ -1,4 +1,4 @@
-/* egress/egress_policy.c: rule parsing, CONNECT target parsing, name and
+/* vmm/egress/egress_policy.c: rule parsing, CONNECT target parsing, name and
  * address matching, address classes and the allow/deny decision, with the
  * inputs a hostile guest (targets) or a careless user (rules) would give. */
 #include <arpa/inet.h>
@@ -10,7 +10,7 @@
 #include <sys/un.h>
 
 #include "tests/unit/helpers.h"
-#include "egress/egress_policy.h"
+#include "vmm/egress/egress_policy.h"
 
 static struct egress_policy *pol;
 static char err[256];

@@ -1,4 +1,4 @@
-/* The egress relay (egress/egress.c) end to end on this host: a guest
+/* The egress relay (vmm/egress/egress.c) end to end on this host: a guest
  * connection from egress_accept, a fake broker that allows one host and
  * hands out a socketpair as "the server", and what that server receives. */
 #include <check.h>
@@ -11,11 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "audit/audit.h"
-#include "egress/egress.h"
-#include "egress/egress_broker.h"
-#include "jail/fdpass.h"
-#include "jail/seccomp.h"
+#include "vmm/audit/audit.h"
+#include "vmm/egress/egress.h"
+#include "vmm/egress/egress_broker.h"
+#include "vmm/jail/fdpass.h"
+#include "vmm/jail/seccomp.h"
 
 static int ctl[2];
 static _Atomic int server = -1; /* the allowed upstream's far end */

@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 
 #include "boot/kernel.h"
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "tests/unit/helpers.h"
 
 #define XEN_ELFNOTE_PHYS32_ENTRY 18

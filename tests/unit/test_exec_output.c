@@ -1,4 +1,4 @@
-/* sandbox/exec_output.c: a command's output cut into chunks only where
+/* vmm/sandbox/exec_output.c: a command's output cut into chunks only where
  * UTF-8 allows (a multi-byte character split by a read is held for the
  * next one), lines as text or base64, and the exit record's fields. */
 #include <check.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox/exec_output.h"
-#include "util/exit_codes.h"
+#include "vmm/sandbox/exec_output.h"
+#include "vmm/util/exit_codes.h"
 
 struct seen {
     char buf[256];

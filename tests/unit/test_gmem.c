@@ -1,4 +1,4 @@
-/* memory/gmem: the one checked accessor from guest-physical to host pointers. */
+/* vmm/memory/gmem: the one checked accessor from guest-physical to host pointers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -6,9 +6,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "tests/unit/helpers.h"
-#include "memory/gmem.h"
+#include "vmm/memory/gmem.h"
 
 #define RSZ 0x10000ULL
 

@@ -1,4 +1,4 @@
-/* http/http_chunked.c: chunked bodies fed in every split, extensions,
+/* vmm/http/http_chunked.c: chunked bodies fed in every split, extensions,
  * trailers and their caps, hostile sizes (overflow, signs, too many
  * digits), missing or bare line ends, and the encoder's round trip. */
 #include <stdint.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "tests/unit/helpers.h"
-#include "http/http_chunked.h"
+#include "vmm/http/http_chunked.h"
 
 struct decoded {
     int rc;          /* the last result */

@@ -1,4 +1,4 @@
-/* http/http_request.c: proxy request heads as a guest's http_proxy client
+/* vmm/http/http_request.c: proxy request heads as a guest's http_proxy client
  * sends them (CONNECT and absolute-URI forms), the origin-form rewrite,
  * incremental feeding, the size limits, and hostile heads (each a way to
  * smuggle a request or confuse the policy about the destination). */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "tests/unit/helpers.h"
-#include "http/http_request.h"
+#include "vmm/http/http_request.h"
 
 static struct http_request req;
 

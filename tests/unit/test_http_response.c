@@ -1,4 +1,4 @@
-/* http/http_response.c: response heads as upstream servers send them, the
+/* vmm/http/http_response.c: response heads as upstream servers send them, the
  * body framing each one implies (RFC 9112 6.3), feeding a head a byte at a
  * time, the size cap, and hostile heads (each a way to make the broker and
  * the guest disagree about where a body ends, or to slip bytes past it). */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "tests/unit/helpers.h"
-#include "http/http_response.h"
+#include "vmm/http/http_response.h"
 
 static struct http_response resp;
 

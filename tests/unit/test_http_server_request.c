@@ -1,4 +1,4 @@
-/* http/http_request.c's server side (http_request_parse_server): the
+/* vmm/http/http_request.c's server side (http_request_parse_server): the
  * sandbox API's request heads as curl and python send them, the fields it
  * keeps, incremental feeding, and hostile heads. */
 #include <stdio.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "tests/unit/helpers.h"
-#include "http/http_query.h"
-#include "http/http_request.h"
+#include "vmm/http/http_query.h"
+#include "vmm/http/http_request.h"
 
 static struct http_server_request req;
 

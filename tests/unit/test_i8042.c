@@ -1,7 +1,7 @@
 /* devices/i8042.c: the reset line, and nothing else. */
 #include <string.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "devices/bus.h"
 #include "devices/i8042.h"
 #include "tests/unit/helpers.h"

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image/layer_apply.h"
+#include "vmm/image/layer_apply.h"
 #include "tests/unit/helpers.h"
 
 static char stage[64], outside[64];
@@ -260,10 +260,10 @@ Suite *layer_apply_suite(void)
     return s;
 }
 
-/* ---- image/rootfs_disk.c: the staged tree into an ext4 file, owners and
+/* ---- vmm/image/rootfs_disk.c: the staged tree into an ext4 file, owners and
  * modes as the layer said (the test runs as whoever it runs as) ---- */
 
-#include "image/rootfs_disk.h"
+#include "vmm/image/rootfs_disk.h"
 
 /* debugfs's answer to one request on the disk, whole. */
 static void debugfs_says(const char *disk, const char *req, char *out, size_t cap)
@@ -326,12 +326,12 @@ Suite *rootfs_disk_suite(void)
     return s;
 }
 
-/* ---- image/image_source.c: an OCI layout, a docker-save archive and a
+/* ---- vmm/image/image_source.c: an OCI layout, a docker-save archive and a
  * plain rootfs tarball made here, then tampered with ---- */
 
 #include <openssl/evp.h>
 
-#include "image/image_source.h"
+#include "vmm/image/image_source.h"
 
 /* The sha256 of a file as "sha256:<hex>". */
 static void sha_of(const char *path, char out[80])

@@ -1,5 +1,5 @@
-/* image/image_user.c: an image config's User to numbers from the image's
- * own /etc/passwd and /etc/group, which are hostile; and image/image_ref.c:
+/* vmm/image/image_user.c: an image config's User to numbers from the image's
+ * own /etc/passwd and /etc/group, which are hostile; and vmm/image/image_ref.c:
  * what an --image value names. */
 #include <check.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image/image_ref.h"
-#include "image/image_user.h"
+#include "vmm/image/image_ref.h"
+#include "vmm/image/image_user.h"
 #include "tests/unit/helpers.h"
 
 static char tree[64];

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "tests/unit/helpers.h"
 #include "boot/kernel_cmdline.h"
-#include "kvm/virtio_devices.h"
+#include "vmm/kvm/virtio_devices.h"
 
 #define MAXP 64
 

@@ -1,5 +1,5 @@
-/* audit/limits.c (the token bucket, the limit record), the console's output
- * limits (kvm/console.c) and agent_exec's output cap arithmetic. */
+/* vmm/audit/limits.c (the token bucket, the limit record), the console's output
+ * limits (vmm/kvm/console.c) and agent_exec's output cap arithmetic. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "agent_client/agent_client.h"
-#include "audit/audit.h"
-#include "kvm/console.h"
-#include "audit/limits.h"
-#include "kvm/vsock_host.h"
+#include "vmm/agent_client/agent_client.h"
+#include "vmm/audit/audit.h"
+#include "vmm/kvm/console.h"
+#include "vmm/audit/limits.h"
+#include "vmm/kvm/vsock_host.h"
 
 #define S 1000000000ULL /* one second in ns */
 
@@ -113,7 +113,7 @@ START_TEST(console_max_caps_the_file)
 END_TEST
 
 /* The vsock connection cap (VSOCK_MAX_CONNS) through the device's host
- * ops (kvm/vsock_host.c): however often a guest hits it, one stderr line
+ * ops (vmm/kvm/vsock_host.c): however often a guest hits it, one stderr line
  * and one limit record. */
 START_TEST(vsock_conn_cap_reported_once)
 {

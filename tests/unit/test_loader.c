@@ -7,7 +7,7 @@
 #include <asm/bootparam.h>
 
 #include "boot/kernel.h"
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "boot/loader.h"
 #include "boot/memmap.h"
 #include "tests/unit/helpers.h"

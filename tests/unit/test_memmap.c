@@ -1,7 +1,7 @@
 /* boot/memmap.c: the e820-style map both boot protocols hand the kernel. */
 #include <string.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "boot/memmap.h"
 #include "tests/unit/helpers.h"
 

@@ -1,5 +1,5 @@
-/* --mount HOSTDIR:GUESTDIR[:ro|:rw] (cli/mount_options.c) and where
- * `airlock run`'s parser takes it (cli/run_options.c): each mistake one
+/* --mount HOSTDIR:GUESTDIR[:ro|:rw] (vmm/cli/mount_options.c) and where
+ * `airlock run`'s parser takes it (vmm/cli/run_options.c): each mistake one
  * line naming the value, the mode's default, GUESTDIR twice, the count,
  * the VM's virtio slots, and the modes that cannot take it. */
 #include <errno.h>
@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "cli/mount_options.h"
-#include "cli/run_options.h"
-#include "util/rmtree.h"
+#include "vmm/cli/mount_options.h"
+#include "vmm/cli/run_options.h"
+#include "vmm/util/rmtree.h"
 
 static char top[64], dir[96], file[96], arg[1200], err[1024];
 static struct mount_list l;

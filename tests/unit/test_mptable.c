@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "memory/layout.h"
+#include "vmm/memory/layout.h"
 #include "boot/loader.h"
 #include "tests/unit/helpers.h"
 

@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/container_cgroup.h"
-#include "runtime/container_state.h"
-#include "runtime/oci_config.h"
-#include "runtime/root_disk.h"
+#include "vmm/runtime/container_cgroup.h"
+#include "vmm/runtime/container_state.h"
+#include "vmm/runtime/oci_config.h"
+#include "vmm/runtime/root_disk.h"
 #include "tests/unit/helpers.h"
 
 static const char good[] =

@@ -1,15 +1,15 @@
-/* cli/boot_options.c: parse_uint and `airlock boot` option parsing. */
+/* vmm/cli/boot_options.c: parse_uint and `airlock boot` option parsing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "memory/layout.h"
-#include "util/parse.h"
+#include "vmm/memory/layout.h"
+#include "vmm/util/parse.h"
 #include "boot/loader.h"
 #include "tests/unit/helpers.h"
-#include "cli/boot_options.h"
+#include "vmm/cli/boot_options.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
 

@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory/layout.h"
-#include "util/parse.h"
+#include "vmm/memory/layout.h"
+#include "vmm/util/parse.h"
 #include "boot/loader.h"
 #include "devices/serial.h"
 #include "tests/unit/helpers.h"
-#include "cli/boot_options.h"
-#include "snapshot/snapshot_file.h"
+#include "vmm/cli/boot_options.h"
+#include "vmm/snapshot/snapshot_file.h"
 
-/* cli/boot_options.c parse_uint: `(max - d) / 10` underflows when the
+/* vmm/cli/boot_options.c parse_uint: `(max - d) / 10` underflows when the
  * digit is larger than max, so a value above max is accepted. */
 START_TEST(parse_uint_digit_above_max)
 {
@@ -26,7 +26,7 @@ START_TEST(parse_uint_digit_above_max)
 }
 END_TEST
 
-/* cli/boot_options.c: an unknown short option inside a cluster ("-xy")
+/* vmm/cli/boot_options.c: an unknown short option inside a cluster ("-xy")
  * does not advance optind, so the message names the previous argument. */
 START_TEST(options_cluster_message)
 {
@@ -38,7 +38,7 @@ START_TEST(options_cluster_message)
 }
 END_TEST
 
-/* cli/boot_options.c resets getopt with optind = 1, which keeps GNU
+/* vmm/cli/boot_options.c resets getopt with optind = 1, which keeps GNU
  * getopt's private "next character" pointer: after a parse that stopped
  * inside "-xy", the next parse resumes at the stale "y" and rejects a
  * valid command line.  optind = 0 asks glibc for a full reset. */
@@ -57,7 +57,7 @@ END_TEST
 
 /* devices/serial.c: a FIFO reset (FCR bit 1) empties the receive FIFO but
  * never calls rx_ready, so a host that was told "FIFO full, wait for
- * rx_ready" (kvm/console.c pauses stdin) waits forever. */
+ * rx_ready" (vmm/kvm/console.c pauses stdin) waits forever. */
 static unsigned ready_calls;
 static void k_tx(void *o, uint8_t b) { (void)o; (void)b; }
 static void k_irq(void *o, int level) { (void)o; (void)level; }
@@ -102,7 +102,7 @@ START_TEST(loader_bad_ncpus_reported_as_nomem)
 }
 END_TEST
 
-/* snapshot/snapshot_file.c: libfdt 1.6.1's fdt_check_full read through a NULL
+/* vmm/snapshot/snapshot_file.c: libfdt 1.6.1's fdt_check_full read through a NULL
  * pointer on this state file (found by fuzz_snapshot: a version-14 header
  * whose size_dt_struct runs past the end).  The reader now checks the
  * header itself first. */

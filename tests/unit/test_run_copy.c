@@ -1,4 +1,4 @@
-/* cli/run_copy.c: a --copy-out creates no host file while it is parsed,
+/* vmm/cli/run_copy.c: a --copy-out creates no host file while it is parsed,
  * and its file gets the HOST name only once the copy is complete,
  * replacing an existing HOST whole; into an existing folder it goes
  * under GUEST's name; bad host paths are refused at once.  A --copy-in
@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "cli/run_copy.h"
-#include "jail/seccomp.h"
-#include "util/rmtree.h"
+#include "vmm/cli/run_copy.h"
+#include "vmm/jail/seccomp.h"
+#include "vmm/util/rmtree.h"
 
 static char dir[64];
 

@@ -1,4 +1,4 @@
-/* cli/run_copy_tree.c and the folder half of cli/run_copy.c: a --copy-out
+/* vmm/cli/run_copy_tree.c and the folder half of vmm/cli/run_copy.c: a --copy-out
  * folder's tar, which a guest that took over the VM process may have
  * written, made into a tree beside HOST by the waiting parent.  A good
  * tree comes out whole (folders, an empty one, a symlink kept as a link,
@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "cli/run_copy.h"
-#include "cli/run_copy_tree.h"
-#include "jail/seccomp.h"
-#include "util/rmtree.h"
+#include "vmm/cli/run_copy.h"
+#include "vmm/cli/run_copy_tree.h"
+#include "vmm/jail/seccomp.h"
+#include "vmm/util/rmtree.h"
 
 static char dir[64], stage[128], outside[128];
 

@@ -1,4 +1,4 @@
-/* util/scrub.c: replacement across every split of the stream (compared
+/* vmm/util/scrub.c: replacement across every split of the stream (compared
  * with the one-shot reference in scrub_ref.c), leftmost-longest choice,
  * counting patterns, how much is held back, the output-room contract, and
  * inputs chosen to make a naive matcher quadratic. */
@@ -9,7 +9,7 @@
 
 #include "tests/unit/helpers.h"
 #include "tests/unit/scrub_ref.h"
-#include "util/scrub.h"
+#include "vmm/util/scrub.h"
 
 #define P(find, repl) {(const unsigned char *)(find), (const unsigned char *)(repl), sizeof(find) - 1}
 

@@ -1,4 +1,4 @@
-/* jail/seccomp.c: each thread kind's filter, installed in a forked child
+/* vmm/jail/seccomp.c: each thread kind's filter, installed in a forked child
  * (a filter cannot be removed, and the test runner must go on): allowed
  * calls work, a syscall off the list kills the process with SIGSYS, and the
  * argument filters hold (ioctl request numbers, socket kinds, read-only
@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "jail/cgroup.h"
-#include "jail/seccomp.h"
+#include "vmm/jail/cgroup.h"
+#include "vmm/jail/seccomp.h"
 
 enum probe { P_WRITE, P_OPENAT, P_OPENAT_CREATE, P_SOCKET_INET, P_SOCKET_UNIX, P_SOCKET_PACKET,
              P_SOCKET_NETLINK_ROUTE, P_SOCKET_NETLINK_AUDIT, P_SOCKETPAIR_UNIX, P_IOCTL_KVM_RUN,

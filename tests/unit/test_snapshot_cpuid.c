@@ -1,15 +1,15 @@
 /* A restore refuses a host whose CPUID differs from the snapshot's
  * (vm_snapshot_cpuid_check): equal tables pass in any order; a changed
  * register, a leaf gone and a leaf added each fail with the leaf named.
- * And the table a guest gets has the TSC-deadline timer (kvm/cpuid.c). */
+ * And the table a guest gets has the TSC-deadline timer (vmm/kvm/cpuid.c). */
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tests/unit/helpers.h"
-#include "kvm/cpuid.h"
-#include "snapshot/vm_snapshot.h"
+#include "vmm/kvm/cpuid.h"
+#include "vmm/snapshot/vm_snapshot.h"
 
 static struct snap_vcpu *snap;
 static struct kvm_cpuid2 *here;

@@ -1,4 +1,4 @@
-/* snapshot/snapshot_file: the state file's writer and its strict reader.  A
+/* vmm/snapshot/snapshot_file: the state file's writer and its strict reader.  A
  * valid sample goes through byte for byte; every truncation, random
  * corruption and each rule the reader enforces gets a clean one-line error
  * (and a zeroed struct), never a crash. */
@@ -10,7 +10,7 @@
 
 #include "tests/unit/helpers.h"
 #include "tests/unit/snap_sample.h"
-#include "snapshot/snapshot_file.h"
+#include "vmm/snapshot/snapshot_file.h"
 
 static struct snap_state *s, *t;
 static const struct snap_state zero_state;

@@ -1,4 +1,4 @@
-/* snapshot/snapshot_memory: guest RAM to a file and back, plain (holes, mapped
+/* vmm/snapshot/snapshot_memory: guest RAM to a file and back, plain (holes, mapped
  * back copy-on-write) and zlib; files of the wrong size, truncated,
  * corrupt or too long get a clean error. */
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
-#include "snapshot/snapshot_memory.h"
+#include "vmm/snapshot/snapshot_memory.h"
 
 #define LOW  (64u * 4096)  /* region at gpa 0 */
 #define HIGH (16u * 4096)  /* region at gpa 1 MiB, after a "gap" */

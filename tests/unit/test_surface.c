@@ -1,4 +1,4 @@
-/* report/surface.c: the report shows every range the shared registration
+/* vmm/report/surface.c: the report shows every range the shared registration
  * makes, with the handler the bus really has, and names every feature the
  * devices offer. */
 #include <linux/kvm.h>
@@ -9,12 +9,12 @@
 #include "devices/virtio/blk.h"
 #include "devices/virtio/vsock.h"
 #include "tests/unit/helpers.h"
-#include "cli/boot_options.h"
-#include "kvm/machine.h"
-#include "report/surface.h"
-#include "report/symtab.h"
-#include "kvm/vcpu_exits.h"
-#include "kvm/vsock_host.h"
+#include "vmm/cli/boot_options.h"
+#include "vmm/kvm/machine.h"
+#include "vmm/report/surface.h"
+#include "vmm/report/symtab.h"
+#include "vmm/kvm/vcpu_exits.h"
+#include "vmm/kvm/vsock_host.h"
 
 static struct surface_report rep;
 
@@ -142,7 +142,7 @@ START_TEST(reach_unknown_without_data)
     surface_print_json(f, &rep);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(buf, "\"reachable\": \"unknown\""));
-    /* The seccomp lists are the real ones (jail/seccomp.c is linked in). */
+    /* The seccomp lists are the real ones (vmm/jail/seccomp.c is linked in). */
     ck_assert_ptr_nonnull(strstr(buf, "{\"thread\": \"vcpu\", \"syscalls\": [{\"name\": "));
     ck_assert_ptr_nonnull(strstr(buf, "\"KVM_RUN"));
     free(buf);

@@ -1,4 +1,4 @@
-/* sandbox/tar_in.c: uploads as a recording sink sees them.  Tars are made
+/* vmm/sandbox/tar_in.c: uploads as a recording sink sees them.  Tars are made
  * here with libarchive's writer (pax and GNU names, gzip), then hostile
  * ones: "..", absolute names, hardlinks, devices, fifos, a component over
  * 255 bytes, a name too long for its destination, a root that is a file,
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sandbox/tar_in.h"
-#include "util/tar_name.h"
+#include "vmm/sandbox/tar_in.h"
+#include "vmm/util/tar_name.h"
 #include "tests/unit/helpers.h"
 
 struct mem {

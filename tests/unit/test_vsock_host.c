@@ -1,4 +1,4 @@
-/* --vsock-uds clients (kvm/vsock_host.c) against the real device with the
+/* --vsock-uds clients (vmm/kvm/vsock_host.c) against the real device with the
  * fake guest of vsock_env.h: a client that connects and never sends its
  * CONNECT line must not keep others out. */
 #include <check.h>
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "tests/unit/vsock_env.h"
-#include "kvm/evloop.h"
-#include "kvm/vsock_host.h"
+#include "vmm/kvm/evloop.h"
+#include "vmm/kvm/vsock_host.h"
 
 _Static_assert(offsetof(struct vdev, transport) == 0, "vs_env aliases the transport as a vdev");
 

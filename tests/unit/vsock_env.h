@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "devices/virtio/vsock.h"
-#include "kvm/virtio_devices.h"
+#include "vmm/kvm/virtio_devices.h"
 #include "tests/unit/helpers.h"
 #include "tests/unit/ring.h"
 
@@ -29,7 +29,7 @@ struct pair {
 struct vs_env {
     struct test_mem tm;
     struct test_ring r[3];
-    /* The transport, also as the monitor's slot (kvm/vsock_host.c takes a
+    /* The transport, also as the monitor's slot (vmm/kvm/vsock_host.c takes a
      * struct vdev, whose first member is the transport). */
     union {
         struct virtio_mmio t;

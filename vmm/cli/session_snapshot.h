@@ -1,0 +1,31 @@
+/* Snapshots of a running session and restores into a new one: the order
+ * of the pieces (KVM state, devices, disks' overlays, guest RAM, the state
+ * file) and what must hold while they are taken. */
+#ifndef AIRLOCK_CLI_SESSION_SNAPSHOT_H
+#define AIRLOCK_CLI_SESSION_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "vmm/cli/session.h"
+#include "vmm/snapshot/snapshot_dir.h"
+#include "vmm/snapshot/snapshot_state.h"
+
+/* Pauses the VM and writes it out; the VM stays paused (the caller stops
+ * it).  -errno with err saying what failed. */
+int session_snapshot_save(struct boot_session *s, const struct snap_out *o, char *err,
+                          size_t errlen);
+
+/* After the devices are attached and before any vCPU runs: the KVM
+ * state, the devices' state and the disks' overlays from `st` (guest RAM
+ * is already in), then a vsock TRANSPORT_RESET so the guest drops the
+ * connections it had (the host side has none).  overlay_fd[i] is -1 for a
+ * disk without one.  -errno with err naming what was refused. */
+int session_snapshot_restore(struct boot_session *s, const struct snap_state *st,
+                             const int *overlay_fd, char *err, size_t errlen);
+
+/* Whether disk i, as opened now, is the file the snapshot was taken
+ * with (size, device, inode, mtime): 0, or -ESTALE with err naming it. */
+int snap_disk_check(const struct snap_disk *sd, const struct disk *d, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,297 @@
+/* Staging folder to ext4; see rootfs_disk.h. */
+#include "vmm/image/rootfs_disk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+int rootfs_owners_add(void *owners, const struct layer_owner *o)
+{
+    struct rootfs_owners *l = owners;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        struct rootfs_owner *v = realloc(l->v, cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    struct rootfs_owner *e = &l->v[l->n];
+    *e = (struct rootfs_owner){.uid = o->uid, .gid = o->gid, .mode = o->mode};
+    e->path = strdup(o->path);
+    if (o->caps && o->caps_len && (e->caps = malloc(o->caps_len))) {
+        memcpy(e->caps, o->caps, o->caps_len);
+        e->caps_len = o->caps_len;
+    }
+    if (!e->path || (o->caps && o->caps_len && !e->caps)) {
+        free(e->path);
+        free(e->caps);
+        return -ENOMEM;
+    }
+    l->n++;
+    return 0;
+}
+
+void rootfs_owners_free(struct rootfs_owners *o)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        free(o->v[i].path);
+        free(o->v[i].caps);
+    }
+    free(o->v);
+    memset(o, 0, sizeof(*o));
+}
+
+/* ---- the tree's size ---- */
+
+static uint64_t tree_bytes, tree_inodes;
+
+static int count(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)path;
+    (void)flag;
+    (void)ftw;
+    tree_bytes += (uint64_t)st->st_blocks * 512;
+    tree_inodes++;
+    return 0;
+}
+
+/* ---- running e2fsprogs ---- */
+
+/* Runs argv with stdin from `in` (or /dev/null) and stdout/stderr into
+ * `log` (a file kept for the error); its exit status or -errno. */
+static int run(char *const argv[], const char *in, int log)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, in ? in : "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, log, 1);
+    posix_spawn_file_actions_adddup2(&fa, log, 2);
+    pid_t pid;
+    int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    static const char *const sbin[] = {"/usr/sbin/", "/sbin/"};
+    for (size_t i = 0; e == ENOENT && i < sizeof(sbin) / sizeof(sbin[0]); i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "%s%s", sbin[i], argv[0]);
+        e = posix_spawn(&pid, path, &fa, NULL, argv, environ);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    if (e)
+        return -e;
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The last line the tool printed, for the error. */
+static void last_line(int log, char *out, size_t cap)
+{
+    char buf[4096];
+    off_t end = lseek(log, 0, SEEK_END);
+    off_t from = end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0;
+    ssize_t n = pread(log, buf, sizeof(buf) - 1, from);
+    buf[n < 0 ? 0 : n] = '\0';
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = '\0';
+    char *nl = strrchr(buf, '\n');
+    snprintf(out, cap, "%.*s", (int)(cap > 0 ? cap - 1 : 0), nl ? nl + 1 : buf);
+}
+
+/* A debugfs argument: in double quotes, a quote doubled (its parser's
+ * escape); the names have no control bytes (layer_apply refuses them). */
+static void quoted(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* mke2fs copies each entry's owner as the staging folder has it (ours,
+ * not run as root): each entry first becomes the disk's one owner (root
+ * for an image), then the layers' owners follow. */
+static FILE *root_script;
+static size_t stage_len;
+static uid_t owner_uid;
+static gid_t owner_gid;
+
+static int to_owner(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)flag;
+    if (ftw->level == 0 || (st->st_uid == owner_uid && st->st_gid == owner_gid))
+        return 0;
+    /* A line break would end the command: the rest of the name would be
+     * debugfs's next one.  A host folder's names come from anyone. */
+    for (const char *c = path; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return errno = EINVAL, -1;
+    for (int k = 0; k < 2; k++) {
+        fputs("sif ", root_script);
+        quoted(root_script, path + stage_len);
+        fprintf(root_script, k ? " gid %lu\n" : " uid %lu\n",
+                k ? (unsigned long)owner_gid : (unsigned long)owner_uid);
+    }
+    return 0;
+}
+
+static int write_script(const char *stage, const struct rootfs_owners *o, const char *script,
+                        const char *caps_dir)
+{
+    FILE *f = fopen(script, "we");
+    if (!f)
+        return -errno;
+    root_script = f;
+    stage_len = strlen(stage);
+    if (nftw(stage, to_owner, 64, FTW_PHYS) < 0) {
+        fclose(f);
+        return -errno;
+    }
+    for (size_t i = 0; i < o->n; i++) {
+        const struct rootfs_owner *e = &o->v[i];
+        char p[8192];
+        struct stat st;
+        snprintf(p, sizeof(p), "%s/%s", stage, e->path);
+        if (lstat(p, &st) < 0)
+            continue; /* a later layer removed it */
+        const char *fields[3] = {"uid", "gid", "mode"};
+        unsigned long vals[3] = {e->uid, e->gid, (unsigned long)e->mode};
+        for (int k = 0; k < 3; k++) {
+            if (k == 2 && S_ISLNK(st.st_mode))
+                continue; /* a symlink's mode means nothing */
+            fputs("sif ", f);
+            quoted(f, e->path[0] == '/' ? e->path : (snprintf(p, sizeof(p), "/%s", e->path), p));
+            fprintf(f, k == 2 ? " %s 0%lo\n" : " %s %lu\n", fields[k], vals[k]);
+        }
+        if (e->caps) {
+            char cf[4200];
+            snprintf(cf, sizeof(cf), "%s/%zu", caps_dir, i);
+            int fd = open(cf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+            if (fd < 0 || write(fd, e->caps, e->caps_len) != (ssize_t)e->caps_len) {
+                if (fd >= 0)
+                    close(fd);
+                fclose(f);
+                return -EIO;
+            }
+            close(fd);
+            fputs("ea_set -f ", f);
+            quoted(f, cf);
+            fputc(' ', f);
+            snprintf(p, sizeof(p), "/%s", e->path);
+            quoted(f, p);
+            fputs(" security.capability\n", f);
+        }
+    }
+    return fclose(f) ? -errno : 0;
+}
+
+int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, const char *out,
+                     unsigned headroom_mib, char *err, size_t cap)
+{
+    return rootfs_disk_make_owned(stage, owners, out, 0, 0, headroom_mib, err, cap);
+}
+
+/* With owners NULL, no owners script: mke2fs -d's copy stands as made. */
+static int make_disk(const char *stage, const struct rootfs_owners *owners, const char *out,
+                     uid_t uid, gid_t gid, unsigned headroom_mib, char *err, size_t cap)
+{
+    owner_uid = uid;
+    owner_gid = gid;
+    tree_bytes = tree_inodes = 0;
+    if (nftw(stage, count, 64, FTW_PHYS) < 0) {
+        snprintf(err, cap, "reading the staged tree: %s", strerror(errno));
+        return -1;
+    }
+    /* Room for the data, its metadata and the journal, then the headroom. */
+    uint64_t kib = (tree_bytes + tree_bytes / 8 + tree_inodes * 4096) / 1024 +
+                   ((uint64_t)headroom_mib + 32) * 1024;
+    char size[32], inodes[32], work[4096], script[4200], log_path[4200], root_owner[48];
+    snprintf(root_owner, sizeof(root_owner), "root_owner=%lu:%lu", (unsigned long)uid,
+             (unsigned long)gid);
+    snprintf(size, sizeof(size), "%lluk", (unsigned long long)kib);
+    snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(tree_inodes + tree_inodes / 4 + 4096));
+    snprintf(work, sizeof(work), "%s.work.XXXXXX", out);
+    if (!mkdtemp(work)) {
+        snprintf(err, cap, "a work folder beside %s: %s", out, strerror(errno));
+        return -1;
+    }
+    snprintf(script, sizeof(script), "%s/debugfs", work);
+    snprintf(log_path, sizeof(log_path), "%s/log", work);
+    int log = open(log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int rc = log < 0 ? -errno : 0;
+    const char *step = "the log";
+    unlink(out);
+    if (!rc) {
+        step = "mke2fs";
+        /* 4 KiB blocks at every size (mke2fs picks 1 KiB below 512 MiB):
+         * the guest's page size and the copy-on-write cluster
+         * (devices/disk.h), so no metadata write needs a copy-up read. */
+        char *mk[] = {"mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096", "-m", "0", "-N", inodes,
+                      "-E", root_owner, "-d", (char *)stage, (char *)out, size, NULL};
+        rc = run(mk, NULL, log);
+    }
+    if (!rc && owners) {
+        step = "the owners script";
+        rc = write_script(stage, owners, script, work);
+    }
+    if (!rc && owners) {
+        step = "debugfs";
+        char *df[] = {"debugfs", "-w", "-f", script, (char *)out, NULL};
+        rc = run(df, NULL, log);
+    }
+    if (!rc) {
+        step = "e2fsck";
+        char *ck[] = {"e2fsck", "-fn", (char *)out, NULL};
+        rc = run(ck, NULL, log);
+    }
+    if (rc) {
+        char line[300] = "";
+        if (log >= 0)
+            last_line(log, line, sizeof(line));
+        snprintf(err, cap, "%s: %s", step,
+                 rc < 0 ? strerror(-rc) : line[0] ? line : "failed");
+        unlink(out);
+    }
+    if (log >= 0)
+        close(log);
+    /* The work folder holds flat files only. */
+    for (size_t i = 0; owners && i < owners->n; i++) {
+        char cf[4200];
+        snprintf(cf, sizeof(cf), "%s/%zu", work, i);
+        unlink(cf);
+    }
+    unlink(script);
+    unlink(log_path);
+    rmdir(work);
+    return rc ? -1 : 0;
+}
+
+int rootfs_disk_make_owned(const char *stage, const struct rootfs_owners *owners, const char *out,
+                           uid_t uid, gid_t gid, unsigned headroom_mib, char *err, size_t cap)
+{
+    return make_disk(stage, owners, out, uid, gid, headroom_mib, err, cap);
+}
+
+int rootfs_disk_make_kept(const char *stage, const char *out, unsigned headroom_mib, char *err,
+                          size_t cap)
+{
+    struct stat st;
+    if (stat(stage, &st) < 0) {
+        snprintf(err, cap, "%s: %s", stage, strerror(errno));
+        return -1;
+    }
+    return make_disk(stage, NULL, out, st.st_uid, st.st_gid, headroom_mib, err, cap);
+}

@@ -1,0 +1,383 @@
+/* `airlock-runtime create --bundle B [--pid-file P] [--console-socket S]
+ * ID`: the container's root disk (built or found in the cache), then its
+ * init stand-in, which boots the VM and waits for `start` on the
+ * container's FIFO; create returns once the VM's agent answered, the
+ * state is recorded and the create hooks ran, the pid file written last.
+ *
+ * The stand-in is forked from create and outlives it: the caller (conmon,
+ * containerd's shim) is a subreaper and inherits it.  Its stdio are
+ * create's (the container's, as the caller passed them); nothing else of
+ * create's stays open in it, and the VM process gets /dev/null and a log,
+ * so a caller reading create's output sees it end when create ends. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/jail/fdpass.h"
+#include "vmm/runtime/container_cgroup.h"
+#include "vmm/runtime/container_state.h"
+#include "vmm/runtime/container_vm.h"
+#include "vmm/runtime/hooks.h"
+#include "vmm/runtime/oci_config.h"
+#include "vmm/runtime/pid_file.h"
+#include "vmm/runtime/root_disk.h"
+#include "vmm/runtime/runtime_cmds.h"
+#include "vmm/runtime/runtime_log.h"
+#include "vmm/runtime/standin.h"
+#include "vmm/sandbox/sandbox_boot.h"
+#include "vmm/sandbox/vm_proc.h"
+
+struct create_args {
+    const char *bundle, *pid_file, *console_socket;
+    const char *id;
+};
+
+/* ---- the init stand-in (the forked child) ---- */
+
+struct standin_ctx {
+    const struct runtime_globals *g;
+    struct container *c;
+    const struct oci_config *cfg;
+    const char *disk;
+    int ready_fd; /* create's pipe: "" when ready, else the error text */
+    int tty;      /* the console's slave, or -1 */
+    const char *cgroup; /* the container's cgroup folder, or NULL */
+};
+
+static void report(int fd, const char *msg)
+{
+    size_t n = strlen(msg);
+    ssize_t w = write(fd, msg, n ? n : 1);
+    (void)w;
+}
+
+/* Blocks until `start` opens the FIFO for reading, then hands it a byte. */
+static int wait_for_start(const struct container *c)
+{
+    char p[PATH_MAX + 16];
+    container_path(c, "start", p, sizeof(p));
+    int fd;
+    while ((fd = open(p, O_WRONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    if (fd < 0)
+        return -errno;
+    char b = 's';
+    ssize_t w = write(fd, &b, 1);
+    close(fd);
+    return w == 1 ? 0 : -EIO;
+}
+
+static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
+{
+    char err[2048] = "";
+    struct sandbox sb;
+    setsid();
+    if (x->tty >= 0 && standin_take_console(x->tty, err, sizeof(err))) {
+        report(x->ready_fd, err);
+        _exit(1);
+    }
+    if (x->cgroup && container_cgroup_join(x->cgroup, err, sizeof(err))) {
+        report(x->ready_fd, err);
+        _exit(1);
+    }
+    const struct oci_namespace *net = oci_config_namespace(x->cfg, CLONE_NEWNET);
+    if (net) {
+        /* The engines' network bookkeeping (Docker's libnetwork hook)
+         * wants a namespace at the container's pid; the VM has no NIC. */
+        int nfd = net->path ? open(net->path, O_RDONLY | O_CLOEXEC) : -1;
+        if (net->path ? nfd < 0 || setns(nfd, CLONE_NEWNET) < 0 : unshare(CLONE_NEWNET) < 0) {
+            snprintf(err, sizeof(err), "the network namespace %.300s: %s",
+                     net->path ? net->path : "(new)", strerror(errno));
+            report(x->ready_fd, err);
+            _exit(1);
+        }
+        if (nfd >= 0)
+            close(nfd);
+    }
+    int e = vm_proc_launcher_start();
+    if (e) {
+        snprintf(err, sizeof(err), "a thread: %s", strerror(-e));
+        report(x->ready_fd, err);
+        _exit(1);
+    }
+    if (container_vm_boot(x->g->root, x->cfg, x->disk, x->cgroup, &sb, err, sizeof(err))) {
+        report(x->ready_fd, err);
+        _exit(1);
+    }
+    /* The VM's folder, for exec (which dials its agent) and delete. */
+    json_object_set_new(x->c->state, "vm_sock", json_string(sb.sock));
+    json_object_set_new(x->c->state, "vm_pid", json_integer(sb.pid));
+    json_object_set_new(x->c->state, "egress", json_boolean(container_vm_egress(x->cfg)));
+    if (container_save(x->c)) {
+        report(x->ready_fd, "cannot record the container's state");
+        sandbox_teardown(&sb);
+        _exit(1);
+    }
+    report(x->ready_fd, "");
+    close(x->ready_fd);
+    int status = EXIT_FAILURE;
+    if (!wait_for_start(x->c))
+        status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg));
+    sandbox_teardown(&sb);
+    _exit(status);
+}
+
+/* ---- create itself ---- */
+
+static int parse(int argc, char **argv, struct create_args *a)
+{
+    static const struct option opts[] = {
+        {"bundle", required_argument, NULL, 'b'},
+        {"pid-file", required_argument, NULL, 'p'},
+        {"console-socket", required_argument, NULL, 'c'},
+        {"no-pivot", no_argument, NULL, 'n'},
+        {"no-new-keyring", no_argument, NULL, 'k'},
+        {"preserve-fds", required_argument, NULL, 'f'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(a, 0, sizeof(*a));
+    a->bundle = ".";
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long_only(argc, argv, "+b:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': a->bundle = optarg; break;
+        case 'p': a->pid_file = optarg; break;
+        case 'c': a->console_socket = optarg; break;
+        case 'n': case 'k': break;
+        case 'f':
+            /* fds from 3 on kept for the process: a VM cannot take host
+             * fds, so only 0 is honest */
+            if (strcmp(optarg, "0"))
+                return runtime_usage_error("create", "--preserve-fds %s: a container in a VM "
+                                           "cannot use host file descriptors", optarg);
+            break;
+        default:
+            return runtime_usage_error("create", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return runtime_usage_error("create", "want exactly one container id");
+    a->id = argv[optind];
+    if (!container_id_ok(a->id))
+        return runtime_usage_error("create", "invalid container id '%.200s'", a->id);
+    return 0;
+}
+
+/* Reads the stand-in's verdict: 0 when ready, else -1 with its error. */
+static int wait_ready(int fd, char *err, size_t cap)
+{
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, err + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        if (n == cap - 1)
+            break;
+    }
+    err[n] = '\0';
+    if (n == 1 && err[0] == '\0')
+        return 0;
+    if (!n)
+        snprintf(err, cap, "the container's VM process ended before it was ready");
+    return -1;
+}
+
+static json_t *new_state(const struct create_args *a, const char *bundle_real,
+                         const char *rootfs, const struct oci_config *cfg)
+{
+    struct timespec ts;
+    struct tm tm;
+    char when[64], stamp[96];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(stamp, sizeof(stamp), "%s.%09ldZ", when, ts.tv_nsec);
+    return json_pack("{s:s, s:s, s:s, s:s, s:O}", "id", a->id, "bundle", bundle_real, "rootfs",
+                     rootfs, "created", stamp, "annotations",
+                     cfg->annotations ? cfg->annotations : json_object());
+}
+
+int runtime_create(const struct runtime_globals *g, int argc, char **argv)
+{
+    struct create_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc)
+        return rc;
+    char bundle[PATH_MAX], cfg_path[PATH_MAX + 16], rootfs[PATH_MAX * 2], err[2048];
+    if (!realpath(a.bundle, bundle))
+        return runtime_error("--bundle %s: %s", a.bundle, strerror(errno));
+    snprintf(cfg_path, sizeof(cfg_path), "%s/config.json", bundle);
+    struct oci_config cfg;
+    if (oci_config_load(cfg_path, &cfg, err, sizeof(err)))
+        return runtime_error("%s", err);
+    unsigned mem, cpus;
+    if (!cfg.has_process) {
+        oci_config_free(&cfg);
+        return runtime_error("config.json: process: a container needs one");
+    }
+    if (container_vm_shape(&cfg, &mem, &cpus, err, sizeof(err)) ||
+        oci_namespaces_check(&cfg, err, sizeof(err))) {
+        oci_config_free(&cfg);
+        return runtime_error("%s", err);
+    }
+    if (cfg.process.terminal && !a.console_socket) {
+        oci_config_free(&cfg);
+        return runtime_error("process.terminal is true: --console-socket is needed");
+    }
+    snprintf(rootfs, sizeof(rootfs), "%s%s%s", cfg.root[0] == '/' ? "" : bundle,
+             cfg.root[0] == '/' ? "" : "/", cfg.root);
+    struct container c;
+    int e = container_make(g->root, a.id, &c);
+    if (e) {
+        oci_config_free(&cfg);
+        return e == -EEXIST ? runtime_error("container with id %s already exists", a.id)
+                            : runtime_error("%s/%s: %s", g->root, a.id, strerror(-e));
+    }
+    struct dir_disk disk;
+    char fifo[PATH_MAX + 16], cgroup[PATH_MAX];
+    int ready[2] = {-1, -1}, tty = -1;
+    pid_t pid = -1;
+    bool have_cgroup = false;
+    c.state = new_state(&a, bundle, rootfs, &cfg);
+    container_path(&c, "start", fifo, sizeof(fifo));
+    rc = 1;
+    if (!c.state) {
+        runtime_error("out of memory");
+        goto fail;
+    }
+    if (cfg.cgroups_path) {
+        if (container_cgroup_make(cfg.cgroups_path, g->systemd_cgroup, mem, cgroup,
+                                  sizeof(cgroup), err, sizeof(err))) {
+            runtime_error("%s", err);
+            goto fail;
+        }
+        have_cgroup = cgroup[0] != '\0'; /* "": no cgroup2 here */
+        if (have_cgroup)
+            json_object_set_new(c.state, "cgroup", json_string(cgroup));
+    }
+    if (root_disk_get(rootfs, &disk, err, sizeof(err))) {
+        runtime_error("%s", err);
+        goto fail;
+    }
+    if (mkfifo(fifo, 0600) < 0) {
+        runtime_error("%s: %s", fifo, strerror(errno));
+        goto fail;
+    }
+    if (cfg.process.terminal &&
+        (tty = standin_console(a.console_socket, &cfg.process, err, sizeof(err))) < 0) {
+        runtime_error("%s", err);
+        goto fail;
+    }
+    if (pipe2(ready, O_CLOEXEC) < 0) {
+        runtime_error("pipe: %s", strerror(errno));
+        goto fail;
+    }
+    if (container_save(&c)) {
+        runtime_error("cannot record the container's state in %s", c.dir);
+        goto fail;
+    }
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        close(ready[0]);
+        struct standin_ctx x = {.g = g, .c = &c, .cfg = &cfg, .disk = disk.path,
+                                .ready_fd = ready[1], .tty = tty,
+                                .cgroup = have_cgroup ? cgroup : NULL};
+        init_standin(&x);
+    }
+    close(ready[1]);
+    ready[1] = -1;
+    if (tty >= 0)
+        close(tty);
+    tty = -1;
+    if (pid < 0) {
+        runtime_error("fork: %s", strerror(errno));
+        goto fail;
+    }
+    if (wait_ready(ready[0], err, sizeof(err))) {
+        runtime_error("%s", err);
+        goto fail;
+    }
+    /* The VM booted: now its cpu limit (a small quota would have starved
+     * the boot itself). */
+    if (have_cgroup && container_cgroup_update(cgroup, &cfg, err, sizeof(err))) {
+        runtime_error("%s", err);
+        goto fail;
+    }
+    /* The stand-in recorded its VM; add itself as the container's pid. */
+    container_close(&c);
+    struct container again;
+    if (container_open(g->root, a.id, &again) || !again.state) {
+        runtime_error("the container's state went away");
+        goto fail;
+    }
+    c = again;
+    json_object_set_new(c.state, "pid", json_integer(pid));
+    json_object_set_new(c.state, "pid_start", json_integer((json_int_t)proc_start_time(pid)));
+    c.pid = pid;
+    c.pid_start = proc_start_time(pid);
+    if (container_save(&c)) {
+        runtime_error("cannot record the container's state in %s", c.dir);
+        goto fail;
+    }
+    json_t *st = container_state_json(&c);
+    static const enum oci_hook_kind create_hooks[] = {OCI_HOOK_PRESTART, OCI_HOOK_CREATE_RUNTIME,
+                                                      OCI_HOOK_CREATE_CONTAINER};
+    for (size_t i = 0; i < 3 && !err[0]; i++)
+        if (hooks_run(&cfg, create_hooks[i], st, err, sizeof(err)) == 0)
+            err[0] = '\0';
+    json_decref(st);
+    if (err[0]) {
+        runtime_error("%s", err);
+        goto fail;
+    }
+    if (a.pid_file && (e = pid_file_write(a.pid_file, pid))) {
+        runtime_error("--pid-file %s: %s", a.pid_file, strerror(-e));
+        goto fail;
+    }
+    close(ready[0]);
+    container_close(&c);
+    oci_config_free(&cfg);
+    return 0;
+fail:
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        struct container recorded; /* the stand-in may have recorded its VM */
+        if (!container_open(g->root, a.id, &recorded)) {
+            container_vm_forget(recorded.state);
+            container_close(&recorded);
+        }
+    }
+    if (ready[0] >= 0)
+        close(ready[0]);
+    if (ready[1] >= 0)
+        close(ready[1]);
+    if (tty >= 0)
+        close(tty);
+    if (have_cgroup)
+        container_cgroup_remove(cgroup);
+    container_remove(&c);
+    container_close(&c);
+    oci_config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* A container process's host stand-in: the process whose pid the engine
+ * gets (the pid file), which runs the real process in the VM through
+ * the agent and is alive exactly as long as it:
+ *   - its stdin, stdout and stderr are the guest process's (relayed);
+ *   - every signal it can catch is sent on to the guest process's
+ *     group (SIGKILL cannot be caught: the stand-in dies, and the VM,
+ *     which dies with it, takes the process along);
+ *   - with a terminal, the guest process gets a pty of its own and the
+ *     stand-in's terminal's size, and SIGWINCH sends the new size;
+ *   - it exits with the guest process's status, 128+N for signal N, as
+ *     a shell reports it; 127/126 when the program was not found or not
+ *     executable, 125 when the VM or its agent failed. */
+#ifndef AIRLOCK_RUNTIME_STANDIN_H
+#define AIRLOCK_RUNTIME_STANDIN_H
+
+#include <stdbool.h>
+
+#include "vmm/runtime/oci_config.h"
+
+/* With a terminal (process.terminal): a pty whose master goes to the
+ * caller's console socket (one SCM_RIGHTS fd, as runc sends it), sized
+ * as the process asks; the slave, or -1 with err. */
+int standin_console(const char *socket_path, const struct oci_process *p, char *err, size_t cap);
+/* In the stand-in (a session leader): the slave as its controlling
+ * terminal and stdio, in raw mode (the guest's pty does the terminal's
+ * work).  0, or -1 with err. */
+int standin_take_console(int slave, char *err, size_t cap);
+
+/* Runs p in the VM whose agent is at `sock`, with fds 0, 1 and 2 as its
+ * stdio; the status to exit with.  The container's first process (init)
+ * is PID 1 of a new PID namespace in the guest, the others join it.
+ * With egress (the container's annotations allow some), the process also
+ * gets the guest proxy's variables that its env does not set, as every
+ * airlock command does (vmm/agent_client/command_defaults.h). */
+int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress);
+
+#endif

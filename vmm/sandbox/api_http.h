@@ -1,0 +1,81 @@
+/* One API client connection: requests in (a strict head, http/, then a
+ * body of Content-Length bytes), answers out (JSON, or a stream of JSON
+ * lines in chunked encoding).  Every limit here is a client's input. */
+#ifndef AIRLOCK_SANDBOX_API_HTTP_H
+#define AIRLOCK_SANDBOX_API_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "vmm/http/http_request.h"
+
+/* A request body larger than this is refused (413) unread. */
+#define API_BODY_MAX (1u << 20)
+/* A client has this long to send each request, and to take each answer. */
+#define API_IO_TIMEOUT_S 30
+
+struct api_conn {
+    int fd;
+    char buf[HTTP_HEAD_MAX]; /* bytes read past the last request */
+    size_t have;
+    struct http_server_request req;
+    char *body;              /* api_read_body: NUL-terminated, body_len bytes */
+    uint64_t body_left;      /* body bytes not read yet */
+    bool close;              /* answer, then close */
+    bool streaming;          /* a chunked answer has begun */
+    bool broken;             /* a write failed: the client is gone */
+    const char *token;       /* each request must carry it (TCP); NULL: none needed */
+};
+
+/* Reads the next request's head into c->req (its body is left for the
+ * handler).  1: one is there; 0: the client closed between requests; -1:
+ * the connection is done (an error answer, if any, was sent). */
+int api_read_request(struct api_conn *c);
+/* The body into c->body (at most API_BODY_MAX: else 413).  0, or -1 with
+ * the answer sent and the connection to be closed. */
+int api_read_body(struct api_conn *c);
+/* The body written to fd (at most max bytes: else 413).  0 or -1 as above. */
+int api_body_to_fd(struct api_conn *c, int fd, uint64_t max);
+/* A streamed body: refuse one over max bytes (413, sent: -1; else 0), then
+ * read it piecewise: up to n bytes, 0 at its end, -1 when the client went
+ * away or stalled (the connection is then closed). */
+int api_body_check(struct api_conn *c, uint64_t max);
+ssize_t api_body_read(struct api_conn *c, void *p, size_t n);
+/* After the answer: a body left unread closes the connection. */
+void api_request_done(struct api_conn *c);
+
+/* A whole JSON answer (takes the reference to `body`). */
+void api_reply(struct api_conn *c, int status, json_t *body);
+/* A body of `len` bytes read from fd, with this Content-Type. */
+void api_reply_fd(struct api_conn *c, int status, const char *type, int fd, uint64_t len);
+/* {"error": msg, "field": field} with status (field NULL: none). */
+void api_error(struct api_conn *c, int status, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* 405 naming the methods the path takes. */
+void api_method_not_allowed(struct api_conn *c, const char *allow);
+
+/* 401 with `WWW-Authenticate: Bearer` (vmm/sandbox/api_auth.h), then the
+ * connection closes. */
+void api_unauthorized(struct api_conn *c);
+
+/* A body of unknown length (chunked) with this Content-Type: begin, write
+ * (any number of bytes, an empty write is none), end.  abort instead of
+ * end cuts the connection without the last chunk, so the client sees a
+ * broken body, never a short one passed off as whole. */
+void api_chunked_begin(struct api_conn *c, int status, const char *type);
+void api_chunked_write(struct api_conn *c, const void *p, size_t n);
+void api_chunked_end(struct api_conn *c);
+void api_chunked_abort(struct api_conn *c);
+
+/* A stream of JSON lines (application/x-ndjson, chunked): begin, lines
+ * (each takes the reference), end.  A failed write marks c->broken; the
+ * calls after it do nothing. */
+void api_stream_begin(struct api_conn *c, int status);
+void api_stream_line(struct api_conn *c, json_t *line);
+void api_stream_end(struct api_conn *c);
+
+#endif

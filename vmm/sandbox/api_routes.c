@@ -1,0 +1,494 @@
+#include "vmm/sandbox/api_routes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmm/agent_client/agent_conn.h"
+#include "vmm/agent_client/command_defaults.h"
+#include "vmm/image/image_ref.h"
+#include "vmm/sandbox/api_commands.h"
+#include "vmm/sandbox/api_fields.h"
+#include "vmm/sandbox/background.h"
+#include "vmm/sandbox/exec_stream.h"
+#include "vmm/sandbox/sandbox_audit.h"
+#include "vmm/sandbox/sandbox_boot.h"
+#include "vmm/sandbox/files.h"
+#include "vmm/sandbox/image_defaults.h"
+#include "vmm/sandbox/vm_proc.h"
+#include "vmm/util/base64.h"
+#include "vmm/util/exit_codes.h"
+#include "vmm/util/version.h"
+
+
+/* ---- sandboxes ---- */
+
+static json_t *sandbox_json(const struct sandbox *sb)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(sb->id));
+    json_object_set_new(o, "image", json_string(sb->image));
+    json_object_set_new(o, "mem", json_integer(sb->mem_mib));
+    json_object_set_new(o, "cpus", json_integer(sb->cpus));
+    json_object_set_new(o, "created_ms", json_integer(sb->created_ms));
+    json_object_set_new(o, "create_ms", json_integer(sb->create_ms));
+    json_object_set_new(o, "how", json_string(sb->how ? sb->how : "cold"));
+    json_object_set_new(o, "snapshot", sb->snapshot[0] ? json_string(sb->snapshot) : json_null());
+    json_object_set_new(o, "timeout_s", json_integer(sb->lease_s));
+    json_object_set_new(o, "max_lifetime_s", json_integer(sb->max_lifetime_s));
+    json_object_set_new(o, "commands_running", json_integer(sb->running));
+    json_object_set_new(o, "commands_run", json_integer((json_int_t)sb->commands));
+    json_object_set(o, "labels", sb->labels);
+    json_object_set(o, "env", sb->env);
+    return o;
+}
+
+/* The sandbox's new audit lines into the daemon's --audit log. */
+static void forward_audit(struct api_server *srv, struct sandbox *sb)
+{
+    pthread_mutex_lock(&srv->audit_lock);
+    sandbox_audit_forward(sb, srv->audit_fd);
+    pthread_mutex_unlock(&srv->audit_lock);
+}
+
+/* GET .../audit: the sandbox's records as they are in its log. */
+static void audit_get(struct api_conn *c, struct sandbox *sb)
+{
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s/%s", sb->dir, SANDBOX_AUDIT_FILE);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        api_error(c, 500, NULL, "cannot read the sandbox's audit log: %s", strerror(errno));
+    } else {
+        /* Up to the last whole record: one being written is for the next read. */
+        uint64_t len = (uint64_t)st.st_size;
+        char tail[4096];
+        while (len) {
+            size_t n = len < sizeof(tail) ? (size_t)len : sizeof(tail);
+            if (pread(fd, tail, n, (off_t)(len - n)) != (ssize_t)n)
+                break;
+            char *nl = memrchr(tail, '\n', n);
+            if (nl) {
+                len -= n - (size_t)(nl + 1 - tail);
+                break;
+            }
+            len -= n;
+        }
+        api_reply_fd(c, 200, "application/x-ndjson", fd, len);
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Stops the VM and frees the slot once unused; the caller's reference
+ * is dropped. */
+static void destroy(struct api_server *srv, struct sandbox *sb)
+{
+    if (registry_retire(&srv->reg, sb)) {
+        forward_audit(srv, sb);
+        sandbox_teardown(sb);
+    }
+    registry_put(&srv->reg, sb);
+}
+
+static const char *const create_fields[] = {
+    "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
+    "append", "snapshot", "disk_cap_mib", "cpu_quota_pct", "egress_max_conns", "egress_max_mib",
+    "egress_rate", "secrets", "ca_file", "mounts", NULL,
+};
+
+/* The VM-wide limits a create may give, as `airlock run`'s flags (the VM
+ * checks their values and names the field when it refuses one). */
+static const struct { const char *field, *flag; bool shapes; } vm_limits[] = {
+    {"disk_cap_mib", "--disk-cap", true}, /* a snapshot fixed its disks: cold only */
+    {"cpu_quota_pct", "--cpu-quota", false},
+    {"egress_max_conns", "--egress-max-conns", false},
+    {"egress_max_mib", "--egress-max-mib", false},
+    {"egress_rate", "--egress-rate", false},
+};
+#define VM_LIMITS (sizeof(vm_limits) / sizeof(vm_limits[0]))
+
+static void create(struct api_server *srv, struct api_conn *c)
+{
+    json_t *o = body_object(c);
+    if (!o)
+        return;
+    struct fields f = {c, o, false};
+    only_known(&f, create_fields);
+    const char *image = get_text(&f, "image");
+    const char *append = get_text(&f, "append");
+    long long mem = get_uint(&f, "mem", 8, 1048576, SANDBOX_DEFAULT_MEM_MIB);
+    long long cpus = get_uint(&f, "cpus", 1, 64, 1);
+    json_t *allow = get_list(&f, "allow"), *allow_ip = get_list(&f, "allow_ip");
+    json_t *env = get_vars(&f, "env"), *labels = get_vars(&f, "labels");
+    long long lease = get_uint(&f, "timeout_s", 0, 31536000, SANDBOX_DEFAULT_LEASE_S);
+    long long life = get_uint(&f, "max_lifetime_s", 0, 31536000, 0);
+    const char *snap_id = get_text(&f, "snapshot");
+    const char *ca_file = get_text(&f, "ca_file");
+    static __thread struct create_secrets secrets;
+    create_secrets_parse(&f, &secrets);
+    if (!f.failed && ca_file && !secrets.n)
+        field_error(&f, "ca_file", "%s", "ca_file is for the hosts of secrets");
+    static __thread struct create_mounts mounts;
+    create_mounts_parse(&f, &mounts);
+    if (!f.failed && snap_id && mounts.n)
+        field_error(&f, "mounts", "%s", "mounts are fixed by the snapshot (its VM's disks)");
+    const char *limits[2 * VM_LIMITS + 1];
+    char limit_val[VM_LIMITS][24];
+    size_t nlimits = 0;
+    bool shaped = false; /* a limit that only a cold boot can give */
+    for (size_t i = 0; i < VM_LIMITS; i++) {
+        long long v = get_uint(&f, vm_limits[i].field, 0, 1LL << 40, -1);
+        if (v < 0)
+            continue;
+        snprintf(limit_val[i], sizeof(limit_val[i]), "%lld", v);
+        limits[nlimits++] = vm_limits[i].flag;
+        limits[nlimits++] = limit_val[i];
+        shaped = shaped || vm_limits[i].shapes;
+    }
+    limits[nlimits] = NULL;
+    if (!f.failed && snap_id && shaped)
+        field_error(&f, "disk_cap_mib", "%s", "disk_cap_mib is fixed by the snapshot");
+    struct snapshot_rec snap;
+    if (!f.failed && snap_id) {
+        /* The snapshot fixed the VM: its image, memory and vCPUs. */
+        static const char *const fixed[] = {"image", "mem", "cpus", "append"};
+        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) && !f.failed; i++)
+            if (json_object_get(o, fixed[i]))
+                field_error(&f, fixed[i], "%s is fixed by the snapshot", fixed[i]);
+        if (!f.failed && !snapshots_find(&srv->snaps, snap_id, &snap)) {
+            api_error(c, 404, "snapshot", "no snapshot '%.64s'", snap_id);
+            json_decref(o); /* snap_id is its */
+            return;
+        }
+        if (!f.failed) {
+            image = snap.image;
+            mem = snap.mem_mib;
+            cpus = snap.cpus;
+        }
+    }
+    /* The image must exist before a VM is asked for; an imported one's
+     * config gives its commands their defaults. */
+    struct image_ref ref = {0};
+    char image_err[600];
+    if (!f.failed && image_ref_resolve(image, &ref, image_err, sizeof(image_err)))
+        field_error(&f, "image", "%s", image_err);
+    if (f.failed) {
+        create_secrets_close(&secrets);
+        json_decref(o);
+        return;
+    }
+    int64_t t0 = agent_mono_ms();
+    if (!image)
+        image = "python";
+    /* The pool when the create asks for exactly its VM; a restore of the
+     * pool's snapshot when only the egress rules differ (they are the
+     * VM's own flags); else a cold boot. */
+    int k = snap_id ? -1 : pool_match(&srv->pool, image, (unsigned)mem, (unsigned)cpus);
+    bool plain = !append && !json_array_size(allow) && !json_array_size(allow_ip) && !nlimits &&
+                 !secrets.n && !mounts.n;
+    struct sandbox *sb = k >= 0 && plain ? pool_take(&srv->pool, k) : NULL;
+    int why = 0;
+    if (sb) {
+        sb->how = "pool";
+    } else {
+        while (!(sb = registry_add(&srv->reg, (unsigned)mem, &why)) && why != -EIO &&
+               pool_evict_one(&srv->pool))
+            ; /* a pooled VM makes room for one that is asked for */
+    }
+    if (!sb) {
+        api_error(c, 503, why == -ENOMEM ? "mem" : NULL,
+                  why == -ENOSPC ? "the daemon runs as many sandboxes as --max-sandboxes allows"
+                  : why == -ENOMEM ? "this sandbox's memory would pass the daemon's --max-mem"
+                                   : "cannot make a sandbox id");
+        create_secrets_close(&secrets);
+        image_ref_release(&ref);
+        json_decref(o);
+        return;
+    }
+    sb->cpus = (unsigned)cpus;
+    sb->lease_s = (unsigned)lease;
+    sb->max_lifetime_s = (unsigned)life;
+    image_defaults_apply(sb, ref.rec, env);
+    image_ref_release(&ref);
+    sb->labels = labels ? json_incref(labels) : json_object();
+    if (!sb->how) {
+        snprintf(sb->image, sizeof(sb->image), "%s", image);
+        char pool_snap[PATH_MAX];
+        struct sandbox_boot_req b = {.append = append, .allow = allow, .allow_ip = allow_ip,
+                                     .limits = limits, .secrets = &secrets, .ca_file = ca_file,
+                                     .mounts = &mounts};
+        if (snap_id) {
+            b.from_snapshot = snap.dir;
+            snprintf(sb->snapshot, sizeof(sb->snapshot), "%s", snap.id);
+        } else if (k >= 0 && !append && !shaped && !mounts.n && /* disks: cold only */
+                   pool_snapshot(&srv->pool, k, pool_snap, sizeof(pool_snap))) {
+            b.from_snapshot = pool_snap;
+        }
+        sb->how = b.from_snapshot ? "restore" : "cold";
+        char err[600];
+        const char *field;
+        int http = sandbox_boot(srv->state_dir, sb, &b, err, sizeof(err), &field);
+        create_secrets_close(&secrets); /* the VM has them, or never will */
+        if (http) {
+            json_decref(o);
+            api_error(c, http, field, "%s", err);
+            registry_retire(&srv->reg, sb);
+            registry_put(&srv->reg, sb);
+            return;
+        }
+    }
+    json_decref(o);
+    pthread_mutex_lock(&srv->reg.lock);
+    sb->created_ms = agent_wall_ms();
+    sb->create_ms = (unsigned)(agent_mono_ms() - t0);
+    sb->last_used_mono_ms = agent_mono_ms();
+    sb->state = SB_RUNNING;
+    json_t *out = sandbox_json(sb);
+    pthread_mutex_unlock(&srv->reg.lock);
+    registry_put(&srv->reg, sb);
+    api_reply(c, 201, out);
+}
+
+static void list(struct api_server *srv, struct api_conn *c)
+{
+    json_t *arr = json_array();
+    pthread_mutex_lock(&srv->reg.lock);
+    for (unsigned i = 0; i < SANDBOX_MAX; i++)
+        if (srv->reg.slots[i].state == SB_RUNNING)
+            json_array_append_new(arr, sandbox_json(&srv->reg.slots[i]));
+    pthread_mutex_unlock(&srv->reg.lock);
+    json_t *o = json_object();
+    json_object_set_new(o, "sandboxes", arr);
+    api_reply(c, 200, o);
+}
+
+/* PATCH {"timeout_s": N}: a new lease, counted from now. */
+static void renew(struct api_server *srv, struct api_conn *c, struct sandbox *sb)
+{
+    json_t *o = body_object(c);
+    if (!o)
+        return;
+    struct fields f = {c, o, false};
+    only_known(&f, (const char *const[]){"timeout_s", NULL});
+    long long lease = get_uint(&f, "timeout_s", 0, 31536000, -1);
+    if (!f.failed && lease < 0)
+        field_error(&f, "timeout_s", "%s", "timeout_s: give the new lease (seconds; 0: never)");
+    json_decref(o);
+    if (f.failed)
+        return;
+    pthread_mutex_lock(&srv->reg.lock);
+    sb->lease_s = (unsigned)lease;
+    sb->last_used_mono_ms = agent_mono_ms();
+    json_t *out = sandbox_json(sb);
+    pthread_mutex_unlock(&srv->reg.lock);
+    api_reply(c, 200, out);
+}
+
+static bool method_is(struct api_conn *c, const char *m)
+{
+    return !strcmp(c->req.method, m);
+}
+
+/* ---- snapshots ---- */
+
+static void take_snapshot(struct api_server *srv, struct api_conn *c, struct sandbox *sb)
+{
+    json_t *o = body_object(c); /* nothing to give yet: {} */
+    if (!o)
+        return;
+    struct fields f = {c, o, false};
+    only_known(&f, (const char *const[]){NULL});
+    json_decref(o);
+    if (f.failed)
+        return;
+    json_t *out = NULL;
+    char err[600];
+    int http = snapshots_take(&srv->snaps, sb, &out, err, sizeof(err));
+    if (http)
+        return api_error(c, http, NULL, "%s", err);
+    api_reply(c, 201, out);
+}
+
+/* /v1/snapshots and /v1/snapshots/{sid} (id NULL: the list). */
+static void snapshot_routes(struct api_server *srv, struct api_conn *c, const char *id)
+{
+    if (!id) {
+        if (!method_is(c, "GET"))
+            return api_method_not_allowed(c, "GET");
+        return api_reply(c, 200, snapshots_list(&srv->snaps));
+    }
+    struct snapshot_rec rec;
+    if (method_is(c, "GET")) {
+        if (!snapshots_find(&srv->snaps, id, &rec))
+            return api_error(c, 404, NULL, "no snapshot '%.64s'", id);
+        return api_reply(c, 200, snapshot_json(&rec));
+    }
+    if (method_is(c, "DELETE")) {
+        if (!snapshots_delete(&srv->snaps, id))
+            return api_error(c, 404, NULL, "no snapshot '%.64s'", id);
+        return api_reply(c, 204, NULL);
+    }
+    api_method_not_allowed(c, "GET, DELETE");
+}
+
+/* ---- routing ---- */
+
+/* A request that used the sandbox renews its lease. */
+static void touch(struct api_server *srv, struct sandbox *sb)
+{
+    pthread_mutex_lock(&srv->reg.lock);
+    sb->last_used_mono_ms = agent_mono_ms();
+    pthread_mutex_unlock(&srv->reg.lock);
+}
+
+
+void api_handle(struct api_server *srv, struct api_conn *c)
+{
+    char path[HTTP_TARGET_MAX + 1];
+    snprintf(path, sizeof(path), "%s", c->req.target);
+    path[strcspn(path, "?")] = '\0';
+    if (!strcmp(path, "/v1/version")) {
+        if (!method_is(c, "GET"))
+            return api_method_not_allowed(c, "GET");
+        json_t *o = json_object();
+        json_object_set_new(o, "version", json_string(AIRLOCK_VERSION));
+        json_object_set_new(o, "api", json_string("v1"));
+        return api_reply(c, 200, o);
+    }
+    if (!strcmp(path, "/v1/pool")) {
+        if (!method_is(c, "GET"))
+            return api_method_not_allowed(c, "GET");
+        return api_reply(c, 200, pool_json(&srv->pool));
+    }
+    if (!strncmp(path, "/v1/snapshots", 13) && (!path[13] || path[13] == '/'))
+        return snapshot_routes(srv, c, path[13] ? path + 14 : NULL);
+    if (!strcmp(path, "/v1/sandboxes")) {
+        if (method_is(c, "GET"))
+            return list(srv, c);
+        if (method_is(c, "POST"))
+            return create(srv, c);
+        return api_method_not_allowed(c, "GET, POST");
+    }
+    const char *prefix = "/v1/sandboxes/";
+    if (strncmp(path, prefix, strlen(prefix)))
+        return api_error(c, 404, NULL, "no such path: %.200s", path);
+    char *id = path + strlen(prefix);
+    char *rest = strchr(id, '/');
+    if (rest)
+        *rest++ = '\0';
+    bool commands = rest && !strncmp(rest, "commands", 8) && (!rest[8] || rest[8] == '/');
+    if (rest && !commands && !files_route_known(rest) && strcmp(rest, "audit") &&
+        strcmp(rest, "snapshot"))
+        return api_error(c, 404, NULL, "no such path: %.200s", c->req.target);
+    struct sandbox *sb = registry_get(&srv->reg, id);
+    if (!sb)
+        return api_error(c, 404, NULL, "no sandbox '%.64s'", id);
+    if (rest && files_route_known(rest)) {
+        touch(srv, sb);
+        files_route(c, sb, rest);
+        touch(srv, sb);
+    } else if (rest && !strcmp(rest, "snapshot")) {
+        if (method_is(c, "POST"))
+            take_snapshot(srv, c, sb);
+        else
+            api_method_not_allowed(c, "POST");
+    } else if (rest && !strcmp(rest, "audit")) {
+        if (method_is(c, "GET"))
+            audit_get(c, sb);
+        else
+            api_method_not_allowed(c, "GET");
+    } else if (commands) {
+        api_commands(srv, c, sb, rest + 8);
+    } else if (method_is(c, "GET")) {
+        pthread_mutex_lock(&srv->reg.lock);
+        json_t *o = sandbox_json(sb);
+        pthread_mutex_unlock(&srv->reg.lock);
+        api_reply(c, 200, o);
+    } else if (method_is(c, "DELETE")) {
+        registry_ref(&srv->reg, sb); /* destroy drops one; ours is dropped below */
+        destroy(srv, sb);
+        api_reply(c, 204, NULL);
+    } else if (method_is(c, "PATCH")) {
+        renew(srv, c, sb);
+    } else {
+        api_method_not_allowed(c, "GET, PATCH, DELETE");
+    }
+    registry_put(&srv->reg, sb);
+}
+
+/* ---- the server ---- */
+
+/* A freed slot's background commands go with it (none runs, nobody
+ * reads one: each held a reference to the sandbox). */
+static void release_sandbox(struct sandbox *sb)
+{
+    bg_table_free(sb->bg);
+}
+
+void api_server_init(struct api_server *srv, unsigned max, uint64_t max_mem_mib)
+{
+    registry_init(&srv->reg, max, max_mem_mib);
+    srv->reg.release = release_sandbox;
+    srv->audit_fd = -1;
+    pthread_mutex_init(&srv->audit_lock, NULL);
+}
+
+/* ---- supervision ---- */
+
+void api_supervise(struct api_server *srv)
+{
+    int64_t now = agent_mono_ms();
+    for (unsigned i = 0; i < SANDBOX_MAX; i++) {
+        struct sandbox *sb = &srv->reg.slots[i];
+        pthread_mutex_lock(&srv->reg.lock);
+        bool due = false;
+        if (sb->state == SB_POOLED && vm_proc_ended(sb->pid, NULL)) {
+            sb->pid = 0;
+            due = true;
+            sb->refs++;
+        } else if (sb->state == SB_RUNNING) {
+            int64_t age_ms = now - sb->last_used_mono_ms;
+            bool ended = vm_proc_ended(sb->pid, NULL);
+            if (ended)
+                sb->pid = 0; /* reaped: its pid is not ours to signal any more */
+            due = ended ||
+                  (!sb->running && sb->lease_s && age_ms > (int64_t)sb->lease_s * 1000) ||
+                  (sb->max_lifetime_s &&
+                   agent_wall_ms() - sb->created_ms > (int64_t)sb->max_lifetime_s * 1000);
+            if (due)
+                sb->refs++;
+        }
+        bool running = sb->state == SB_RUNNING && !due;
+        if (running)
+            sb->refs++;
+        pthread_mutex_unlock(&srv->reg.lock);
+        if (due)
+            destroy(srv, sb);
+        if (running) {
+            forward_audit(srv, sb);
+            registry_put(&srv->reg, sb);
+        }
+    }
+}
+
+void api_destroy_all(struct api_server *srv)
+{
+    pool_stop(&srv->pool);
+    for (unsigned i = 0; i < SANDBOX_MAX; i++) {
+        struct sandbox *sb = &srv->reg.slots[i];
+        pthread_mutex_lock(&srv->reg.lock);
+        bool live = sb->state == SB_RUNNING || sb->state == SB_POOLED;
+        if (live)
+            sb->refs++;
+        pthread_mutex_unlock(&srv->reg.lock);
+        if (live)
+            destroy(srv, sb);
+    }
+    snapshots_delete_all(&srv->snaps);
+}

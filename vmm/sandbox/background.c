@@ -1,0 +1,570 @@
+#include "vmm/sandbox/background.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/agent_client/agent_conn.h"
+#include "vmm/sandbox/exec_output.h"
+#include "vmm/sandbox/registry.h"
+#include "vmm/sandbox/sandbox_audit.h"
+#include "vmm/sandbox/vm_proc.h"
+
+struct bg_chunk {
+    struct bg_chunk *next;
+    uint64_t offset;
+    uint32_t len;
+    bool err; /* stderr, else stdout */
+    char data[];
+};
+
+struct bg_table {
+    pthread_mutex_t lock; /* the records, and every record's output */
+    pthread_cond_t more;  /* output came, or a command ended */
+    struct bg_cmd *cmds[BG_MAX]; /* listed records, oldest first */
+    unsigned seq;
+    uint64_t buffered;    /* buffer sizes of records not yet freed */
+};
+
+struct bg_cmd {
+    struct bg_table *t;
+    unsigned refs;        /* the listing, the runner, each reader */
+    bool listed;
+    char id[BG_ID_MAX];
+    json_t *info;
+    int64_t t0;
+    /* The request, owned: the runner sends it after bg_start returned. */
+    struct agent_exec_req req;
+    char **strs;          /* argv, then env, then cwd */
+    size_t nstrs;
+    int agent, in_fd, sig_r, sig_w;
+    uint64_t max_output;
+    pthread_mutex_t stdin_lock;
+    int stdin_w;          /* our end of its stdin (stdin_open), -1 closed */
+    /* output, under t->lock */
+    size_t cap, kept;
+    uint64_t total, start;
+    struct bg_chunk *head, *tail;
+    bool done;
+    json_t *exit;
+    struct registry *reg;
+    struct sandbox *sb;
+};
+
+static struct bg_table *table_of(struct registry *reg, struct sandbox *sb, bool make)
+{
+    pthread_mutex_lock(&reg->lock);
+    if (!sb->bg && make) {
+        struct bg_table *t = calloc(1, sizeof(*t));
+        pthread_condattr_t ca;
+        if (t && !pthread_condattr_init(&ca)) {
+            pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+            pthread_mutex_init(&t->lock, NULL);
+            pthread_cond_init(&t->more, &ca);
+            pthread_condattr_destroy(&ca);
+            sb->bg = t;
+        } else {
+            free(t);
+        }
+    }
+    struct bg_table *t = sb->bg;
+    pthread_mutex_unlock(&reg->lock);
+    return t;
+}
+
+/* Under t->lock. */
+static void cmd_free(struct bg_cmd *cmd)
+{
+    struct bg_table *t = cmd->t;
+    for (struct bg_chunk *k = cmd->head, *n; k; k = n) {
+        n = k->next;
+        free(k);
+    }
+    for (size_t i = 0; i < cmd->nstrs; i++)
+        free(cmd->strs[i]);
+    free(cmd->strs);
+    free((void *)cmd->req.argv);
+    free((void *)cmd->req.envp);
+    if (cmd->stdin_w >= 0)
+        close(cmd->stdin_w);
+    if (cmd->sig_w >= 0)
+        close(cmd->sig_w);
+    pthread_mutex_destroy(&cmd->stdin_lock);
+    json_decref(cmd->info);
+    json_decref(cmd->exit);
+    t->buffered -= cmd->cap;
+    free(cmd);
+}
+
+/* Under t->lock. */
+static void cmd_unref(struct bg_cmd *cmd)
+{
+    if (--cmd->refs == 0)
+        cmd_free(cmd);
+}
+
+void bg_put(struct bg_cmd *cmd)
+{
+    struct bg_table *t = cmd->t;
+    pthread_mutex_lock(&t->lock);
+    cmd_unref(cmd);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void bg_table_free(struct bg_table *t)
+{
+    if (!t)
+        return;
+    for (unsigned i = 0; i < BG_MAX; i++)
+        if (t->cmds[i])
+            cmd_unref(t->cmds[i]);
+    pthread_cond_destroy(&t->more);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+/* Under t->lock: takes cmd out of the listing. */
+static void unlist(struct bg_cmd *cmd)
+{
+    struct bg_table *t = cmd->t;
+    for (unsigned i = 0; i < BG_MAX; i++) {
+        if (t->cmds[i] != cmd)
+            continue;
+        memmove(&t->cmds[i], &t->cmds[i + 1], (BG_MAX - i - 1) * sizeof(t->cmds[0]));
+        t->cmds[BG_MAX - 1] = NULL;
+        cmd->listed = false;
+        cmd_unref(cmd);
+        return;
+    }
+}
+
+/* ---- the runner: agent_exec on one thread, its output into the buffer
+ * on another ---- */
+
+struct exec_job {
+    struct bg_cmd *cmd;
+    int out_w, err_w;
+    struct agent_exec_result res;
+    int rc;
+};
+
+static void *exec_thread(void *arg)
+{
+    struct exec_job *j = arg;
+    struct bg_cmd *cmd = j->cmd;
+    j->rc = agent_exec_signals(cmd->agent, &cmd->req, j->out_w, j->err_w, cmd->in_fd, cmd->sig_r,
+                               cmd->max_output, &j->res);
+    close(j->out_w);
+    close(j->err_w);
+    return NULL;
+}
+
+/* A chunk of output into the buffer; the oldest go while it is over. */
+static void to_buffer(void *ctx, const struct exec_output *o, const char *p, size_t len)
+{
+    struct bg_cmd *cmd = ctx;
+    struct bg_chunk *k = malloc(sizeof(*k) + len);
+    pthread_mutex_lock(&cmd->t->lock);
+    if (k) {
+        k->next = NULL;
+        k->offset = cmd->total;
+        k->len = (uint32_t)len;
+        k->err = o->type[3] == 'e'; /* "stderr" */
+        memcpy(k->data, p, len);
+        if (cmd->tail)
+            cmd->tail->next = k;
+        else
+            cmd->head = k;
+        cmd->tail = k;
+        cmd->kept += len;
+    }
+    cmd->total += len; /* counted even when lost, so offsets stay true */
+    /* Without k the chunk is lost: all before it goes too, so what is
+     * kept stays one run of bytes without a hole. */
+    while (cmd->head && (cmd->kept > cmd->cap || !k)) {
+        struct bg_chunk *old = cmd->head;
+        cmd->head = old->next;
+        if (!cmd->head)
+            cmd->tail = NULL;
+        cmd->kept -= old->len;
+        free(old);
+    }
+    cmd->start = cmd->head ? cmd->head->offset : cmd->total;
+    pthread_cond_broadcast(&cmd->t->more);
+    pthread_mutex_unlock(&cmd->t->lock);
+}
+
+static void *runner(void *arg)
+{
+    struct bg_cmd *cmd = arg;
+    struct exec_job j = {.cmd = cmd, .out_w = -1, .err_w = -1};
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    pthread_t exec_tid;
+    int rc = pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ? -errno : 0;
+    j.out_w = out[1];
+    j.err_w = err[1];
+    if (!rc)
+        rc = -pthread_create(&exec_tid, NULL, exec_thread, &j);
+    if (!rc) {
+        struct exec_output s[2] = {{.fd = out[0], .type = "stdout"},
+                                   {.fd = err[0], .type = "stderr"}};
+        while (s[0].fd >= 0 || s[1].fd >= 0) {
+            struct pollfd p[2] = {{.fd = s[0].fd, .events = POLLIN},
+                                  {.fd = s[1].fd, .events = POLLIN}};
+            if (poll(p, 2, -1) < 0 && errno != EINTR)
+                break;
+            for (int i = 0; i < 2; i++)
+                if (p[i].revents)
+                    exec_output_pump(&s[i], to_buffer, cmd);
+        }
+        pthread_join(exec_tid, NULL);
+        rc = j.rc;
+    } else {
+        for (int i = 0; i < 2; i++) {
+            if (out[i] >= 0)
+                close(out[i]);
+            if (err[i] >= 0)
+                close(err[i]);
+        }
+    }
+    int64_t ms = agent_mono_ms() - cmd->t0;
+    json_t *exit = exec_exit_record(rc, &j.res, ms);
+    sandbox_audit_exit(cmd->sb, &cmd->req, cmd->max_output, rc, &j.res, (uint64_t)ms);
+    close(cmd->agent);
+    if (cmd->in_fd >= 0)
+        close(cmd->in_fd); /* a stdin write now says EPIPE */
+    close(cmd->sig_r);
+    struct bg_table *t = cmd->t; /* cmd may be freed by the unref below */
+    struct registry *reg = cmd->reg;
+    struct sandbox *sb = cmd->sb;
+    pthread_mutex_lock(&t->lock);
+    cmd->done = true;
+    cmd->exit = exit;
+    pthread_cond_broadcast(&t->more);
+    cmd_unref(cmd);
+    pthread_mutex_unlock(&t->lock);
+    registry_put(reg, sb);
+    return NULL;
+}
+
+/* ---- starting one ---- */
+
+static char *own(struct bg_cmd *cmd, const char *s)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (d)
+        cmd->strs[cmd->nstrs++] = d;
+    return d;
+}
+
+/* The request's strings and arrays, copied into cmd. */
+static int copy_req(struct bg_cmd *cmd, const struct agent_exec_req *req)
+{
+    cmd->req = *req;
+    cmd->strs = calloc((size_t)req->argc + req->envc + 1, sizeof(char *));
+    const char **argv = calloc((size_t)req->argc + 1, sizeof(char *));
+    const char **envp = calloc((size_t)req->envc + 1, sizeof(char *));
+    cmd->req.argv = argv;
+    cmd->req.envp = envp;
+    if (!cmd->strs || !argv || !envp)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < req->argc; i++)
+        if (!(argv[i] = own(cmd, req->argv[i])))
+            return -ENOMEM;
+    for (uint32_t i = 0; i < req->envc; i++)
+        if (!(envp[i] = own(cmd, req->envp[i])))
+            return -ENOMEM;
+    cmd->req.cwd = req->cwd ? own(cmd, req->cwd) : NULL;
+    return req->cwd && !cmd->req.cwd ? -ENOMEM : 0;
+}
+
+/* Under t->lock: room for one more record whose buffer is `cap` bytes,
+ * made by evicting ended records, oldest first. */
+static int make_room(struct bg_table *t, size_t cap)
+{
+    for (unsigned i = 0; i < BG_MAX && (t->cmds[BG_MAX - 1] ||
+                                        t->buffered + cap > BG_BUFFER_BUDGET);) {
+        if (t->cmds[i] && t->cmds[i]->done)
+            unlist(t->cmds[i]); /* the next one moved to i */
+        else
+            i++;
+    }
+    if (t->cmds[BG_MAX - 1])
+        return -ENOSPC;
+    return t->buffered + cap > BG_BUFFER_BUDGET ? -ENOMEM : 0;
+}
+
+/* Its stdin: a pipe we keep writing to, or the given bytes, or none. */
+static int open_stdin(struct bg_cmd *cmd, const struct bg_spec *spec)
+{
+    if (!spec->stdin_open) { /* the given bytes, then EOF (with stdin_open the caller
+                              * writes them through bg_write_stdin) */
+        int fd = exec_input_fd(spec->in);
+        cmd->in_fd = fd < 0 ? -1 : fd;
+        return fd < -1 ? fd : 0;
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -errno;
+    cmd->in_fd = p[0];
+    cmd->stdin_w = p[1];
+    if (fcntl(p[1], F_SETFL, O_NONBLOCK) < 0)
+        return -errno;
+    return 0;
+}
+
+int bg_start(struct registry *reg, struct sandbox *sb, const struct bg_spec *spec,
+             char id[BG_ID_MAX])
+{
+    struct bg_table *t = table_of(reg, sb, true);
+    if (!t)
+        return -ENOMEM;
+    struct bg_cmd *cmd = calloc(1, sizeof(*cmd));
+    if (!cmd)
+        return -ENOMEM;
+    cmd->t = t;
+    cmd->agent = cmd->in_fd = cmd->sig_r = cmd->sig_w = cmd->stdin_w = -1;
+    cmd->cap = spec->buffer;
+    cmd->max_output = spec->max_output;
+    cmd->reg = reg;
+    cmd->sb = sb;
+    pthread_mutex_init(&cmd->stdin_lock, NULL);
+    int sig[2] = {-1, -1};
+    int rc = copy_req(cmd, spec->req);
+    if (!rc)
+        rc = open_stdin(cmd, spec);
+    if (!rc && pipe2(sig, O_CLOEXEC | O_NONBLOCK) < 0)
+        rc = -errno;
+    cmd->sig_r = sig[0];
+    cmd->sig_w = sig[1];
+    if (!rc && (cmd->agent = vm_proc_dial(sb->sock)) < 0)
+        rc = cmd->agent;
+    pthread_mutex_lock(&t->lock);
+    t->buffered += cmd->cap; /* cmd_free takes it off */
+    if (!rc)
+        rc = make_room(t, 0);
+    if (rc) {
+        if (cmd->agent >= 0)
+            close(cmd->agent);
+        if (cmd->in_fd >= 0)
+            close(cmd->in_fd);
+        if (cmd->sig_r >= 0)
+            close(cmd->sig_r);
+        cmd_free(cmd);
+        pthread_mutex_unlock(&t->lock);
+        return rc;
+    }
+    snprintf(cmd->id, sizeof(cmd->id), "%u", ++t->seq);
+    cmd->info = json_deep_copy(spec->describe);
+    json_object_set_new(cmd->info, "id", json_string(cmd->id));
+    json_object_set_new(cmd->info, "started_ms", json_integer((json_int_t)agent_wall_ms()));
+    cmd->t0 = agent_mono_ms();
+    unsigned slot = 0;
+    while (t->cmds[slot])
+        slot++;
+    t->cmds[slot] = cmd;
+    cmd->listed = true;
+    cmd->refs = 2; /* the listing and the runner */
+    registry_ref(reg, sb);
+    sandbox_audit_exec(sb, &cmd->req);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_t th;
+    rc = -pthread_create(&th, &at, runner, cmd);
+    pthread_attr_destroy(&at);
+    if (rc) { /* no runner: the record ends here, as if the agent was lost */
+        cmd->done = true;
+        cmd->exit = exec_exit_record(rc, &(struct agent_exec_result){0}, 0);
+        close(cmd->agent);
+        if (cmd->in_fd >= 0)
+            close(cmd->in_fd);
+        close(cmd->sig_r);
+        cmd->refs--;
+        pthread_mutex_unlock(&t->lock);
+        registry_put(reg, sb);
+    } else {
+        pthread_mutex_unlock(&t->lock);
+    }
+    snprintf(id, BG_ID_MAX, "%s", cmd->id);
+    return 0;
+}
+
+/* ---- using one ---- */
+
+struct bg_cmd *bg_find(struct registry *reg, struct sandbox *sb, const char *id)
+{
+    struct bg_table *t = table_of(reg, sb, false);
+    if (!t)
+        return NULL;
+    struct bg_cmd *found = NULL;
+    pthread_mutex_lock(&t->lock);
+    for (unsigned i = 0; i < BG_MAX && t->cmds[i] && !found; i++)
+        if (!strcmp(t->cmds[i]->id, id)) {
+            found = t->cmds[i];
+            found->refs++;
+        }
+    pthread_mutex_unlock(&t->lock);
+    return found;
+}
+
+/* Under t->lock. */
+static json_t *cmd_json(const struct bg_cmd *cmd)
+{
+    json_t *o = json_deep_copy(cmd->info);
+    json_object_set_new(o, "running", json_boolean(!cmd->done));
+    json_object_set_new(o, "output_bytes", json_integer((json_int_t)cmd->total));
+    json_object_set_new(o, "buffer_start", json_integer((json_int_t)cmd->start));
+    json_object_set_new(o, "stdin_open", json_boolean(cmd->stdin_w >= 0 && !cmd->done));
+    json_object_set(o, "exit", cmd->exit ? cmd->exit : json_null());
+    return o;
+}
+
+json_t *bg_json(struct bg_cmd *cmd)
+{
+    pthread_mutex_lock(&cmd->t->lock);
+    json_t *o = cmd_json(cmd);
+    pthread_mutex_unlock(&cmd->t->lock);
+    return o;
+}
+
+json_t *bg_list(struct registry *reg, struct sandbox *sb)
+{
+    json_t *arr = json_array();
+    struct bg_table *t = table_of(reg, sb, false);
+    if (t) {
+        pthread_mutex_lock(&t->lock);
+        for (unsigned i = 0; i < BG_MAX && t->cmds[i]; i++)
+            json_array_append_new(arr, cmd_json(t->cmds[i]));
+        pthread_mutex_unlock(&t->lock);
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "commands", arr);
+    return o;
+}
+
+/* Under t->lock: the lines for output from *pos on, *pos moved past them. */
+static json_t *lines_from(const struct bg_cmd *cmd, uint64_t *pos)
+{
+    json_t *lines = json_array();
+    if (*pos < cmd->start) {
+        json_t *o = json_object();
+        json_object_set_new(o, "type", json_string("skipped"));
+        json_object_set_new(o, "offset", json_integer((json_int_t)*pos));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)(cmd->start - *pos)));
+        json_array_append_new(lines, o);
+        *pos = cmd->start;
+    }
+    for (const struct bg_chunk *k = cmd->head; k; k = k->next) {
+        if (k->offset + k->len <= *pos)
+            continue;
+        size_t skip = (size_t)(*pos - k->offset);
+        json_t *o = exec_output_line(k->err ? "stderr" : "stdout", k->data + skip, k->len - skip);
+        json_object_set_new(o, "offset", json_integer((json_int_t)*pos));
+        json_array_append_new(lines, o);
+        *pos = k->offset + k->len;
+    }
+    return lines;
+}
+
+/* The client hung up (or the socket failed) while we wait for output. */
+static bool client_gone(const struct api_conn *c)
+{
+    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+    return c->broken || (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+}
+
+void bg_follow(struct api_conn *c, struct bg_cmd *cmd, uint64_t offset, bool follow)
+{
+    struct bg_table *t = cmd->t;
+    uint64_t pos = offset;
+    api_stream_begin(c, 200);
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        json_t *lines = lines_from(cmd, &pos);
+        if (follow && !json_array_size(lines) && !cmd->done) {
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_sec += 1; /* then look whether the client is still there */
+            pthread_cond_timedwait(&t->more, &t->lock, &until);
+            json_decref(lines);
+            lines = lines_from(cmd, &pos);
+        }
+        /* The runner marks it done after its last chunk: done and all
+         * taken is the end. */
+        json_t *exit = cmd->done && pos >= cmd->total ? json_incref(cmd->exit) : NULL;
+        pthread_mutex_unlock(&t->lock);
+        json_t *line;
+        size_t i;
+        json_array_foreach(lines, i, line) api_stream_line(c, json_incref(line));
+        json_decref(lines);
+        if (exit) {
+            api_stream_line(c, exit);
+            break;
+        }
+        if (!follow || client_gone(c))
+            break;
+    }
+    api_stream_end(c);
+}
+
+int bg_write_stdin(struct bg_cmd *cmd, const void *data, size_t len, bool eof, size_t *written)
+{
+    int rc = 0;
+    *written = 0;
+    pthread_mutex_lock(&cmd->stdin_lock);
+    int64_t until = agent_mono_ms() + BG_STDIN_WAIT_MS;
+    if (cmd->stdin_w < 0)
+        rc = -EBADF;
+    while (!rc && *written < len) {
+        ssize_t n = write(cmd->stdin_w, (const char *)data + *written, len - *written);
+        if (n > 0) {
+            *written += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != EAGAIN) {
+            rc = -errno;
+            break;
+        }
+        int64_t left = until - agent_mono_ms();
+        struct pollfd p = {.fd = cmd->stdin_w, .events = POLLOUT};
+        if (left <= 0 || poll(&p, 1, (int)left) == 0)
+            rc = -ETIMEDOUT;
+    }
+    if ((eof || rc == -EPIPE) && cmd->stdin_w >= 0) {
+        close(cmd->stdin_w);
+        cmd->stdin_w = -1;
+    }
+    pthread_mutex_unlock(&cmd->stdin_lock);
+    return rc;
+}
+
+int bg_signal(struct bg_cmd *cmd, int signo)
+{
+    pthread_mutex_lock(&cmd->t->lock);
+    int rc = cmd->done ? -ESRCH : 0;
+    uint8_t b = (uint8_t)signo;
+    /* 64 KiB of pipe: a full one means a signal storm the runner has not
+     * passed on yet; one more of them may go. */
+    if (!rc && write(cmd->sig_w, &b, 1) != 1 && errno != EAGAIN)
+        rc = errno == EPIPE ? -ESRCH : -errno; /* the runner is past its end */
+    pthread_mutex_unlock(&cmd->t->lock);
+    return rc;
+}
+
+void bg_remove(struct bg_cmd *cmd)
+{
+    bg_signal(cmd, 9); /* SIGKILL; -ESRCH when it ended: fine */
+    pthread_mutex_lock(&cmd->t->lock);
+    if (cmd->listed)
+        unlist(cmd);
+    pthread_mutex_unlock(&cmd->t->lock);
+}

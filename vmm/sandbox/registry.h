@@ -1,0 +1,96 @@
+/* The daemon's sandboxes: a fixed table under one lock.  A handler takes
+ * a reference (sandbox_get) for as long as it uses a sandbox, so a DELETE
+ * that races a command waits for nothing and frees nothing in use: the
+ * sandbox is marked gone at once (new requests get 404) and its slot is
+ * reused only once the last reference is dropped. */
+#ifndef AIRLOCK_SANDBOX_REGISTRY_H
+#define AIRLOCK_SANDBOX_REGISTRY_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "vmm/audit/audit.h"
+
+struct bg_table;
+
+#define SANDBOX_MAX     256 /* the most --max-sandboxes allows */
+#define SANDBOX_ID_HEX  16  /* 64 random bits, as hex */
+
+/* SB_POOLED: ready in the warm pool (vmm/sandbox/pool.h), not yet anyone's:
+ * counted against the limits, never listed or found by id. */
+enum sandbox_state { SB_FREE, SB_STARTING, SB_POOLED, SB_RUNNING, SB_GONE };
+
+#define SANDBOX_DEFAULT_MEM_MIB 256
+
+struct sandbox {
+    enum sandbox_state state;
+    unsigned refs;
+    char id[SANDBOX_ID_HEX + 1];
+    pid_t pid;            /* the airlock sandbox-vm process; 0 once reaped */
+    char dir[PATH_MAX];   /* private: agent.sock, vm.log */
+    char sock[PATH_MAX];  /* dir/agent.sock (--vsock-uds) */
+    char image[PATH_MAX];
+    unsigned mem_mib, cpus;
+    json_t *env;          /* object: defaults for its commands (owned) */
+    /* More defaults for its commands, from an imported image's config
+     * (vmm/sandbox/image_defaults.h): WorkingDir ("" = /), User as numbers,
+     * or why its User has none (a command must then give "user"). */
+    char cwd[256];
+    bool has_user;
+    uint32_t uid, gid;
+    char user_error[320];
+    json_t *labels;       /* object (owned) */
+    int64_t created_ms;   /* wall clock, ms since the epoch */
+    unsigned create_ms;   /* how long the create took */
+    unsigned lease_s;     /* idle this long: destroyed (0: never) */
+    unsigned max_lifetime_s; /* destroyed this long after creation (0: never) */
+    int64_t last_used_mono_ms;
+    unsigned running;     /* commands running now */
+    uint64_t commands;    /* commands run so far */
+    struct bg_table *bg;  /* background commands (vmm/sandbox/background.h), made on first use */
+    int pool;             /* SB_POOLED, or taken from it: its pool's index; else -1 */
+    struct audit audit;   /* dir/audit.jsonl, records under its id (vmm/sandbox/sandbox_audit.h) */
+    int control_fd;       /* its VM's control socket (snapshots), -1: none */
+    pthread_mutex_t control_lock; /* one request at a time on it */
+    char snapshot[SANDBOX_ID_HEX + 1]; /* restored from this snapshot of the API, or "" */
+    uint64_t audit_forwarded; /* bytes of it copied to the daemon's --audit */
+    const char *how;      /* "pool", "restore" or "cold" */
+};
+
+struct registry {
+    pthread_mutex_t lock;
+    /* Called (under the lock) as a slot is freed, for what others hung
+     * on it (background commands): the registry knows nothing of them. */
+    void (*release)(struct sandbox *sb);
+    struct sandbox slots[SANDBOX_MAX];
+    unsigned max;       /* --max-sandboxes */
+    uint64_t max_mem_mib; /* --max-mem: RAM of all sandboxes together (0: no limit) */
+};
+
+void registry_init(struct registry *reg, unsigned max, uint64_t max_mem_mib);
+
+/* A new sandbox in state SB_STARTING with one reference, or NULL with
+ * *why: -ENOSPC (--max-sandboxes reached) or -ENOMEM (--max-mem). */
+struct sandbox *registry_add(struct registry *reg, unsigned mem_mib, int *why);
+
+/* The sandbox with this id in state SB_RUNNING, with a reference taken;
+ * NULL when there is none. */
+struct sandbox *registry_get(struct registry *reg, const char *id);
+
+/* One more reference to a sandbox the caller holds one of. */
+void registry_ref(struct registry *reg, struct sandbox *sb);
+
+/* Drops a reference; the slot is freed with the last one once the
+ * sandbox is SB_GONE. */
+void registry_put(struct registry *reg, struct sandbox *sb);
+
+/* Marks it SB_GONE (under the lock); true when this call did it (so the
+ * caller stops its VM), false when someone else already had. */
+bool registry_retire(struct registry *reg, struct sandbox *sb);
+
+#endif

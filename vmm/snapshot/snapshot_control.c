@@ -1,0 +1,153 @@
+#include "vmm/snapshot/snapshot_control.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <stdlib.h>
+
+#define REQUEST "SNAPSHOT"
+#define CRED_REQUEST "CREDENTIALS"
+
+int snap_control_request(int sock, const int *fds, unsigned nfds)
+{
+    if (!nfds || nfds > SNAP_CONTROL_MAX_FDS)
+        return -EINVAL;
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * SNAP_CONTROL_MAX_FDS)];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof(u));
+    struct iovec iov = {.iov_base = REQUEST, .iov_len = sizeof(REQUEST) - 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                        .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+    ssize_t n;
+    while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    return n < 0 ? -errno : 0;
+}
+
+int snap_control_answer_wait(int sock, unsigned timeout_ms, char *msg, size_t cap)
+{
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    int r;
+    while ((r = poll(&p, 1, (int)timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (r == 0)
+        return -ETIMEDOUT;
+    char buf[SNAP_CONTROL_MSG_MAX + 1];
+    ssize_t n;
+    while ((n = recv(sock, buf, sizeof(buf) - 1, 0)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0)
+        return n < 0 ? -errno : -ECONNRESET;
+    buf[n] = '\0';
+    if (!strcmp(buf, "OK"))
+        return 0;
+    snprintf(msg, cap, "%s", !strncmp(buf, "ERR ", 4) ? buf + 4 : "a bad answer");
+    return -EIO;
+}
+
+int snap_control_next(int sock, int *fds, unsigned *nfds)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * SNAP_CONTROL_MAX_FDS)];
+        struct cmsghdr align;
+    } u;
+    char data[32];
+    struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                        .msg_controllen = sizeof(u.buf)};
+    ssize_t n;
+    while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0)
+        return n < 0 ? -errno : 0;
+    *nfds = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        unsigned k = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (unsigned i = 0; i < k; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            if (*nfds < SNAP_CONTROL_MAX_FDS)
+                fds[(*nfds)++] = fd;
+            else
+                close(fd);
+        }
+    }
+    if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(CRED_REQUEST) - 1 &&
+        !memcmp(data, CRED_REQUEST, sizeof(CRED_REQUEST) - 1) && *nfds == 0)
+        return SNAP_CONTROL_CREDENTIALS;
+    bool ok = !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(REQUEST) - 1 &&
+              !memcmp(data, REQUEST, sizeof(REQUEST) - 1) && *nfds >= 2;
+    if (!ok) {
+        for (unsigned i = 0; i < *nfds; i++)
+            close(fds[i]);
+        *nfds = 0;
+        return -EPROTO;
+    }
+    return SNAP_CONTROL_SNAPSHOT;
+}
+
+ssize_t snap_control_credentials(int sock, unsigned timeout_ms, unsigned char *buf, size_t cap,
+                                 char *msg, size_t msgcap)
+{
+    ssize_t n;
+    while ((n = send(sock, CRED_REQUEST, sizeof(CRED_REQUEST) - 1, MSG_NOSIGNAL)) < 0 &&
+           errno == EINTR)
+        ;
+    if (n < 0)
+        return -errno;
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    int r;
+    while ((r = poll(&p, 1, (int)timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (r == 0)
+        return -ETIMEDOUT;
+    unsigned char *ans = malloc(SNAP_CONTROL_CRED_MAX + 1);
+    if (!ans)
+        return -ENOMEM;
+    while ((n = recv(sock, ans, SNAP_CONTROL_CRED_MAX + 1, 0)) < 0 && errno == EINTR)
+        ;
+    ssize_t rc;
+    if (n <= 0) {
+        rc = n < 0 ? -errno : -ECONNRESET;
+    } else if (n >= 2 && !memcmp(ans, "OK", 2)) {
+        rc = (size_t)n - 2 <= cap && n <= SNAP_CONTROL_CRED_MAX ? n - 2 : -EMSGSIZE;
+        if (rc >= 0)
+            memcpy(buf, ans + 2, (size_t)rc);
+    } else {
+        snprintf(msg, msgcap, "%.*s", (int)(n > 4 && !memcmp(ans, "ERR ", 4) ? n - 4 : 11),
+                 n > 4 && !memcmp(ans, "ERR ", 4) ? (char *)ans + 4 : "a bad answer");
+        rc = -EIO;
+    }
+    free(ans);
+    return rc;
+}
+
+int snap_control_credentials_answer(int sock, unsigned char *msg, size_t len)
+{
+    if (len > SNAP_CONTROL_CRED_MAX - 2)
+        return snap_control_answer(sock, "the credentials are too large");
+    memcpy(msg, "OK", 2);
+    return send(sock, msg, len + 2, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+int snap_control_answer(int sock, const char *msg)
+{
+    char buf[SNAP_CONTROL_MSG_MAX];
+    int len = msg ? snprintf(buf, sizeof(buf), "ERR %s", msg) : snprintf(buf, sizeof(buf), "OK");
+    size_t n = len < 0 ? 0 : (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1;
+    return send(sock, buf, n, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
