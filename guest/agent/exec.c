@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -130,6 +131,41 @@ static int set_creds(const struct agent_exec_req *r, uid_t uid, gid_t gid)
     return 0;
 }
 
+/* AGENT_EXEC_F_SCRIPT (proto.h): a script execve would refuse goes into
+ * a memfd the shell reads with `.` as fd SCRIPT_FD (a shell's
+ * redirections name fds 0-9 only); argv (a copy, 3 entries + NULL) then
+ * names it, and *mfd is the memfd (else -1).  0 or an errno.  Before the
+ * rlimits (a small RLIMIT_FSIZE would cut the write); the caller puts
+ * the memfd at SCRIPT_FD, the one fd besides 0-2 that crosses execve,
+ * and the script's first command closes it. */
+#define SCRIPT_FD 3
+static int script_by_fd(const struct agent_exec_req *r, const char **av, int *mfd)
+{
+    static const char head[] = "exec 3<&- ; ";
+    *mfd = -1;
+    av[0] = r->argv[0];
+    av[1] = r->argv[1];
+    av[2] = r->argv[2];
+    av[3] = NULL;
+    size_t len = strlen(r->argv[2]);
+    if (len < AGENT_SCRIPT_INLINE_MAX)
+        return 0;
+    int fd = *mfd = memfd_create("airlock-cmd", MFD_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    const char *parts[2] = {head, r->argv[2]};
+    size_t lens[2] = {sizeof(head) - 1, len};
+    for (int i = 0; i < 2; i++)
+        for (size_t off = 0; off < lens[i];) {
+            ssize_t n = write(fd, parts[i] + off, lens[i] - off);
+            if (n < 0 && errno != EINTR)
+                return errno;
+            off += n > 0 ? (size_t)n : 0;
+        }
+    av[2] = ". /proc/self/fd/3";
+    return 0;
+}
+
 /* Never returns.  With a terminal, in, out and err are all its slave. */
 static void child_run(const struct agent_exec_req *r, int in, int out, int err, int errfd)
 {
@@ -150,6 +186,10 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
         child_fail(errfd, AGENT_OP_SPAWN, e);
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
         child_fail(errfd, AGENT_OP_SPAWN, errno);
+    const char *av[4];
+    int mfd = -1;
+    if ((r->flags & AGENT_EXEC_F_SCRIPT) && (e = script_by_fd(r, av, &mfd)))
+        child_fail(errfd, AGENT_OP_SPAWN, e);
     /* The agent shields itself from the OOM killer (main.c); the command
      * must stay the killer's first choice, so it gets the default back. */
     int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
@@ -168,7 +208,14 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
         child_fail(errfd, AGENT_OP_CRED, errno);
     /* Only 0-2 and errfd are meant to cross execve; errfd is CLOEXEC. */
     close_range(3, ~0u, CLOSE_RANGE_CLOEXEC);
-    child_fail(errfd, AGENT_OP_EXEC, exec_search(r->argv, r->envp));
+    if (mfd >= 0) { /* errfd moves out of SCRIPT_FD's way first */
+        int moved = errfd == SCRIPT_FD ? fcntl(errfd, F_DUPFD_CLOEXEC, SCRIPT_FD + 1) : errfd;
+        if (moved < 0 || dup2(mfd, SCRIPT_FD) < 0)
+            child_fail(errfd, AGENT_OP_SPAWN, errno);
+        errfd = moved;
+    }
+    child_fail(errfd, AGENT_OP_EXEC,
+               exec_search(r->flags & AGENT_EXEC_F_SCRIPT ? av : r->argv, r->envp));
 }
 
 /* ---- the parent ---- */

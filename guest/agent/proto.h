@@ -66,7 +66,10 @@
 /* 7: EXEC's process section grows five capability sets
  * (AGENT_EXEC_F_CAPS); a version-6 agent would read them as the groups
  * and rlimits, and its command would keep every capability. */
-#define AGENT_VERSION 7
+/* 8: EXEC's argv may run to AGENT_MAX_ARGV_BYTES = 1 MiB + 4 KiB (was
+ * 128 KiB) and gains AGENT_EXEC_F_SCRIPT; a version-7 agent would refuse
+ * both, so every `cmd` of the sandbox API would fail. */
+#define AGENT_VERSION 8
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -86,7 +89,12 @@
  * decoder would reject, so a request that encodes also decodes) ---- */
 #define AGENT_MAX_ARGS     4096          /* argv entries (>= 1) */
 #define AGENT_MAX_ENVS     4096          /* env entries */
-#define AGENT_MAX_ARGV_BYTES (128 * 1024) /* argv strings incl. NULs */
+/* argv strings incl. NULs: room for a command as long as the sandbox
+ * API's 1 MiB request body (its `cmd` or its `argv`, at most 256
+ * entries, plus "/bin/sh" "-c"); a heredoc or a script an agent sends
+ * runs to hundreds of KiB.  (Linux's execve takes at most 128 KiB per
+ * string: AGENT_EXEC_F_SCRIPT is how a longer shell script gets in.) */
+#define AGENT_MAX_ARGV_BYTES ((1024 + 4) * 1024)
 #define AGENT_MAX_ENV_BYTES  (128 * 1024) /* env strings incl. NULs */
 #define AGENT_MAX_PATH     4096          /* cwd / file path incl. NUL */
 #define AGENT_MAX_CHUNK    (128 * 1024)  /* STDIN/STDOUT/STDERR/FILE_DATA */
@@ -226,8 +234,16 @@ enum agent_type {
 /* The process section's capability sets apply (since version 7); without
  * it a command as root has every capability and another user none. */
 #define AGENT_EXEC_F_CAPS  0x8u
+/* argv is exactly SHELL "-c" SCRIPT (since version 8).  A SCRIPT of
+ * AGENT_SCRIPT_INLINE_MAX bytes or more, which execve would refuse past
+ * 128 KiB (MAX_ARG_STRLEN), goes to the shell through a memfd instead:
+ * the child runs SHELL -c ". /proc/self/fd/3", fd 3 a memfd holding
+ * "exec 3<&- ; " and SCRIPT (the script's first act closes it, so its
+ * commands do not inherit it).  A shorter one runs as given. */
+#define AGENT_EXEC_F_SCRIPT 0x10u
+#define AGENT_SCRIPT_INLINE_MAX (64 * 1024)
 #define AGENT_EXEC_F_ALL   (AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS | \
-                            AGENT_EXEC_F_CAPS)
+                            AGENT_EXEC_F_CAPS | AGENT_EXEC_F_SCRIPT)
 
 /* WINSIZE payload (4 bytes; host -> agent while a command runs):
  *   0 u16 rows

@@ -6,7 +6,10 @@
  *                     [--nproc N] [--fsize N] [--nofile N]
  *                     [--tty ROWSxCOLS [--winsize-after MS ROWSxCOLS]]
  *                     [-G GID]... [--nnp] [--rlimit RES:SOFT:HARD]...
- *                     [--reseed [--reseed-wait MS]] -- CMD [ARG]...
+ *                     [--reseed [--reseed-wait MS]] [--script FILE] -- CMD [ARG]...
+ *                                --script: FILE's bytes become the last
+ *                                argument (CMD is SHELL -c) with
+ *                                AGENT_EXEC_F_SCRIPT, as the API's cmd
  *                                --tty: a guest terminal of that size;
  *                                --winsize-after: WINSIZE MS after the
  *                                start (agent_exec_signals' records)
@@ -225,6 +228,7 @@ int main(int argc, char **argv)
     agent_exec_req_init(&req);
     req.envp = env;
     int use_stdin = 0, reseed = 0, i, sig_fd = -1;
+    char *script = NULL;
     unsigned reseed_wait = AGENT_RESEED_WAIT_MS;
     for (i = 2; i < argc && strcmp(argv[i], "--"); i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -249,6 +253,15 @@ int main(int argc, char **argv)
             env[req.envc++] = v;
         else if (!strcmp(o, "-w"))
             req.cwd = v;
+        else if (!strcmp(o, "--script") && !script) {
+            FILE *f = fopen(v, "r");
+            size_t n = 0;
+            if (!f || !(script = calloc(AGENT_MAX_ARGV_BYTES + 1, 1)) ||
+                (n = fread(script, 1, AGENT_MAX_ARGV_BYTES, f)) == AGENT_MAX_ARGV_BYTES)
+                return fail(v, f ? EFBIG : errno);
+            fclose(f);
+            req.flags |= AGENT_EXEC_F_SCRIPT;
+        }
         else if (!strcmp(o, "-u"))
             req.uid = (uint32_t)num(v);
         else if (!strcmp(o, "-g"))
@@ -283,6 +296,16 @@ int main(int argc, char **argv)
         return fail("no command after --", EINVAL);
     req.argv = (const char *const *)argv + i + 1;
     req.argc = (uint32_t)(argc - i - 1);
+    const char *with_script[3];
+    if (script) {
+        if (req.argc != 2)
+            return fail("--script: want SHELL -c after --", EINVAL);
+        with_script[0] = req.argv[0];
+        with_script[1] = req.argv[1];
+        with_script[2] = script;
+        req.argv = with_script;
+        req.argc = 3;
+    }
     if (reseed) {
         static const uint8_t seed[AGENT_RESEED_SEED];
         struct timespec now;

@@ -185,7 +185,7 @@ START_TEST(proc_encoder_refuses)
     REFUSED(r.rlimits[1].resource = 4);                       /* CORE twice */
     REFUSED(r.rlimits[0].soft = 2001);                        /* soft > hard */
     REFUSED(r.flags &= ~AGENT_EXEC_F_TTY);                    /* a size, no terminal */
-    REFUSED(r.flags |= 0x10);                                 /* unknown flag */
+    REFUSED(r.flags |= AGENT_EXEC_F_SCRIPT << 1);             /* unknown flag */
     REFUSED(r.flags &= ~AGENT_EXEC_F_CAPS);                   /* sets without the flag */
 #undef REFUSED
     sample_req(&r);
@@ -262,10 +262,47 @@ START_TEST(proc_hostile_values)
     /* a size without the terminal flag; capability sets without theirs */
     ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, AGENT_EXEC_F_STDIN | AGENT_EXEC_F_CAPS), -EPROTO);
     ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY), -EPROTO);
-    ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, 0x10 | AGENT_EXEC_F_ALL), -EPROTO); /* unknown */
+    ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, (AGENT_EXEC_F_SCRIPT << 1) | AGENT_EXEC_F_ALL),
+                     -EPROTO); /* unknown */
     /* the same values the rules allow still decode */
     ck_assert_int_eq(with64(rl + 4, 2000), 1);
     ck_assert_int_eq(with32(rl + 20, 15), 1);
+}
+END_TEST
+
+/* AGENT_EXEC_F_SCRIPT (version 8): SHELL -c SCRIPT only, and a script as
+ * long as the sandbox API's whole 1 MiB body round-trips. */
+START_TEST(script_flag)
+{
+    struct agent_exec_req r, back;
+    agent_exec_req_init(&r);
+    size_t len = (1u << 20) - 10; /* the body {"cmd":"..."} at 1 MiB */
+    char *script = malloc(len + 1);
+    memset(script, 'x', len);
+    script[len] = '\0';
+    const char *args[] = {"/bin/sh", "-c", script, "extra"};
+    r.argv = args;
+    r.argc = 3;
+    r.flags = AGENT_EXEC_F_SCRIPT;
+    ssize_t n = agent_encode_exec(frame, sizeof(frame), &r);
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_eq(decode(frame, (size_t)n, &back), 1);
+    ck_assert_uint_eq(back.flags, AGENT_EXEC_F_SCRIPT);
+    ck_assert_uint_eq(strlen(back.argv[2]), len);
+    for (uint32_t argc = 1; argc <= 4; argc += 1 + (argc == 2)) { /* 1, 2, 4 */
+        r.argc = argc;
+        ck_assert_int_eq(agent_encode_exec(frame, sizeof(frame), &r), -EINVAL);
+    }
+    free(script);
+    /* A host that sets it anyway on another argv: the agent refuses. */
+    const char *two[] = {"/bin/sh", "-c"};
+    r.argv = two;
+    r.argc = 2;
+    r.flags = 0;
+    n = agent_encode_exec(frame, sizeof(frame), &r);
+    ck_assert_int_gt(n, 0);
+    wr32(frame, AGENT_HDR_SIZE + 12, AGENT_EXEC_F_SCRIPT);
+    ck_assert_int_eq(decode(frame, (size_t)n, &back), -EPROTO);
 }
 END_TEST
 
@@ -398,6 +435,7 @@ Suite *agent_exec_proc_suite(void)
     tcase_add_test(tc, proc_hostile_counts);
     tcase_add_test(tc, proc_sections_do_not_add_up);
     tcase_add_test(tc, proc_hostile_values);
+    tcase_add_test(tc, script_flag);
     tcase_add_test(tc, winsize_codec);
     suite_add_tcase(s, tc);
     tc = tcase_create("helper");

@@ -15,6 +15,9 @@ static int proc_ok(const struct agent_exec_req *r)
         return 0;
     if (r->pidns && r->pidns != AGENT_PIDNS_NEW && r->pidns != AGENT_PIDNS_JOIN)
         return 0;
+    /* A script is the third of SHELL -c SCRIPT, nothing else. */
+    if ((r->flags & AGENT_EXEC_F_SCRIPT) && r->argc != 3)
+        return 0;
     /* A size means nothing without a terminal: one form per request. */
     if (!(r->flags & AGENT_EXEC_F_TTY) && (r->tty_rows || r->tty_cols))
         return 0;

@@ -14,6 +14,7 @@
 #include "vmm/cli/commands.h"
 #include "vmm/cli/sandbox_options.h"
 #include "vmm/sandbox/api_client.h"
+#include "vmm/sandbox/api_http.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/version.h"
 
@@ -169,6 +170,17 @@ static json_t *call_run(struct mcp *m, json_t *args)
         json_object_set(body, "cwd", v);
     if ((v = json_object_get(args, "timeout_s")) && json_is_integer(v))
         json_object_set(body, "timeout_s", v);
+    /* The API takes a body of at most API_BODY_MAX: said here by name,
+     * before a sandbox is made for a command that cannot run. */
+    size_t size = json_dumpb(body, NULL, 0, JSON_COMPACT);
+    if (size > API_BODY_MAX) {
+        char why[300];
+        snprintf(why, sizeof(why), "run_command: the command's request is %zu bytes, over the "
+                 "API's limit of %u bytes (1 MiB, the command and its JSON escapes)", size,
+                 API_BODY_MAX);
+        json_decref(body);
+        return tool_error("%s", why);
+    }
     char *out = NULL, *errs = NULL, err[600] = "";
     bool cut = false;
     json_t *rec = run_command(m, body, &out, &errs, &cut, err, sizeof(err));
@@ -326,7 +338,8 @@ static json_t *tools_list(void)
         "name", "run_command", "description",
         "Run a shell command (/bin/sh -c) in this session's sandbox, a microVM kept for the "
         "whole session: files and installed packages stay between calls. Returns stdout, "
-        "stderr and the exit code.",
+        "stderr and the exit code. The command may be a long script or heredoc: up to 1 MiB "
+        "(1048576 bytes) with its JSON escapes.",
         "inputSchema", "type", "object", "properties",
         "command", "type", "string", "description", "the shell command line",
         "cwd", "type", "string", "description", "working directory (default /)",

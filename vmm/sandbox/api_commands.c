@@ -94,8 +94,8 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
         return;
     struct fields f = {c, o, false};
     only_known(&f, command_fields);
-    json_t *argv_j = get_list(&f, "argv");
-    const char *cmd = get_text(&f, "cmd");
+    json_t *argv_j = get_list(&f, "argv", COMMAND_MAX_ARG);
+    const char *cmd = get_string(&f, "cmd", COMMAND_MAX_TEXT);
     json_t *env = get_vars(&f, "env");
     const char *cwd = get_text(&f, "cwd");
     const char *user = get_text(&f, "user");
@@ -144,6 +144,7 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
     const char *args[FIELD_MAX_LIST + 1];
     size_t argc = 0;
     if (cmd) {
+        req.flags |= AGENT_EXEC_F_SCRIPT; /* past 64 KiB it goes through a memfd */
         args[argc++] = "/bin/sh";
         args[argc++] = "-c";
         args[argc++] = cmd;

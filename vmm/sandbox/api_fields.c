@@ -10,18 +10,25 @@ void field_error(struct fields *f, const char *name, const char *fmt, const char
     f->failed = true;
 }
 
-/* A string with no NUL, at most FIELD_MAX_TEXT bytes; NULL when absent. */
-const char *get_text(struct fields *f, const char *name)
+/* A string with no NUL, at most max bytes; NULL when absent. */
+const char *get_string(struct fields *f, const char *name, size_t max)
 {
     json_t *v = json_object_get(f->obj, name);
     if (!v || f->failed)
         return NULL;
     if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
-        json_string_length(v) > FIELD_MAX_TEXT) {
-        field_error(f, name, "%s: want a string (no NUL, at most 4096 bytes)", name);
+        json_string_length(v) > max) {
+        char why[160];
+        snprintf(why, sizeof(why), "%s: want a string (no NUL, at most %zu bytes)", name, max);
+        field_error(f, name, "%s", why);
         return NULL;
     }
     return json_string_value(v);
+}
+
+const char *get_text(struct fields *f, const char *name)
+{
+    return get_string(f, name, FIELD_MAX_TEXT);
 }
 
 /* A whole number in [min, max]; dflt when absent. */
@@ -52,8 +59,9 @@ bool get_bool(struct fields *f, const char *name, bool dflt)
     return json_is_true(v);
 }
 
-/* An array of strings (no NUL, none empty); NULL when absent. */
-json_t *get_list(struct fields *f, const char *name)
+/* An array of strings (no NUL, none empty, each at most max bytes); NULL
+ * when absent. */
+json_t *get_list(struct fields *f, const char *name, size_t max)
 {
     json_t *v = json_object_get(f->obj, name), *e;
     size_t i;
@@ -61,10 +69,13 @@ json_t *get_list(struct fields *f, const char *name)
         return NULL;
     bool ok = json_is_array(v) && json_array_size(v) <= FIELD_MAX_LIST;
     json_array_foreach(v, i, e) ok = ok && json_is_string(e) && json_string_length(e) &&
-                                     json_string_length(e) <= FIELD_MAX_TEXT &&
+                                     json_string_length(e) <= max &&
                                      strlen(json_string_value(e)) == json_string_length(e);
     if (!ok) {
-        field_error(f, name, "%s: want an array of at most 256 non-empty strings", name);
+        char why[200];
+        snprintf(why, sizeof(why), "%s: want an array of at most %d non-empty strings (no NUL, "
+                 "each at most %zu bytes)", name, FIELD_MAX_LIST, max);
+        field_error(f, name, "%s", why);
         return NULL;
     }
     return v;

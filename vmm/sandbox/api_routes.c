@@ -124,7 +124,8 @@ static void create(struct api_server *srv, struct api_conn *c)
     const char *append = get_text(&f, "append");
     long long mem = get_uint(&f, "mem", 8, 1048576, SANDBOX_DEFAULT_MEM_MIB);
     long long cpus = get_uint(&f, "cpus", 1, 64, 1);
-    json_t *allow = get_list(&f, "allow"), *allow_ip = get_list(&f, "allow_ip");
+    json_t *allow = get_list(&f, "allow", FIELD_MAX_TEXT);
+    json_t *allow_ip = get_list(&f, "allow_ip", FIELD_MAX_TEXT);
     json_t *env = get_vars(&f, "env"), *labels = get_vars(&f, "labels");
     long long lease = get_uint(&f, "timeout_s", 0, 31536000, SANDBOX_DEFAULT_LEASE_S);
     long long life = get_uint(&f, "max_lifetime_s", 0, 31536000, 0);
