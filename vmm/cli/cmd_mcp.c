@@ -27,6 +27,8 @@ struct mcp {
     char sock[4096];
     json_t *create; /* the create body our flags made */
     char id[64];    /* the session's sandbox, once made */
+    bool initialized; /* initialize was answered: MCP's lifecycle allows
+                       * nothing else but ping before it */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -357,6 +359,12 @@ static json_t *tools_list(void)
         "inputSchema", "type", "object", "properties", "path", "type", "string");
 }
 
+/* JSON-RPC 2.0's id: a string or a number (MCP: never null). */
+static bool id_ok(const json_t *id)
+{
+    return json_is_string(id) || json_is_number(id);
+}
+
 static void handle(struct mcp *m, json_t *msg)
 {
     json_t *id = json_object_get(msg, "id");
@@ -365,12 +373,23 @@ static void handle(struct mcp *m, json_t *msg)
     if (!json_is_object(msg) || !method ||
         strcmp(json_string_value(json_object_get(msg, "jsonrpc")) ?: "", "2.0")) {
         if (id || !json_is_object(msg))
-            reply_error(id, -32600, "Invalid Request");
+            reply_error(id_ok(id) ? id : NULL, -32600, "Invalid Request");
         return;
     }
     if (!id) /* a notification (notifications/initialized, cancelled): no answer */
         return;
+    /* JSON-RPC 2.0: an id is a string or a number; MCP: never null.  The
+     * answer's id is null, as for any id that cannot be read. */
+    if (!id_ok(id)) {
+        reply_error(NULL, -32600, "Invalid Request: id must be a string or a number");
+        return;
+    }
+    if (!m->initialized && strcmp(method, "initialize") && strcmp(method, "ping")) {
+        reply_error(id, -32600, "Invalid Request: send initialize first");
+        return;
+    }
     if (!strcmp(method, "initialize")) {
+        m->initialized = true;
         const char *want = json_string_value(json_object_get(params, "protocolVersion"));
         const char *ver = versions[0];
         for (size_t i = 0; want && i < sizeof(versions) / sizeof(versions[0]); i++)
