@@ -110,13 +110,7 @@ uuid=6c0e8f52-3a7d-4b19-9e24-5f1a8d3c7b60
 export E2FSPROGS_FAKE_TIME="$epoch"
 
 # The mirror: what apt on this machine uses for bookworm main.
-mirror=${AIRLOCK_DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-    mirror=$(apt-get indextargets --format '$(REPO_URI)' "Release: $suite" \
-        'Component: main' 'Identifier: Packages' 2>/dev/null | head -n1 || true)
-fi
-mirror=${mirror:-http://deb.debian.org/debian/}
-mirror=${mirror%/}
+mirror=$("$here/../scripts/debian-mirror" "$suite")
 # Its snapshot identity: the apt sources entries naming it (the snapshot
 # comment changes when the archive date does).
 sources=$(grep -ls -e "$mirror\$" -e "$mirror/\$" -e "$mirror " \
