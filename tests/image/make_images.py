@@ -55,4 +55,15 @@ def break_json(d, descs):
 oci(out, "badjson", [(base, False)], tamper=break_json)
 deep = "/".join(["d"] * 300)
 oci(out, "deep", [(tar_bytes([(deep + "/f", "f", b"x", 0o644, 0)]), False)])
+
+# one folder of 10,001 entries: past rootfs_disk's bound (mke2fs -d's
+# time grows with the square of a folder's entries)
+with open(os.path.join(out, "wide.tar"), "wb") as f:
+    f.write(tar_bytes([("wide", "d", None, 0o755, 0)] +
+                      [("wide/f%05d" % i, "f", b"", 0o644, 0) for i in range(10001)]))
+# 40,000 empty files in 40 folders: an import that runs long enough
+# (seconds, in mke2fs and debugfs) to be stopped mid-way
+with open(os.path.join(out, "many.tar"), "wb") as f:
+    f.write(tar_bytes([("d%02d/f%04d" % (d, i), "f", b"", 0o644, 0)
+                       for d in range(40) for i in range(1000)]))
 print("made", flush=True)

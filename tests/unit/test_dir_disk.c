@@ -3,7 +3,8 @@
  * change it), the walk's bounds and refusals, and the disk itself: made
  * with mke2fs -d, a symlink out of the folder kept as a link, every entry
  * owned by 65534, found again without being made again, a new disk for a
- * changed tree, and the cache's bound. */
+ * changed tree, the cache's bound, and a folder of more than 10,000 entries
+ * refused before mke2fs runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 
 #include "tests/unit/helpers.h"
 #include "vmm/image/dir_disk.h"
+#include "vmm/image/rootfs_disk.h"
 #include "vmm/util/rmtree.h"
 
 static char top[64], src[96], err[512];
@@ -290,6 +292,32 @@ START_TEST(get_refuses)
 }
 END_TEST
 
+/* A folder past rootfs_disk's bound: refused before mke2fs runs (which
+ * would take time in the square of its entries), named, no disk and no
+ * temporary left. */
+START_TEST(get_refuses_a_wide_folder)
+{
+    struct image_store st;
+    open_store(&st);
+    char p[256];
+    at("sub/wide", p, sizeof(p));
+    ck_assert_int_eq(mkdir(p, 0755), 0);
+    for (unsigned i = 0; i <= ROOTFS_MAX_FOLDER_ENTRIES; i++) {
+        snprintf(p, sizeof(p), "%s/sub/wide/f%u", src, i);
+        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+    }
+    struct dir_disk d;
+    ck_assert_int_eq(dir_disk_get(&st, src, &lim, &d, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "making its disk: /sub/wide: more than 10000 entries in one folder "
+                          "(mke2fs -d's time grows with the square of a folder's entries)");
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A %s/store/mounts)\"", top);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *dir_disk_suite(void)
 {
     Suite *s = suite_create("dir_disk");
@@ -304,6 +332,7 @@ Suite *dir_disk_suite(void)
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_set_timeout(t, 120);
     tcase_add_test(t, disk_made_then_cached);
+    tcase_add_test(t, get_refuses_a_wide_folder);
     suite_add_tcase(s, t);
     return s;
 }

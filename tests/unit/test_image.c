@@ -316,12 +316,66 @@ START_TEST(disk_owners)
 }
 END_TEST
 
+/* Makes `n` empty files named PREFIX0.. in the folder `dir` of the stage. */
+static void files_in(const char *dir, const char *prefix, unsigned n)
+{
+    char p[256];
+    snprintf(p, sizeof(p), "%s/%s", stage, dir);
+    mkdir(p, 0755);
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(p, sizeof(p), "%s/%s/%s%u", stage, dir, prefix, i);
+        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+    }
+}
+
+START_TEST(folder_bound)
+{
+    setup();
+    uint64_t bytes, entries;
+    char err[512];
+    /* a/ holds x0, s/ (itself 3 entries, walked between a's own) and y0 */
+    files_in("a", "x", 1);
+    files_in("a/s", "f", 3);
+    files_in("a", "y", 1);
+    ck_assert_msg(rootfs_tree_size(stage, 3, &bytes, &entries, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(entries, 1 + 1 + 3 + 3); /* the top, a, a's 3, s's 3 */
+    files_in("a/s", "g", 1);
+    ck_assert_int_eq(rootfs_tree_size(stage, 3, &bytes, &entries, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "/a/s: more than 3 entries in one folder (mke2fs -d's time grows "
+                          "with the square of a folder's entries)");
+    ck_assert_int_eq(rootfs_tree_size(stage, 4, &bytes, &entries, err, sizeof(err)), 0);
+    files_in(".", "top", 4); /* the top's: a and top0..3 */
+    ck_assert_int_eq(rootfs_tree_size(stage, 4, &bytes, &entries, err, sizeof(err)), -1);
+    ck_assert_msg(!strncmp(err, "/: more than 4 entries", 22), "%s", err);
+    teardown();
+}
+END_TEST
+
+/* The disk's own bound: refused before mke2fs runs, no disk left. */
+START_TEST(disk_wide_folder)
+{
+    setup();
+    files_in("wide", "f", ROOTFS_MAX_FOLDER_ENTRIES + 1);
+    struct rootfs_owners none = {0};
+    char disk[128], err[512];
+    snprintf(disk, sizeof(disk), "%s.ext4", stage);
+    ck_assert_int_eq(rootfs_disk_make(stage, &none, disk, 8, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "/wide: more than 10000 entries in one folder"), "%s", err);
+    ck_assert_int_eq(access(disk, F_OK), -1);
+    teardown();
+}
+END_TEST
+
 Suite *rootfs_disk_suite(void)
 {
     Suite *s = suite_create("rootfs_disk");
     TCase *t = tcase_create("rootfs_disk");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, disk_owners);
+    tcase_add_test(t, folder_bound);
+    tcase_add_test(t, disk_wide_folder);
     suite_add_tcase(s, t);
     return s;
 }

@@ -10,6 +10,7 @@
 
 #include "vmm/cli/commands.h"
 #include "vmm/image/image_import.h"
+#include "vmm/image/image_stop.h"
 #include "vmm/image/image_ref.h"
 #include "vmm/image/image_store.h"
 #include "vmm/util/exit_codes.h"
@@ -68,8 +69,14 @@ static int do_import(const struct image_store *st, int argc, char **argv)
     req.path = argv[optind];
     struct image_import_result res;
     char err[1024];
-    if (image_import(st, &req, &res, err, sizeof(err)))
-        return fail("image import %.300s: %s", req.path, err);
+    /* A signal ends the import by its usual failure (its staging goes),
+     * then the process as the signal would have. */
+    image_stop_catch();
+    if (image_import(st, &req, &res, err, sizeof(err))) {
+        int rc = fail("image import %.300s: %s", req.path, err);
+        image_stop_die();
+        return rc;
+    }
     printf("%s %s%s\n", res.name, res.id, res.cached ? " (already imported)" : "");
     if (res.skipped_devices)
         fprintf(stderr, "airlock: %s: %llu device nodes, fifos or sockets were left out\n",

@@ -12,6 +12,7 @@
 
 #include "vmm/image/image_ref.h"
 #include "vmm/image/image_source.h"
+#include "vmm/image/image_stop.h"
 #include "vmm/image/image_user.h"
 #include "vmm/image/rootfs_disk.h"
 #include "vmm/util/rmtree.h"
@@ -116,13 +117,19 @@ int image_import(const struct image_store *st, const struct image_import_req *re
     if (image_is_builtin(res->name))
         return snprintf(err, cap, "the name '%s' is a built-in image's: give another with --name",
                         res->name), -1;
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof(tmp), "%s/tmp", st->root);
+    /* Everything the import writes before the disk is done goes in here. */
+    char work[PATH_MAX];
+    int lock = image_store_work(st, work, sizeof(work), err, cap);
+    if (lock < 0)
+        return -1;
     struct layer_limits lim = {.max_bytes = req->max_bytes, .max_entries = IMAGE_MAX_ENTRIES,
                                .max_depth = IMAGE_MAX_DEPTH};
     static struct image_source src;
-    if (image_source_open(req->path, tmp, &lim, &src, err, cap))
+    if (image_source_open(req->path, work, &lim, &src, err, cap)) {
+        rmtree(work);
+        close(lock);
         return -1;
+    }
     snprintf(res->id, sizeof(res->id), "%s", src.id);
     res->layers = src.nlayers;
     char disk[PATH_MAX];
@@ -134,17 +141,18 @@ int image_import(const struct image_store *st, const struct image_import_req *re
         int rc = record(st, res, src.config, user, (uint64_t)ds.st_size, err, cap);
         json_decref(user);
         image_source_close(&src);
+        rmtree(work);
+        close(lock);
         return rc;
     }
     user = json_object(); /* a disk no record names is made again */
     char stage[PATH_MAX + 16], part[PATH_MAX + 16];
-    snprintf(stage, sizeof(stage), "%s/stage.XXXXXX", tmp);
+    snprintf(stage, sizeof(stage), "%s/stage", work);
     int rc = -1, root = -1;
     struct rootfs_owners owners = {0};
     struct layer_totals tot = {0};
-    if (!mkdtemp(stage) || (root = open(stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-        snprintf(err, cap, "%s: %s", tmp, strerror(errno));
-        stage[0] = '\0';
+    if (mkdir(stage, 0700) < 0 || (root = open(stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        snprintf(err, cap, "%s: %s", stage, strerror(errno));
         goto out;
     }
     for (unsigned i = 0; i < src.nlayers; i++) {
@@ -167,7 +175,7 @@ int image_import(const struct image_store *st, const struct image_import_req *re
     resolve_user(root, src.config, user);
     if (req->progress)
         fprintf(stderr, "airlock: %s: making the root disk\n", res->name);
-    snprintf(part, sizeof(part), "%s/disk.%d.ext4", tmp, (int)getpid());
+    snprintf(part, sizeof(part), "%s/disk.ext4", work);
     char why[512];
     if (rootfs_disk_make(stage, &owners, part, IMAGE_HEADROOM_MIB, why, sizeof(why))) {
         snprintf(err, cap, "the root disk: %s", why);
@@ -175,7 +183,6 @@ int image_import(const struct image_store *st, const struct image_import_req *re
     }
     if (rename(part, disk) < 0 || stat(disk, &ds) < 0) {
         snprintf(err, cap, "%s: %s", disk, strerror(errno));
-        unlink(part);
         goto out;
     }
     rc = record(st, res, src.config, user, (uint64_t)ds.st_size, err, cap);
@@ -183,9 +190,11 @@ out:
     json_decref(user);
     if (root >= 0)
         close(root);
-    if (stage[0])
-        rmtree(stage);
     rootfs_owners_free(&owners);
     image_source_close(&src);
+    rmtree(work);
+    close(lock);
+    if (rc && image_stopped())
+        snprintf(err, cap, "stopped by signal %d (%s)", image_stopped(), strsignal(image_stopped()));
     return rc;
 }

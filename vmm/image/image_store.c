@@ -3,11 +3,15 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "vmm/util/rmtree.h"
 
 static int make_dir(const char *p)
 {
@@ -152,4 +156,63 @@ json_t *image_store_find_id(const struct image_store *st, const char *id)
     struct find_id f = {.id = id};
     image_store_each(st, match_id, &f);
     return f.found;
+}
+
+/* ---- an import's own folder under tmp/ ---- */
+
+#define WORK_PREFIX "import."
+
+/* Removes the work folders whose import is gone: the kernel drops a
+ * folder's flock when the process holding it dies, however it died.
+ * Under tmp/'s own exclusive lock, which an import holds shared from
+ * making its folder until it has locked it: a folder made but not yet
+ * locked is never taken for a dead import's. */
+static void sweep(int tfd, const char *tmp)
+{
+    int dfd = dup(tfd);
+    DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return;
+    }
+    if (flock(tfd, LOCK_EX) == 0) {
+        for (struct dirent *e; (e = readdir(d));) {
+            if (strncmp(e->d_name, WORK_PREFIX, strlen(WORK_PREFIX)))
+                continue;
+            int fd = openat(tfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                char p[PATH_MAX + 300];
+                snprintf(p, sizeof(p), "%s/%s", tmp, e->d_name);
+                rmtree(p);
+            }
+            if (fd >= 0)
+                close(fd);
+        }
+        flock(tfd, LOCK_UN);
+    }
+    closedir(d);
+}
+
+int image_store_work(const struct image_store *st, char *out, size_t cap, char *err, size_t ecap)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof(tmp), "%s/tmp", st->root);
+    int tfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (tfd < 0)
+        return snprintf(err, ecap, "%s: %s", tmp, strerror(errno)), -1;
+    sweep(tfd, tmp);
+    int fd = -1, e = 0;
+    snprintf(out, cap, "%s/" WORK_PREFIX "XXXXXX", tmp);
+    if (flock(tfd, LOCK_SH) < 0 || !mkdtemp(out) ||
+        (fd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || flock(fd, LOCK_EX) < 0)
+        e = errno;
+    close(tfd); /* and its shared lock */
+    if (e) {
+        if (fd >= 0)
+            close(fd);
+        rmdir(out);
+        return snprintf(err, ecap, "%s: %s", tmp, strerror(e)), -1;
+    }
+    return fd;
 }

@@ -4,8 +4,9 @@
  *   $XDG_DATA_HOME/airlock (~/.local/share/airlock):
  *     disks/<hex>.ext4     a root disk, named by its image's content id
  *     images/<name>.json   {"name", "id", "disk", "config", "created", "bytes"}
- *     tmp/                 staging and unpacking; what an import leaves
- *                          there on failure is removed by that import
+ *     tmp/import.XXXXXX/   one import's staging, unpacking and disk in
+ *                          the making, flock'ed while it runs; removed by
+ *                          the import, or (killed) by the next one
  *     mounts/<key>.ext4    a host folder as a disk for --mount, named by
  *                          the sha256 of the folder's metadata
  *                          (vmm/image/dir_disk.h), a cache
@@ -36,6 +37,11 @@ void image_store_record_path(const struct image_store *st, const char *name, cha
 void image_store_disk_path(const struct image_store *st, const char *id, char *out, size_t cap);
 /* The folder of the --mount disks. */
 void image_store_mounts_path(const struct image_store *st, char *out, size_t cap);
+
+/* Makes the caller's own folder under tmp/ (its path into out), first
+ * removing those of imports that died; the fd holding its lock, which the
+ * caller closes after removing the folder, or -1 with err. */
+int image_store_work(const struct image_store *st, char *out, size_t cap, char *err, size_t ecap);
 
 /* Reads the record of `name`; NULL with err (no such image, a broken record). */
 json_t *image_store_get(const struct image_store *st, const char *name, char *err, size_t cap);

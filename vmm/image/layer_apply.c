@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vmm/image/image_stop.h"
 #include "vmm/util/open_resolve.h"
 #include "vmm/util/printable.h"
 #include "vmm/util/tar_name.h"
@@ -203,6 +204,8 @@ static int write_data(struct apply *ap, int fd, int64_t size)
     la_int64_t off;
     int r;
     while ((r = archive_read_data_block(ap->a, &buf, &len, &off)) == ARCHIVE_OK) {
+        if (image_stopped())
+            return -EINTR;
         if (off < 0 || (uint64_t)off + len > (uint64_t)size)
             return -EFBIG;
         for (size_t done = 0; done < len;) {
@@ -371,6 +374,10 @@ int layer_apply(int fd, int root_fd, const struct layer_limits *lim, struct laye
         struct archive_entry *e;
         int r;
         while (!rc && (r = archive_read_next_header(ap.a, &e)) == ARCHIVE_OK) {
+            if (image_stopped()) {
+                rc = fail(&ap, NULL, "stopped by a signal");
+                break;
+            }
             if (++tot->entries > lim->max_entries) {
                 rc = fail(&ap, archive_entry_pathname(e), "more than %llu entries",
                           (unsigned long long)lim->max_entries);

@@ -3,16 +3,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "vmm/image/image_stop.h"
+#include "vmm/util/printable.h"
 
 int rootfs_owners_add(void *owners, const struct layer_owner *o)
 {
@@ -51,46 +54,122 @@ void rootfs_owners_free(struct rootfs_owners *o)
     memset(o, 0, sizeof(*o));
 }
 
-/* ---- the tree's size ---- */
+/* ---- the tree's size, and its folders' ---- */
 
 static uint64_t tree_bytes, tree_inodes;
+/* The entries seen so far in the folder being walked at each level (nftw
+ * walks depth first: a folder's entries are all seen before its next
+ * sibling); a path of PATH_MAX has fewer levels. */
+static unsigned folder_entries[PATH_MAX / 2 + 2];
+static size_t walk_root_len;
+static unsigned walk_max_entries;
+static char walk_why[400];
 
 static int count(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    (void)path;
-    (void)flag;
-    (void)ftw;
     tree_bytes += (uint64_t)st->st_blocks * 512;
     tree_inodes++;
+    size_t level = (size_t)ftw->level;
+    if (level + 1 >= sizeof(folder_entries) / sizeof(folder_entries[0]))
+        return errno = ENAMETOOLONG, -1;
+    if (flag == FTW_D)
+        folder_entries[level + 1] = 0;
+    if (level == 0 || ++folder_entries[level] <= walk_max_entries)
+        return 0;
+    /* The folder: the path up to the entry's name, from the tree's top. */
+    int len = ftw->base - 1 - (int)walk_root_len;
+    char folder[PATH_MAX], shown[300];
+    snprintf(folder, sizeof(folder), "/%.*s", len > 0 ? len - 1 : 0, path + walk_root_len + 1);
+    snprintf(walk_why, sizeof(walk_why),
+             "%s: more than %u entries in one folder (mke2fs -d's time grows with the square "
+             "of a folder's entries)", printable(folder, shown, sizeof(shown)), walk_max_entries);
+    return 1;
+}
+
+int rootfs_tree_size(const char *stage, unsigned max_folder_entries, uint64_t *bytes,
+                     uint64_t *inodes, char *err, size_t cap)
+{
+    tree_bytes = tree_inodes = 0;
+    walk_root_len = strlen(stage);
+    while (walk_root_len > 1 && stage[walk_root_len - 1] == '/')
+        walk_root_len--;
+    walk_max_entries = max_folder_entries;
+    int rc = nftw(stage, count, 64, FTW_PHYS);
+    if (rc > 0)
+        return snprintf(err, cap, "%s", walk_why), -1;
+    if (rc < 0)
+        return snprintf(err, cap, "reading the staged tree: %s", strerror(errno)), -1;
+    *bytes = tree_bytes;
+    *inodes = tree_inodes;
     return 0;
 }
 
 /* ---- running e2fsprogs ---- */
 
-/* Runs argv with stdin from `in` (or /dev/null) and stdout/stderr into
- * `log` (a file kept for the error); its exit status or -errno. */
-static int run(char *const argv[], const char *in, int log)
+/* The child's side of run(): dies with its parent (an import killed
+ * mid-way leaves no mke2fs writing for minutes), then execs argv[0] from
+ * PATH, else /usr/sbin, /sbin (a user's PATH on Debian has no sbin); an
+ * exec's errno goes back through `report`. */
+static void child_exec(char *const argv[], const char *in, int log, pid_t parent, int report)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, in ? in : "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, log, 1);
-    posix_spawn_file_actions_adddup2(&fa, log, 2);
-    pid_t pid;
-    int e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* it died before the line above */
+        _exit(127);
+    int fd = open(in ? in : "/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || dup2(fd, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0) {
+        int e = errno;
+        (void)!write(report, &e, sizeof(e));
+        _exit(127);
+    }
+    execvp(argv[0], argv);
     static const char *const sbin[] = {"/usr/sbin/", "/sbin/"};
+    int e = errno;
     for (size_t i = 0; e == ENOENT && i < sizeof(sbin) / sizeof(sbin[0]); i++) {
         char path[64];
         snprintf(path, sizeof(path), "%s%s", sbin[i], argv[0]);
-        e = posix_spawn(&pid, path, &fa, NULL, argv, environ);
+        execv(path, argv);
+        e = errno;
     }
-    posix_spawn_file_actions_destroy(&fa);
+    (void)!write(report, &e, sizeof(e));
+    _exit(127);
+}
+
+/* Runs argv with stdin from `in` (or /dev/null) and stdout/stderr into
+ * `log` (a file kept for the error); its exit status or -errno.  A signal
+ * that stops the import kills it (image_stop.h). */
+static int run(char *const argv[], const char *in, int log)
+{
+    if (image_stopped())
+        return -EINTR;
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) < 0)
+        return -errno;
+    pid_t parent = getpid(), pid = fork();
+    if (pid == 0)
+        child_exec(argv, in, log, parent, report[1]);
+    int e = pid < 0 ? errno : 0;
+    close(report[1]);
+    if (pid > 0) {
+        image_stop_child(pid);
+        if (image_stopped())
+            kill(pid, SIGKILL);
+    }
+    /* The exec's errno, or nothing once the exec closed the pipe. */
+    ssize_t n;
+    while (pid > 0 && (n = read(report[0], &e, sizeof(e))) < 0 && errno == EINTR)
+        ;
+    close(report[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            e = errno;
+            break;
+        }
+    image_stop_child(0);
     if (e)
         return -e;
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -errno;
+    if (image_stopped())
+        return -EINTR;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -210,19 +289,17 @@ static int make_disk(const char *stage, const struct rootfs_owners *owners, cons
 {
     owner_uid = uid;
     owner_gid = gid;
-    tree_bytes = tree_inodes = 0;
-    if (nftw(stage, count, 64, FTW_PHYS) < 0) {
-        snprintf(err, cap, "reading the staged tree: %s", strerror(errno));
+    uint64_t data, entries;
+    if (rootfs_tree_size(stage, ROOTFS_MAX_FOLDER_ENTRIES, &data, &entries, err, cap))
         return -1;
-    }
     /* Room for the data, its metadata and the journal, then the headroom. */
-    uint64_t kib = (tree_bytes + tree_bytes / 8 + tree_inodes * 4096) / 1024 +
+    uint64_t kib = (data + data / 8 + entries * 4096) / 1024 +
                    ((uint64_t)headroom_mib + 32) * 1024;
     char size[32], inodes[32], work[4096], script[4200], log_path[4200], root_owner[48];
     snprintf(root_owner, sizeof(root_owner), "root_owner=%lu:%lu", (unsigned long)uid,
              (unsigned long)gid);
     snprintf(size, sizeof(size), "%lluk", (unsigned long long)kib);
-    snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(tree_inodes + tree_inodes / 4 + 4096));
+    snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(entries + entries / 4 + 4096));
     snprintf(work, sizeof(work), "%s.work.XXXXXX", out);
     if (!mkdtemp(work)) {
         snprintf(err, cap, "a work folder beside %s: %s", out, strerror(errno));
