@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -188,7 +189,7 @@ static void last_line(int log, char *out, size_t cap)
 }
 
 /* A debugfs argument: in double quotes, a quote doubled (its parser's
- * escape); the names have no control bytes (layer_apply refuses them). */
+ * escape); a file name of ours. */
 static void quoted(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -200,81 +201,278 @@ static void quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* mke2fs copies each entry's owner as the staging folder has it (ours,
- * not run as root): each entry first becomes the disk's one owner (root
- * for an image), then the layers' owners follow. */
-static FILE *root_script;
-static size_t stage_len;
-static uid_t owner_uid;
-static gid_t owner_gid;
+/* ---- the owners script, by inode number ---- */
 
-static int to_owner(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* debugfs finds an entry named by path by reading each folder on the way
+ * whole, so n commands in a folder of n entries cost n squared (20,000:
+ * 47 s); named "<ino>", it reads nothing.  The numbers come from `ls -p
+ * -r <ino>` of every folder, one debugfs run per depth: linear. */
+
+/* The folders of one depth: their paths from the top ("" for it), their
+ * inode numbers. */
+struct folders {
+    char **path;
+    uint32_t *ino;
+    size_t n, cap;
+};
+
+static int folders_add(struct folders *q, const char *path, uint32_t ino)
 {
-    (void)flag;
-    if (ftw->level == 0 || (st->st_uid == owner_uid && st->st_gid == owner_gid))
-        return 0;
-    /* A line break would end the command: the rest of the name would be
-     * debugfs's next one.  A host folder's names come from anyone. */
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 64;
+        char **p = realloc(q->path, cap * sizeof(*p));
+        if (p)
+            q->path = p;
+        uint32_t *i = p ? realloc(q->ino, cap * sizeof(*i)) : NULL;
+        if (!i)
+            return -ENOMEM;
+        q->ino = i;
+        q->cap = cap;
+    }
+    if (!(q->path[q->n] = strdup(path)))
+        return -ENOMEM;
+    q->ino[q->n++] = ino;
+    return 0;
+}
+
+static void folders_free(struct folders *q)
+{
+    for (size_t i = 0; i < q->n; i++)
+        free(q->path[i]);
+    free(q->path);
+    free(q->ino);
+    memset(q, 0, sizeof(*q));
+}
+
+/* The owners' indices by path: open addressing, one slot per path, its
+ * indices chained in order (a later one wins, as the layers do). */
+struct owner_index {
+    const struct rootfs_owners *o;
+    size_t *head, *next, mask;
+    uint32_t *ino; /* each owner's inode number, 0 until the walk finds it */
+    bool *link;    /* whether that inode is a symlink (the tree's last word) */
+};
+
+#define NO_OWNER SIZE_MAX
+
+static const char *owner_path(const struct owner_index *x, size_t i)
+{
+    const char *p = x->o->v[i].path;
+    return p + (p[0] == '/');
+}
+
+static size_t *owner_slot(const struct owner_index *x, const char *path)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
     for (const char *c = path; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            return errno = EINVAL, -1;
-    for (int k = 0; k < 2; k++) {
-        fputs("sif ", root_script);
-        quoted(root_script, path + stage_len);
-        fprintf(root_script, k ? " gid %lu\n" : " uid %lu\n",
-                k ? (unsigned long)owner_gid : (unsigned long)owner_uid);
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    size_t s = (size_t)h & x->mask;
+    while (x->head[s] != NO_OWNER && strcmp(owner_path(x, x->head[s]), path))
+        s = (s + 1) & x->mask;
+    return &x->head[s];
+}
+
+static int owner_index_make(struct owner_index *x, const struct rootfs_owners *o)
+{
+    size_t slots = 16;
+    while (slots < 2 * o->n)
+        slots *= 2;
+    *x = (struct owner_index){.o = o, .mask = slots - 1};
+    x->head = malloc(slots * sizeof(*x->head));
+    x->next = malloc((o->n + 1) * sizeof(*x->next));
+    x->ino = calloc(o->n + 1, sizeof(*x->ino));
+    x->link = calloc(o->n + 1, sizeof(*x->link));
+    if (!x->head || !x->next || !x->ino || !x->link)
+        return -ENOMEM;
+    for (size_t s = 0; s < slots; s++)
+        x->head[s] = NO_OWNER;
+    for (size_t i = o->n; i-- > 0;) {
+        size_t *slot = owner_slot(x, owner_path(x, i));
+        x->next[i] = *slot;
+        *slot = i;
     }
     return 0;
 }
 
-static int write_script(const char *stage, const struct rootfs_owners *o, const char *script,
-                        const char *caps_dir)
+static void owner_index_free(struct owner_index *x)
 {
-    FILE *f = fopen(script, "we");
+    free(x->head);
+    free(x->next);
+    free(x->ino);
+    free(x->link);
+}
+
+struct owners_walk {
+    const char *stage, *disk, *work;
+    uid_t uid;
+    gid_t gid;
+    FILE *script;
+    struct owner_index ix;
+};
+
+/* One entry of a folder's listing, "/INO/MODE/UID/GID/NAME/SIZE/" (a
+ * folder's SIZE empty): its number, mode and name (cut in place).  A
+ * name has no '/', and no line break (layer_apply and dir_disk refuse
+ * control characters): a line that does not parse is an error. */
+static int listed(char *line, uint32_t *ino, unsigned long *mode, char **name)
+{
+    char *c = line + 1, *end;
+    unsigned long v = strtoul(c, &end, 10);
+    if (end == c || *end != '/' || v == 0 || v > UINT32_MAX)
+        return -1;
+    *ino = (uint32_t)v;
+    *mode = strtoul(c = end + 1, &end, 8);
+    if (end == c || *end != '/')
+        return -1;
+    for (int k = 0; k < 2; k++) /* uid, gid */
+        if (!(end = strchr(end + 1, '/')))
+            return -1;
+    *name = end + 1;
+    if (!(end = strchr(*name, '/')) || end == *name)
+        return -1;
+    *end = '\0';
+    return 0;
+}
+
+/* A child of the folder `dir` as listed: to the disk's one owner if the
+ * staged copy is not theirs, each owner entry naming it given its
+ * number, a folder queued for the next depth. */
+static int child(struct owners_walk *w, const char *dir, uint32_t ino, unsigned long mode,
+                 const char *name, struct folders *next)
+{
+    if (!strcmp(name, ".") || !strcmp(name, ".."))
+        return 0;
+    char rel[PATH_MAX], staged[2 * PATH_MAX];
+    if ((size_t)snprintf(rel, sizeof(rel), "%s%s%s", dir, dir[0] ? "/" : "", name) >= sizeof(rel))
+        return -ENAMETOOLONG;
+    snprintf(staged, sizeof(staged), "%s/%s", w->stage, rel);
+    struct stat st;
+    /* Not in the tree: mke2fs's lost+found, or a host folder changed
+     * since (dir_disk walks it again and starts over). */
+    if (lstat(staged, &st) < 0)
+        return 0;
+    if (st.st_uid != w->uid || st.st_gid != w->gid)
+        fprintf(w->script, "sif <%u> uid %lu\nsif <%u> gid %lu\n", ino, (unsigned long)w->uid,
+                ino, (unsigned long)w->gid);
+    for (size_t i = *owner_slot(&w->ix, rel); i != NO_OWNER; i = w->ix.next[i]) {
+        w->ix.ino[i] = ino;
+        w->ix.link[i] = (mode & S_IFMT) == S_IFLNK;
+    }
+    return (mode & S_IFMT) == S_IFDIR ? folders_add(next, rel, ino) : 0;
+}
+
+/* Lists the folders of one depth (one debugfs run), queuing the next. */
+static int list_depth(struct owners_walk *w, const struct folders *cur, struct folders *next)
+{
+    char ls[4200], out[4200];
+    snprintf(ls, sizeof(ls), "%s/ls", w->work);
+    snprintf(out, sizeof(out), "%s/ls.out", w->work);
+    FILE *f = fopen(ls, "we");
     if (!f)
         return -errno;
-    root_script = f;
-    stage_len = strlen(stage);
-    if (nftw(stage, to_owner, 64, FTW_PHYS) < 0) {
-        fclose(f);
+    for (size_t i = 0; i < cur->n; i++)
+        fprintf(f, "ls -p -r <%u>\n", cur->ino[i]);
+    if (fclose(f))
         return -errno;
+    int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    char *df[] = {"debugfs", "-f", ls, (char *)w->disk, NULL};
+    int rc = run(df, NULL, fd);
+    f = rc ? NULL : fdopen(fd, "re");
+    if (!f) {
+        close(fd);
+        return rc > 0 ? -EIO : rc ? rc : -errno;
     }
+    rewind(f);
+    char *line = NULL;
+    size_t lcap = 0, k = 0;
+    const char *dir = NULL;
+    ssize_t n;
+    /* Each folder's lines follow debugfs's echo of its command, in order. */
+    while (!rc && (n = getline(&line, &lcap, f)) > 0) {
+        if (line[n - 1] == '\n')
+            line[--n] = '\0';
+        unsigned long mode;
+        uint32_t ino;
+        char *name;
+        if (!strncmp(line, "debugfs: ls ", 12)) {
+            const char *num = strrchr(line, '<');
+            if (k >= cur->n || !num || strtoul(num + 1, NULL, 10) != cur->ino[k])
+                rc = -EPROTO;
+            else
+                dir = cur->path[k++];
+        } else if (line[0] == '/') {
+            rc = !dir || listed(line, &ino, &mode, &name) ? -EPROTO
+                                                         : child(w, dir, ino, mode, name, next);
+        }
+    }
+    free(line);
+    fclose(f);
+    unlink(ls);
+    unlink(out);
+    return rc ? rc : k == cur->n ? 0 : -EPROTO;
+}
+
+/* The owners' commands, in the layers' order, by inode number. */
+static int owner_commands(struct owners_walk *w, const char *caps_dir)
+{
+    const struct rootfs_owners *o = w->ix.o;
     for (size_t i = 0; i < o->n; i++) {
         const struct rootfs_owner *e = &o->v[i];
-        char p[8192];
-        struct stat st;
-        snprintf(p, sizeof(p), "%s/%s", stage, e->path);
-        if (lstat(p, &st) < 0)
+        uint32_t ino = w->ix.ino[i];
+        if (!ino)
             continue; /* a later layer removed it */
         const char *fields[3] = {"uid", "gid", "mode"};
         unsigned long vals[3] = {e->uid, e->gid, (unsigned long)e->mode};
-        for (int k = 0; k < 3; k++) {
-            if (k == 2 && S_ISLNK(st.st_mode))
-                continue; /* a symlink's mode means nothing */
-            fputs("sif ", f);
-            quoted(f, e->path[0] == '/' ? e->path : (snprintf(p, sizeof(p), "/%s", e->path), p));
-            fprintf(f, k == 2 ? " %s 0%lo\n" : " %s %lu\n", fields[k], vals[k]);
-        }
+        for (int k = 0; k < 3; k++)
+            if (k < 2 || !w->ix.link[i]) /* a symlink's mode means nothing */
+                fprintf(w->script, k == 2 ? "sif <%u> %s 0%lo\n" : "sif <%u> %s %lu\n", ino,
+                        fields[k], vals[k]);
         if (e->caps) {
             char cf[4200];
             snprintf(cf, sizeof(cf), "%s/%zu", caps_dir, i);
             int fd = open(cf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-            if (fd < 0 || write(fd, e->caps, e->caps_len) != (ssize_t)e->caps_len) {
-                if (fd >= 0)
-                    close(fd);
-                fclose(f);
+            bool ok = fd >= 0 && write(fd, e->caps, e->caps_len) == (ssize_t)e->caps_len;
+            if (fd >= 0)
+                close(fd);
+            if (!ok)
                 return -EIO;
-            }
-            close(fd);
-            fputs("ea_set -f ", f);
-            quoted(f, cf);
-            fputc(' ', f);
-            snprintf(p, sizeof(p), "/%s", e->path);
-            quoted(f, p);
-            fputs(" security.capability\n", f);
+            fputs("ea_set -f ", w->script);
+            quoted(w->script, cf);
+            fprintf(w->script, " <%u> security.capability\n", ino);
         }
     }
-    return fclose(f) ? -errno : 0;
+    return 0;
+}
+
+/* mke2fs copies each entry's owner as the staging folder has it (ours,
+ * not run as root): each entry first becomes the disk's one owner (root
+ * for an image), then the layers' owners follow. */
+static int write_script(const char *stage, const struct rootfs_owners *o, const char *disk,
+                        uid_t uid, gid_t gid, const char *script, const char *work)
+{
+    struct owners_walk w = {.stage = stage, .disk = disk, .work = work, .uid = uid, .gid = gid};
+    struct folders cur = {0}, next = {0};
+    int rc = owner_index_make(&w.ix, o);
+    if (!rc && !(w.script = fopen(script, "we")))
+        rc = -errno;
+    if (!rc)
+        rc = folders_add(&cur, "", 2); /* EXT2_ROOT_INO */
+    while (!rc && cur.n) {
+        rc = list_depth(&w, &cur, &next);
+        folders_free(&cur);
+        cur = next;
+        memset(&next, 0, sizeof(next));
+    }
+    if (!rc)
+        rc = owner_commands(&w, work);
+    if (w.script && fclose(w.script) && !rc)
+        rc = -errno;
+    folders_free(&cur);
+    folders_free(&next);
+    owner_index_free(&w.ix);
+    return rc;
 }
 
 int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, const char *out,
@@ -287,8 +485,6 @@ int rootfs_disk_make(const char *stage, const struct rootfs_owners *owners, cons
 static int make_disk(const char *stage, const struct rootfs_owners *owners, const char *out,
                      uid_t uid, gid_t gid, unsigned headroom_mib, char *err, size_t cap)
 {
-    owner_uid = uid;
-    owner_gid = gid;
     uint64_t data, entries;
     if (rootfs_tree_size(stage, ROOTFS_MAX_FOLDER_ENTRIES, &data, &entries, err, cap))
         return -1;
@@ -322,7 +518,7 @@ static int make_disk(const char *stage, const struct rootfs_owners *owners, cons
     }
     if (!rc && owners) {
         step = "the owners script";
-        rc = write_script(stage, owners, script, work);
+        rc = write_script(stage, owners, out, uid, gid, script, work);
     }
     if (!rc && owners) {
         step = "debugfs";

@@ -3,8 +3,10 @@
  * then one `debugfs -w` script sets what an unprivileged copy cannot
  * keep: every entry's owner, mode and security.capability as the image's
  * layers said (struct rootfs_owners, filled by layer_apply's callback),
- * everything else owned by root (or one owner the caller names).
- * `e2fsck -fn` checks the result.  The tools are found on PATH, else in
+ * everything else owned by root (or one owner the caller names), each
+ * entry named by its inode number (a path costs a read of every folder on
+ * the way), the numbers from debugfs's listing of each folder, one run
+ * per depth.  `e2fsck -fn` checks the result.  The tools are found on PATH, else in
  * /usr/sbin and /sbin (a user's PATH on Debian has no sbin); each dies
  * with the process that runs it (PR_SET_PDEATHSIG), and a signal caught
  * by image_stop.h kills it. */
