@@ -1,5 +1,6 @@
 #include "vmm/agent_client/command_audit.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +44,29 @@ void command_limits(const struct agent_exec_req *req, uint64_t max_output, int r
     else
         return;
     fn(ctx, "timeout", secs, 0, msg);
+}
+
+bool command_start_error(const struct agent_exec_req *req, const struct agent_exec_result *res,
+                         const char *cwd_flag, char *msg, size_t len)
+{
+    const char *cwd = req->cwd && *req->cwd ? req->cwd : "/";
+    unsigned uid = req->uid == AGENT_ID_DEFAULT ? AGENT_NOBODY : req->uid;
+    if (!res->error || res->error_op == AGENT_OP_EXEC)
+        return false;
+    if (res->error_op == AGENT_OP_CHDIR && res->error == ENOENT)
+        snprintf(msg, len, "%s %s: no such folder in the guest", cwd_flag, cwd);
+    else if (res->error_op == AGENT_OP_CHDIR && res->error == ENOTDIR)
+        snprintf(msg, len, "%s %s: not a folder in the guest", cwd_flag, cwd);
+    else if (res->error_op == AGENT_OP_CHDIR) /* EACCES: checked as the command's user */
+        snprintf(msg, len, "%s %s: %s for uid %u in the guest", cwd_flag, cwd,
+                 strerror(res->error), uid);
+    else if (res->error_op == AGENT_OP_RLIMIT)
+        snprintf(msg, len, "the guest could not set CMD's limits: %s", strerror(res->error));
+    else if (res->error_op == AGENT_OP_CRED)
+        snprintf(msg, len, "the guest could not run CMD as uid %u: %s", uid, strerror(res->error));
+    else
+        snprintf(msg, len, "the guest could not start CMD: %s", strerror(res->error));
+    return true;
 }
 
 void command_audit_exit(const struct audit *au, int rc, const struct agent_exec_result *res,

@@ -4,6 +4,8 @@
 #ifndef AIRLOCK_AGENT_CLIENT_COMMAND_AUDIT_H
 #define AIRLOCK_AGENT_CLIENT_COMMAND_AUDIT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vmm/agent_client/agent_client.h"
@@ -25,5 +27,13 @@ typedef void command_limit_fn(void *ctx, const char *limit, uint64_t max, uint64
  * agent's own kill, or the host's backstop when the agent never said). */
 void command_limits(const struct agent_exec_req *req, uint64_t max_output, int rc,
                     const struct agent_exec_result *res, command_limit_fn *fn, void *ctx);
+
+/* Why the guest could not start the command, in one line naming the input
+ * at fault (cwd_flag names the working folder's input, "-w" for `airlock
+ * run`), for a step before execve: the 126 alone does not say which.
+ * False when the command started or execve itself failed (127 not found,
+ * 126 not executable: the status says it, as a shell's does). */
+bool command_start_error(const struct agent_exec_req *req, const struct agent_exec_result *res,
+                         const char *cwd_flag, char *msg, size_t len);
 
 #endif

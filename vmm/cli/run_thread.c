@@ -14,6 +14,7 @@
 
 #include "devices/virtio/vsock.h"
 #include "vmm/util/exit_codes.h"
+#include "vmm/agent_client/command_audit.h"
 #include "vmm/audit/limits.h"
 #include "vmm/cli/run_ctx.h"
 #include "vmm/cli/run_control.h"
@@ -331,7 +332,9 @@ static void *run_thread(void *arg)
         if (copy_out(r, &r->copy_out[i]))
             return NULL;
     egress_stop(&r->egress); /* their end records are written before we report */
-    vm_stop(r->vm, agent_result_status(&res), "%s", "");
+    char why_not[AGENT_MAX_PATH + 128] = "";
+    command_start_error(&r->req, &res, "-w", why_not, sizeof(why_not));
+    vm_stop(r->vm, agent_result_status(&res), "%s", why_not);
     return NULL;
 }
 
