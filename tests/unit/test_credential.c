@@ -220,6 +220,17 @@ START_TEST(judge_inject)
     ck_assert_mem_eq(r.out_head, "GET /x HTTP/1.1\r\nHost: api.test:443\r\nAccept-Encoding: identity\r\n\r\n",
                      r.out_len);
     cred_request_free(&r);
+    /* one trailing dot after the name is the same host, as in CONNECT */
+    static const char *const dotted[] = {"API.test.", "api.test.:443", "api.test:443"};
+    for (size_t i = 0; i < sizeof(dotted) / sizeof(dotted[0]); i++) {
+        char head[200];
+        snprintf(head, sizeof(head), "GET /v1 HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer " PH
+                 "\r\n\r\n", dotted[i]);
+        ck_assert_int_eq(judge(head, &r), 1);
+        ck_assert_msg(r.status == 0 && r.injected == 1, "Host %s: %d %s", dotted[i], r.status,
+                      r.reason);
+        cred_request_free(&r);
+    }
     /* a partial head */
     ck_assert_int_eq(judge("GET /v1 HTTP/1.1\r\nHost: api.test\r\n", &r), 0);
 }
@@ -241,7 +252,11 @@ START_TEST(judge_refusals)
         {"GET /v1 HTTP/1.1\r\nHost: api.test\r\nx-api-key: OTHERPLACEHOLDERdddddddddddddddd\r\n\r\n",
          "which does not get it", 403},
         {"GET /v1 HTTP/1.1\r\nHost: evil.test\r\nAuthorization: Bearer " PH "\r\n\r\n", "Host 'evil.test'", 403},
-        {"GET /v1 HTTP/1.1\r\nHost: api.test:444\r\n\r\n", "Host 'api.test:444'", 403},
+        {"GET /v1 HTTP/1.1\r\nHost: api.test:444\r\n\r\n", "Host 'api.test:444' is not api.test:443,", 403},
+        {"GET /v1 HTTP/1.1\r\nHost: api.test.:444\r\n\r\n", "Host 'api.test.:444' is not api.test:443,", 403},
+        {"GET /v1 HTTP/1.1\r\nHost: api.test..\r\n\r\n", "Host 'api.test..'", 403},
+        {"GET /v1 HTTP/1.1\r\nHost: api.test:\r\n\r\n", "Host 'api.test:'", 403},
+        {"GET /v1 HTTP/1.1\r\nHost: api.tes\r\n\r\n", "Host 'api.tes'", 403},
         {"GET /v1 HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
          "upgrades", 403},
         {"GET /v1 HTTP/1.1\r\n\r\n", "no Host", 400},

@@ -120,6 +120,24 @@ START_TEST(default_port_and_empty_path)
 }
 END_TEST
 
+/* One trailing dot is the same host (docs/egress.md): dropped everywhere
+ * a name is read, so the policy never sees "example.com." at all. */
+START_TEST(trailing_dot)
+{
+    ck_assert_int_eq(parse("CONNECT Example.COM.:443 HTTP/1.1\r\nHost: example.com.:443\r\n\r\n"), 1);
+    ck_assert_int_eq(req.kind, HTTP_REQ_CONNECT);
+    ck_assert_str_eq(req.host, "example.com");
+    ck_assert_uint_eq(req.port, 443);
+    ck_assert_int_eq(parse("GET http://a.b./x HTTP/1.1\r\n\r\n"), 1);
+    ck_assert_str_eq(req.host, "a.b");
+    ck_assert_uint_eq(req.port, 80);
+    ASSERT_ORIGIN("GET /x HTTP/1.1\r\nHost: a.b\r\nConnection: close\r\n\r\n");
+    ck_assert_int_eq(parse("GET http://a.:8080/ HTTP/1.1\r\nHost: a.\r\n\r\n"), 1);
+    ck_assert_str_eq(req.host, "a");
+    ck_assert_uint_eq(req.port, 8080);
+}
+END_TEST
+
 START_TEST(forward_rewrites_headers)
 {
     static const char head[] = "POST http://api.local/v1 HTTP/1.1\r\n"
@@ -251,7 +269,10 @@ static const struct bad bad_heads[] = {
     BAD("GET http://h%2eexample/ HTTP/1.1\r\n\r\n", -400),
     BAD("GET http://a..b/ HTTP/1.1\r\n\r\n", -400),
     BAD("GET http://.a/ HTTP/1.1\r\n\r\n", -400),
-    BAD("GET http://a./ HTTP/1.1\r\n\r\n", -400),
+    BAD("GET http://a../ HTTP/1.1\r\n\r\n", -400),
+    BAD("CONNECT .:443 HTTP/1.1\r\n\r\n", -400),
+    BAD("CONNECT a..:443 HTTP/1.1\r\n\r\n", -400),
+    BAD(H("Host: a.."), -400),
     BAD("GET http://a!b/ HTTP/1.1\r\n\r\n", -400),
     /* ports */
     BAD("CONNECT h HTTP/1.1\r\n\r\n", -400),
@@ -309,6 +330,9 @@ START_TEST(name_limits)
         host[i] = '.';
     host[HTTP_HOST_MAX] = '\0';
     snprintf(h, sizeof(h), "CONNECT %s:443 HTTP/1.1\r\n\r\n", host);
+    ck_assert_int_eq(parse(h), 1);
+    ck_assert_str_eq(req.host, host);
+    snprintf(h, sizeof(h), "CONNECT %s.:443 HTTP/1.1\r\n\r\n", host); /* the dot is not counted */
     ck_assert_int_eq(parse(h), 1);
     ck_assert_str_eq(req.host, host);
     host[HTTP_HOST_MAX] = 'a';
@@ -453,6 +477,7 @@ Suite *http_request_suite(void)
     tcase_add_test(tc, connect_ipv6);
     tcase_add_test(tc, get_absolute_uri);
     tcase_add_test(tc, default_port_and_empty_path);
+    tcase_add_test(tc, trailing_dot);
     tcase_add_test(tc, forward_rewrites_headers);
     tcase_add_test(tc, incremental_feeding);
     tcase_add_loop_test(tc, hostile_heads, 0, (int)(sizeof(bad_heads) / sizeof(bad_heads[0])));

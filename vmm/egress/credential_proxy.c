@@ -309,16 +309,18 @@ static int send_body(struct cred_conn *c, uint64_t left, int *which)
         size_t out = scrub_feed(&det, c->gin.b + c->gin.off, n, c->out, sizeof(c->out));
         consume(&c->gin, n);
         left -= n;
-        c->bytes_out += n;
         for (unsigned i = 0; i < c->p->set->n && !rc; i++)
             if (det.hits[i]) {
                 *which = (int)i;
                 rc = -2;
             }
         /* Counting patterns hold nothing back: the detector sees a
-         * placeholder before its last byte is sent, and we stop there. */
+         * placeholder before its last byte is sent, and we stop there.
+         * bytes_out counts what went, not the piece withheld. */
         if (!rc && (out == SCRUB_NO_ROOM || send_all(c->u, c->out, out)))
             rc = -1;
+        if (!rc)
+            c->bytes_out += out;
     }
     scrub_free(&det);
     return rc;

@@ -53,16 +53,29 @@ static bool name_is(const struct field *f, const char *name)
     return f->name.n == strlen(name) && !strncasecmp(f->name.p, name, f->name.n);
 }
 
-/* Host as the guest may write it for host:port. */
+/* host:port as a Host header writes it: "[v6]:port" for an IPv6 literal. */
+static void authority(char *o, size_t cap, const char *host, uint16_t port)
+{
+    snprintf(o, cap, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+}
+
+/* Host as the guest may write it for host:port: the port may go for 443,
+ * and one trailing dot after a name is the same host, as in CONNECT
+ * (vmm/http/http_request.c drops it there). */
 static bool host_matches(const char *v, size_t n, const char *host, uint16_t port)
 {
-    char want[EGRESS_HOST_MAX + 16], with_port[EGRESS_HOST_MAX + 24];
-    bool v6 = strchr(host, ':') != NULL;
-    snprintf(want, sizeof(want), v6 ? "[%s]" : "%s", host);
-    snprintf(with_port, sizeof(with_port), "%s:%u", want, port);
-    if (n == strlen(with_port) && !strncasecmp(v, with_port, n))
-        return true;
-    return port == 443 && n == strlen(want) && !strncasecmp(v, want, n);
+    char want[EGRESS_HOST_MAX + 24];
+    authority(want, sizeof(want), host, port);
+    size_t name = (size_t)(strrchr(want, ':') - want), port_len = strlen(want) - name;
+    if (n < name || strncasecmp(v, want, name))
+        return false;
+    v += name;
+    n -= name;
+    if (n && *v == '.' && !strchr(host, ':')) {
+        v++;
+        n--;
+    }
+    return (n == port_len && !memcmp(v, want + name, n)) || (n == 0 && port == 443);
 }
 
 /* Whether the value is exactly s's format around its placeholder. */
@@ -165,9 +178,13 @@ int cred_request_judge(const char *buf, size_t len, const struct secret_set *set
     struct field f;
     while (next_field(buf, q.head_len - 2, &pos, &f)) {
         if (name_is(&f, "Host")) {
-            if (!host_matches(f.value.p, f.value.n, host, port))
-                return refuse(r, 403, -1, "Host '%.*s' is not %s, the host this connection was "
-                              "opened for", (int)(f.value.n > 100 ? 100 : f.value.n), f.value.p, host);
+            if (!host_matches(f.value.p, f.value.n, host, port)) {
+                char want[EGRESS_HOST_MAX + 24];
+                authority(want, sizeof(want), host, port);
+                return refuse(r, 403, -1, "Host '%.*s' is not %s, the host and port this "
+                              "connection was opened for", (int)(f.value.n > 100 ? 100 : f.value.n),
+                              f.value.p, want);
+            }
             host_seen = true;
         } else if (name_is(&f, "Upgrade")) {
             return refuse(r, 403, -1, "protocol upgrades (WebSocket, h2c) are not relayed on "

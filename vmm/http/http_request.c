@@ -38,9 +38,14 @@ static int status_of(int rc)
 }
 
 /* A DNS name as the policy will see it: letters, digits, '-', '_' and
- * '.', no empty label; copied lower-cased into host. */
+ * '.', no empty label; copied lower-cased into host.  One trailing dot
+ * (the fully qualified "example.com.", RFC 1034 3.1) names the same host
+ * and is dropped, as the policy's rules drop it (docs/egress.md): the
+ * policy, the broker and the credential proxy see one spelling. */
 static int parse_reg_name(struct span s, char host[HTTP_HOST_MAX + 1])
 {
+    if (s.n > 1 && s.p[s.n - 1] == '.')
+        s.n--;
     if (s.n == 0 || s.n > HTTP_HOST_MAX || s.p[0] == '.' || s.p[s.n - 1] == '.')
         return E_BAD;
     for (size_t i = 0; i < s.n; i++) {

@@ -5,9 +5,12 @@ header or body becomes the guest's environment variable NAME (the
 placeholder the agent gave every command).
 
   {"name": N, "kind": "urllib", "url": U, "headers": {...}}      urllib.request
-  {"name": N, "requests": [{"method", "path", "headers", "body"}...],
-   "host": H, "port": P}       http.client through the proxy's CONNECT, all
-                               requests on one connection (keep-alive)
+  {"name": N, "requests": [{"method", "path", "headers", "body", "pad"}...],
+   "host": H, "port": P, "connect": C}
+                               http.client through the proxy's CONNECT, all
+                               requests on one connection (keep-alive); the
+                               body after "pad" bytes of "a"; CONNECT names C
+                               when given (TLS and Host still name H)
   {"name": N, "kind": "alpn", "host": H, "port": P, "alpn": [...]}
                                a TLS handshake offering only these protocols
   {"name": N, "kind": "peer", "host": H, "port": P}
@@ -57,11 +60,17 @@ def run(case):
                 out.update(status=e.code, body=e.read().decode("latin-1"))
         elif kind == "requests":
             ctx = ssl.create_default_context()
-            c = http.client.HTTPSConnection("127.0.0.1", 3128, context=ctx, timeout=30)
-            c.set_tunnel(case["host"], case.get("port", 443))
+            port = case.get("port", 443)
+            if "connect" in case:
+                c = http.client.HTTPConnection(case["host"], port, timeout=30)
+                c.sock = ctx.wrap_socket(tunnel(case["connect"], port),
+                                         server_hostname=case["host"])
+            else:
+                c = http.client.HTTPSConnection("127.0.0.1", 3128, context=ctx, timeout=30)
+                c.set_tunnel(case["host"], port)
             out["results"] = []
             for r in case["requests"]:
-                body = expand(r["body"]).encode() if "body" in r else None
+                body = b"a" * r.get("pad", 0) + expand(r["body"]).encode() if "body" in r else None
                 c.request(r.get("method", "GET"), expand(r["path"]), body=body,
                           headers={k: expand(v) for k, v in r.get("headers", {}).items()})
                 resp = c.getresponse()

@@ -2,7 +2,9 @@
 """The TLS upstream for tests/boot/linux-credentials, run inside the test's
 own network namespace: an HTTPS server (HTTP/1.1, keep-alive) with the
 test's own CA, on each ADDR:PORT given, that records every request it gets
-as a JSON line in LOG (method, path, headers, body) and answers by path:
+as a JSON line in LOG (method, path, headers, body, body_bytes; a request
+whose client went away mid-body is recorded too, with "partial": true and
+the body_bytes it got, without its body) and answers by path:
 
   /echo           200, the request's head and body as the body (Content-Length)
   /echo-chunked   200, the same, chunked in 7-byte chunks (a value spans chunks)
@@ -41,12 +43,18 @@ def read_request(f):
         name, value = h.decode("latin-1").rstrip("\r\n").split(":", 1)
         headers.append((name, value.strip()))
     n = int(dict((k.lower(), v) for k, v in headers).get("content-length", "0"))
-    body = f.read(n) if n else b""
-    if len(body) < n:
-        return None # the client went away mid-body: no request, as for any server
+    body = b""
+    while len(body) < n: # piece by piece: what came before the client left counts
+        try:
+            piece = f.read1(n - len(body))
+        except OSError: # a TLS connection closed without close_notify
+            piece = b""
+        if not piece:
+            break
+        body += piece
     raw = line + b"".join(b"%s: %s\r\n" % (k.encode("latin-1"), v.encode("latin-1"))
                           for k, v in headers) + b"\r\n" + body
-    return method, path, headers, body, raw
+    return method, path, headers, body, raw, len(body) < n
 
 
 def respond(conn, status, body, extra=()):
@@ -65,10 +73,16 @@ def handle(conn):
                 return
             if req is None:
                 return
-            method, path, headers, body, raw = req
+            method, path, headers, body, raw, partial = req
+            rec = {"method": method, "path": path, "headers": headers, "body_bytes": len(body)}
+            if partial:
+                rec["partial"] = True
+            else:
+                rec["body"] = body.decode("latin-1")
             with lock, open(log, "a") as out:
-                out.write(json.dumps({"method": method, "path": path, "headers": headers,
-                                      "body": body.decode("latin-1")}) + "\n")
+                out.write(json.dumps(rec) + "\n")
+            if partial: # the client went away mid-body: no answer, as for any server
+                return
             auth = dict((k.lower(), v) for k, v in headers).get("authorization", "")
             route = path.split("?")[0]
             if route == "/echo":
@@ -112,6 +126,11 @@ def serve(sock, ctx):
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
 ctx.set_alpn_protocols(["http/1.1"])
+# No TLS 1.3 session tickets: a client that closes without reading them
+# (the broker, refusing a streamed body) would close with unread bytes,
+# which is a TCP reset, and a reset drops what it had sent and we had not
+# read yet: the cut-off body's length would come out short.
+ctx.num_tickets = 0
 for spec in sys.argv[4:]:
     addr, port = spec.rsplit(":", 1)
     s = socket.socket()
