@@ -1,6 +1,7 @@
 #include "vmm/kvm/cpuid.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +36,7 @@ struct kvm_cpuid2 *cpuid_supported(const struct kvm *kvm)
         errno = e;
         return NULL;
     }
-    if (kvm->tsc_deadline)
-        cpuid_add_tsc_deadline(c);
     return c;
-}
-
-void cpuid_add_tsc_deadline(struct kvm_cpuid2 *c)
-{
-    for (unsigned i = 0; i < c->nent; i++)
-        if (c->entries[i].function == 0x1)
-            c->entries[i].ecx |= LEAF1_ECX_TSC_DEADLINE;
 }
 
 static unsigned bits_for(unsigned n)
@@ -82,15 +74,16 @@ static void cpuid_filter_xsave(struct kvm_cpuid2 *c)
     }
 }
 
-void cpuid_filter(struct kvm_cpuid2 *c, unsigned id, unsigned ncpus)
+void cpuid_filter(struct kvm_cpuid2 *c, unsigned id, unsigned ncpus, bool tsc_deadline)
 {
+    uint32_t leaf1_ecx_add = LEAF1_ECX_HYPERVISOR | (tsc_deadline ? LEAF1_ECX_TSC_DEADLINE : 0);
     cpuid_filter_xsave(c);
     for (unsigned i = 0; i < c->nent; i++) {
         struct kvm_cpuid_entry2 *e = &c->entries[i];
         switch (e->function) {
         case 0x1:
             e->ebx = (e->ebx & 0x00ffffff) | (id << 24);
-            e->ecx = (e->ecx & ~(LEAF1_ECX_VMX | LEAF1_ECX_MONITOR)) | LEAF1_ECX_HYPERVISOR;
+            e->ecx = (e->ecx & ~(LEAF1_ECX_VMX | LEAF1_ECX_MONITOR)) | leaf1_ecx_add;
             break;
         case 0x7:
             if (e->index == 0)
@@ -126,13 +119,13 @@ void cpuid_filter(struct kvm_cpuid2 *c, unsigned id, unsigned ncpus)
 }
 
 struct kvm_cpuid2 *cpuid_for_vcpu(const struct kvm_cpuid2 *supported, unsigned id,
-                                  unsigned ncpus)
+                                  unsigned ncpus, bool tsc_deadline)
 {
     size_t bytes = sizeof(*supported) + supported->nent * sizeof(supported->entries[0]);
     struct kvm_cpuid2 *c = malloc(bytes);
     if (c) {
         memcpy(c, supported, bytes);
-        cpuid_filter(c, id, ncpus);
+        cpuid_filter(c, id, ncpus, tsc_deadline);
     }
     return c;
 }

@@ -92,7 +92,7 @@ int vm_create_vcpus(struct vm *vm, unsigned ncpus, const struct boot_plan *plan,
             ret = fail(err, errlen, errno, "mapping kvm_run");
             goto out;
         }
-        struct kvm_cpuid2 *cpuid = cpuid_for_vcpu(supported, i, ncpus);
+        struct kvm_cpuid2 *cpuid = cpuid_for_vcpu(supported, i, ncpus, vm->kvm->tsc_deadline);
         ret = cpuid ? vcpu_setup(v, cpuid, i == 0 ? plan : NULL, err, errlen)
                     : fail(err, errlen, ENOMEM, "allocating vCPUs");
         free(cpuid);

@@ -71,7 +71,7 @@ static int capture_vcpu(struct vm *vm, const struct kvm_cpuid2 *supported, unsig
      * rewrites some bits of its copy as the guest runs (OSXSAVE and OSPKE
      * follow CR4, the APIC bit the APIC base MSR, leaf 0xd's sizes XCR0),
      * so a running guest's table never equals a fresh vCPU's. */
-    struct kvm_cpuid2 *t = cpuid_for_vcpu(supported, id, vm->ncpus);
+    struct kvm_cpuid2 *t = cpuid_for_vcpu(supported, id, vm->ncpus, vm->kvm->tsc_deadline);
     if (!t)
         return fail(err, errlen, (int)id, "its CPUID table", ENOMEM);
     c->ncpuid = t->nent < SNAP_MAX_CPUID ? t->nent : SNAP_MAX_CPUID;
@@ -218,7 +218,7 @@ int vm_snapshot_restore(struct vm *vm, const struct snap_state *s, char *err, si
         return fail(err, errlen, -1, "KVM_GET_SUPPORTED_CPUID", errno);
     int e = 0;
     for (unsigned i = 0; i < s->ncpus && !e; i++) {
-        struct kvm_cpuid2 *here = cpuid_for_vcpu(supported, i, vm->ncpus);
+        struct kvm_cpuid2 *here = cpuid_for_vcpu(supported, i, vm->ncpus, vm->kvm->tsc_deadline);
         e = here ? vm_snapshot_cpuid_check(here, &s->vcpus[i], i, err, errlen)
                  : fail(err, errlen, (int)i, "its CPUID table", ENOMEM);
         free(here);
