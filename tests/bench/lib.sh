@@ -7,12 +7,24 @@ TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 MARKTIME=$TOP/build/bench/marktime
 RUNS=${BENCH_RUNS:-10}
 
-# stats FILE: "min median max" of the numbers in FILE (one per line).
+# The median of v[1..n], sorted: the middle value, or the mean of the two
+# middle ones.  An awk function, the one definition every bench script's
+# median goes through (stats, median).
+MEDIAN_AWK='function median(v, n) { return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+
+# median: the median of the numbers on stdin (one per line), as awk prints
+# a number; "-" when there are none.
+median() {
+    sort -n | awk "$MEDIAN_AWK"' {v[NR] = $1} END { if (NR == 0) print "-"; else print median(v, NR) }'
+}
+
+# stats FILE [FORMAT]: "min median max" of the numbers in FILE (one per
+# line), each printed with FORMAT (default %.1f); "- - -" when FILE is
+# empty or missing.
 stats() {
-    sort -n "$1" | awk '{v[NR]=$1} END {
-        if (NR == 0) { print "- - -"; exit }
-        m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
-        printf "%.1f %.1f %.1f\n", v[1], m, v[NR] }'
+    [ -s "$1" ] || { echo "- - -"; return; }
+    sort -n "$1" | awk -v f="${2:-%.1f}" "$MEDIAN_AWK"' {v[NR] = $1} END {
+        printf f " " f " " f "\n", v[1], median(v, NR), v[NR] }'
 }
 
 # field NAME LINE: the value of NAME=... in a marktime line.
