@@ -7,7 +7,8 @@ included (the VM process maps it).  One line per process:
 
 KIND: "parent" for PID itself (airlock's waiting parent), "broker" for the
 egress broker (comm airlock-broker), "vm" for any other descendant (the
-VM process, and a helper if one runs).
+VM process, and a helper if one runs); "gone PID" for one that ended
+before it could be read.
 
     memscan.py PID NEEDLE
 """
@@ -72,6 +73,12 @@ for pid in tree(root, kids):
         comm = open("/proc/%d/comm" % pid).read().strip()
         found, total = scan(pid)
     except OSError as e:
+        if not os.path.exists("/proc/%d" % pid):
+            # It ended between the listing and the read (a short-lived
+            # helper): nothing of it is left to hold the value.  The
+            # processes the test asks about must still each have a line.
+            print("gone %d" % pid)
+            continue
         print("unreadable %d %s" % (pid, e))
         status = 1
         continue
