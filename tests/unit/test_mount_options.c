@@ -16,6 +16,7 @@
 
 static char top[64], dir[96], file[96], arg[1200], err[1024];
 static struct mount_list l;
+static bool check_host; /* mount_list_add's; setup: true */
 
 static void teardown(void)
 {
@@ -33,6 +34,7 @@ static void setup(void)
     ck_assert_ptr_nonnull(f);
     fclose(f);
     memset(&l, 0, sizeof(l));
+    check_host = true;
 }
 
 /* mount_list_add of HOST + rest: its result; err as it said.  Each value
@@ -44,7 +46,7 @@ static int add(const char *host, const char *rest)
     char *v = kept[next++ % 32];
     snprintf(arg, sizeof(arg), "%s%s", host, rest);
     snprintf(v, sizeof(kept[0]), "%s", arg);
-    return mount_list_add(&l, v, err, sizeof(err));
+    return mount_list_add(&l, v, check_host, err, sizeof(err));
 }
 
 START_TEST(good_values)
@@ -109,6 +111,24 @@ START_TEST(bad_values)
     ck_assert_int_eq(add(dir, big), -EINVAL);
     big[1024] = 0;
     ck_assert_int_eq(add(dir, big), 0);
+}
+END_TEST
+
+/* airlock create's parse: HOSTDIR is the daemon's to check, so one
+ * missing here, a file, or relative passes; the rest is still refused. */
+START_TEST(host_unchecked)
+{
+    check_host = false;
+    ck_assert_int_eq(add("/nonexistent/x", ":/src"), 0);
+    ck_assert_int_eq(add(file, ":/f:rw"), 0);
+    ck_assert_int_eq(add("rel/dir", ":/rel"), 0);
+    ck_assert_str_eq(l.m[2].host, "rel/dir");
+    ck_assert_int_eq(add("/nonexistent/x", ":/proc"), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "GUESTDIR '/proc': want"));
+    ck_assert_int_eq(add("/nonexistent/x", ":/src:rx"), -EINVAL);
+    ck_assert_int_eq(add("/nonexistent/x", ":/src"), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "GUESTDIR /src is mounted twice"));
+    ck_assert_uint_eq(l.n, 3);
 }
 END_TEST
 
@@ -204,6 +224,7 @@ Suite *mount_options_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown); /* teardown runs after a failure too */
     tcase_add_test(tc, good_values);
     tcase_add_test(tc, bad_values);
+    tcase_add_test(tc, host_unchecked);
     tcase_add_test(tc, twice_and_too_many);
     tcase_add_test(tc, run_takes_it);
     tcase_add_test(tc, run_slots);

@@ -30,10 +30,13 @@ struct mount_list {
     unsigned n;
 };
 
-/* Adds one --mount value: HOSTDIR (no ':') an existing folder, GUESTDIR a
- * folder the agent may mount at (agent_mount_path_ok) and not one given
- * before, the mode ro or rw.  0, or -EINVAL with err one line naming the
- * value and what is wrong with it. */
-int mount_list_add(struct mount_list *l, const char *arg, char *err, size_t errlen);
+/* Adds one --mount value: HOSTDIR (no ':') an existing folder when
+ * check_host (this process reads it; `airlock create` does not: HOSTDIR is
+ * the daemon's, which checks it), GUESTDIR a folder the agent may mount at
+ * (agent_mount_path_ok) and not one given before, the mode ro or rw.  0,
+ * or -EINVAL with err one line naming the value and what is wrong with
+ * it. */
+int mount_list_add(struct mount_list *l, const char *arg, bool check_host, char *err,
+                   size_t errlen);
 
 #endif

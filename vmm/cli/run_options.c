@@ -205,7 +205,7 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
     }
     case RO_SECRET: return secret_parse(&eg->secrets, val, err, errlen);
     case RO_CA_FILE: eg->ca_file = val; return 0;
-    case RO_MOUNT: return mount_list_add(&r->mounts, val, err, errlen);
+    case RO_MOUNT: return mount_list_add(&r->mounts, val, true, err, errlen);
     case RO_AUDIT: a->audit_path = val; return 0;
     case RO_AUDIT_ID: a->audit_id = val; return 0;
     case RO_CONTROL_FD:

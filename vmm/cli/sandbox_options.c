@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vmm/cli/mount_options.h"
 #include "vmm/util/exit_codes.h"
@@ -66,24 +67,29 @@ static json_t *secrets_json(const struct secret_set *set)
     return arr;
 }
 
-/* The create request's "mounts" (docs/mounts.md): each HOSTDIR as its
- * real path, since the daemon's VM process reads it from a folder of its
- * own.  NULL with err when one cannot be. */
+/* The create request's "mounts" (docs/mounts.md).  HOSTDIR is a folder
+ * of the daemon's host, which may not be this one (a daemon over TCP):
+ * the daemon checks it and names it when it refuses it, so it is not
+ * looked at here.  A relative one is made absolute against our working
+ * folder (the daemon's VM process has its own), as the Python SDK does.
+ * NULL with err when it cannot be. */
 static json_t *mounts_json(const struct mount_list *l, char *err, size_t cap)
 {
     json_t *arr = json_array();
+    char cwd[PATH_MAX];
+    bool have_cwd = false;
     for (unsigned i = 0; arr && i < l->n; i++) {
         const struct mount_spec *m = &l->m[i];
-        char real[PATH_MAX];
-        const char *why = !realpath(m->host, real) ? strerror(errno)
-                          : strchr(real, ':')      ? "its real path holds a ':'"
-                                                   : NULL;
-        if (why) {
-            snprintf(err, cap, "--mount '%.200s': HOSTDIR: %s", m->arg, why);
+        char abs[2 * PATH_MAX];
+        if (m->host[0] != '/' && !have_cwd && !(have_cwd = getcwd(cwd, sizeof(cwd)))) {
+            snprintf(err, cap, "--mount '%.200s': HOSTDIR is relative and the working folder "
+                     "is unknown: %s", m->arg, strerror(errno));
             json_decref(arr);
             return NULL;
         }
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:b}", "source", real, "target",
+        snprintf(abs, sizeof(abs), "%s%s%s", m->host[0] == '/' ? "" : cwd,
+                 m->host[0] == '/' ? "" : "/", m->host);
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:b}", "source", abs, "target",
                                              m->guest, "readonly", !m->rw));
     }
     return arr;
@@ -143,7 +149,7 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
             break;
         case 'C': json_object_set_new(body, "ca_file", json_string(optarg)); break;
         case 'M':
-            if (mount_list_add(&mounts, optarg, why, sizeof(why)))
+            if (mount_list_add(&mounts, optarg, false, why, sizeof(why)))
                 rc = verb_fail("%s", why);
             break;
         case 'e':
