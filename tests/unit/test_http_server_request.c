@@ -150,6 +150,40 @@ START_TEST(query)
 }
 END_TEST
 
+/* query_bool as the eof= and follow= routes use it: exactly true/1 or
+ * false/0 after percent-decoding, the first occurrence, else -1. */
+START_TEST(query_bools)
+{
+    static const struct { const char *target; int rc; bool v; } cases[] = {
+        {"/o?follow=true", 1, true},        {"/o?follow=1", 1, true},
+        {"/o?follow=false", 1, false},      {"/o?follow=0", 1, false},
+        {"/o?offset=3&follow=true&x", 1, true},
+        {"/o?follow=%74rue", 1, true},      /* escaped, then compared */
+        {"/o?follow=true&follow=false", 1, true}, /* the first one */
+        {"/o", 0, false},                   {"/o?", 0, false},
+        {"/o?follo=true", 0, false},        {"/o?xfollow=true", 0, false},
+        {"/o?follow", 0, false},            /* no '=': not this parameter */
+        {"/o?follow=", -1, false},          {"/o?follow=TRUE", -1, false},
+        {"/o?follow=True", -1, false},      {"/o?follow=yes", -1, false},
+        {"/o?follow=on", -1, false},        {"/o?follow=tru", -1, false},
+        {"/o?follow=truex", -1, false},     {"/o?follow=true%00", -1, false},
+        {"/o?follow=%00", -1, false},       {"/o?follow=+true", -1, false},
+        {"/o?follow=true+", -1, false},     {"/o?follow=10", -1, false},
+        {"/o?follow=01", -1, false},        {"/o?follow=-1", -1, false},
+        {"/o?follow=2", -1, false},         {"/o?follow=%", -1, false},
+        {"/o?follow=%7", -1, false},        {"/o?follow=%zz", -1, false},
+        {"/o?follow=truetruetrue", -1, false}, /* longer than any answer */
+        {"/o?follow=falsefalse", -1, false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        bool v = !cases[i].v; /* absent or refused: left as it was */
+        int rc = query_bool(cases[i].target, "follow", &v);
+        ck_assert_msg(rc == cases[i].rc, "%s: %d", cases[i].target, rc);
+        ck_assert_msg(v == (rc == 1 ? cases[i].v : !cases[i].v), "%s: value", cases[i].target);
+    }
+}
+END_TEST
+
 Suite *http_server_request_suite(void)
 {
     Suite *s = suite_create("http_server_request");
@@ -160,6 +194,7 @@ Suite *http_server_request_suite(void)
     tcase_add_loop_test(tc, hostile, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, limits);
     tcase_add_test(tc, query);
+    tcase_add_test(tc, query_bools);
     suite_add_tcase(s, tc);
     return s;
 }
