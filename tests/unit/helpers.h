@@ -162,6 +162,7 @@ Suite *credential_suite(void), *credential_proxy_suite(void), *layer_apply_suite
 Suite *image_user_suite(void);
 Suite *base64_suite(void);
 Suite *exec_output_suite(void);
+Suite *exec_stream_suite(void);
 Suite *egress_policy_suite(void);
 Suite *surface_suite(void);
 Suite *audit_suite(void), *egress_broker_suite(void), *egress_relay_suite(void);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "vmm/agent_client/agent_conn.h"
@@ -82,13 +83,25 @@ int exec_stream_run(struct api_conn *c, const char *sock, const struct agent_exe
         api_stream_begin(c, 200);
         struct exec_output s[2] = {{.fd = out[0], .type = "stdout"},
                                    {.fd = err[0], .type = "stderr"}};
+        bool hung_up = false;
         while (s[0].fd >= 0 || s[1].fd >= 0) {
-            struct pollfd p[2] = {{.fd = s[0].fd, .events = POLLIN}, {.fd = s[1].fd, .events = POLLIN}};
-            if (poll(p, 2, -1) < 0 && errno != EINTR)
+            /* The client too: a command that prints nothing never fails
+             * a write, so only its hang-up tells that nobody waits. */
+            struct pollfd p[3] = {{.fd = s[0].fd, .events = POLLIN},
+                                  {.fd = s[1].fd, .events = POLLIN},
+                                  {.fd = c->broken ? -1 : c->fd, .events = POLLRDHUP}};
+            if (poll(p, 3, -1) < 0 && errno != EINTR)
                 break;
             for (int i = 0; i < 2; i++)
                 if (p[i].revents && !exec_output_pump(&s[i], to_client, c))
                     p[i].fd = -1;
+            if (p[2].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+                /* The agent kills the command's process group when its
+                 * connection closes; shutdown also wakes agent_exec,
+                 * whatever it waits for. */
+                c->broken = hung_up = true;
+                shutdown(agent, SHUT_RDWR);
+            }
             if (c->broken) { /* the client is gone: agent_exec sees EPIPE and returns */
                 for (int i = 0; i < 2; i++)
                     if (s[i].fd >= 0)
@@ -96,6 +109,12 @@ int exec_stream_run(struct api_conn *c, const char *sock, const struct agent_exe
             }
         }
         pthread_join(t, NULL);
+        if (hung_up && j.rc) {
+            /* We cut the agent's connection: the outcome is the one a
+             * client that stops reading output gets (output_closed). */
+            j.rc = 0;
+            j.res.output_closed = 1;
+        }
         done->rc = j.rc;
         done->res = j.res;
         done->ms = agent_mono_ms() - t0;

@@ -21,8 +21,10 @@ int exec_input_fd(const struct exec_input *in);
 
 /* Runs req on a new agent connection through `sock` and streams it to c.
  * The answer is always 200 once the command could be asked for: a
- * command that fails is data.  A client that goes away ends the command
- * (its agent connection closes, and the agent kills its process group).
+ * command that fails is data.  A client that goes away, seen by a failed
+ * write or by its hang-up (a command may print nothing), ends the command:
+ * its agent connection closes, the agent kills its process group, and the
+ * outcome is output_closed.
  * Returns 0 with *done filled, or -errno when the agent could not be
  * reached (nothing was sent to c then). */
 /* What came of it, for the audit records. */
