@@ -340,7 +340,7 @@ static void snapshot_routes(struct api_server *srv, struct api_conn *c, const ch
 
 /* ---- routing ---- */
 
-/* A request that used the sandbox renews its lease. */
+/* A request that uses the sandbox renews its lease. */
 static void touch(struct api_server *srv, struct sandbox *sb)
 {
     pthread_mutex_lock(&srv->reg.lock);
@@ -390,10 +390,18 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     struct sandbox *sb = registry_get(&srv->reg, id);
     if (!sb)
         return api_error(c, 404, NULL, "no sandbox '%.64s'", id);
+    /* What uses the sandbox renews its lease, as it starts and as it ends
+     * (an upload or a stdin write may take long): every request but a GET,
+     * and the GETs that read the guest's files.  The GETs of the daemon's
+     * own records (the sandbox, its commands' records, its audit) do not,
+     * so a dashboard polling them keeps no sandbox alive.  A command, and
+     * reading a command's output, hold the lease while they last
+     * (api_commands.c). */
+    bool uses = !method_is(c, "GET") || (rest && files_route_known(rest));
+    if (uses)
+        touch(srv, sb);
     if (rest && files_route_known(rest)) {
-        touch(srv, sb);
         files_route(c, sb, rest);
-        touch(srv, sb);
     } else if (rest && !strcmp(rest, "snapshot")) {
         if (method_is(c, "POST"))
             take_snapshot(srv, c, sb);
@@ -420,6 +428,8 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     } else {
         api_method_not_allowed(c, "GET, PATCH, DELETE");
     }
+    if (uses)
+        touch(srv, sb);
     registry_put(&srv->reg, sb);
 }
 
