@@ -19,14 +19,21 @@ T_RC=0
 T_TMP=$(mktemp -d /tmp/airlock-test.XXXXXX)
 trap 'rm -rf "$T_TMP"' EXIT
 
+# The lab's measured slowdown (LAB_SLOWDOWN, tests/lab/slowdown.sh): a test's
+# bounds on slow work are written for an idle host and stretched by it with
+# `lab_scaled SECONDS`.
+. "$TOP/tests/lab/slowdown.sh"
+
 # bounded CMD...: runs CMD under the harness's own bound (T_TIMEOUT, 30 s
-# unless set: TERM, then KILL 5 s later) and sets T_RC.  When the bound
+# unless set, stretched by LAB_SLOWDOWN: TERM, then KILL 5 s later) and
+# sets T_RC.  When the bound
 # ends CMD, timeout(1) says 124 (or 137 after the KILL), which are also
 # statuses CMD itself may have to return (airlock run --timeout gives 124):
 # so then T_RC is not a number but says what happened, and no expected
 # status can match it.  The bound fired iff CMD ran for the whole bound.
 bounded() {
-    local secs=${T_TIMEOUT:-30} t0 t1
+    local secs t0 t1
+    secs=$(lab_scaled "${T_TIMEOUT:-30}")
     t0=$(date +%s%N)
     timeout --kill-after=5 "$secs" "$@"
     T_RC=$?
@@ -66,7 +73,7 @@ run_interactive() {
     while ! grep -Eq -- "$wait" "$T_TMP/out" && kill -0 "$pid" 2>/dev/null; do
         sleep 0.2
         i=$((i + 1))
-        [ "$i" -lt $((${T_TIMEOUT:-30} * 5)) ] || break
+        [ "$i" -lt $(($(lab_scaled "${T_TIMEOUT:-30}") * 5)) ] || break
     done
     printf '%s' "$input" >&"$fd"
     exec {fd}>&-
