@@ -57,7 +57,7 @@ FUZZ_SRCS_fuzz_scrub := vmm/util/scrub.c tests/unit/scrub_ref.c
 FUZZ_SRCS_fuzz_credential_request := vmm/egress/credential_request.c vmm/egress/secret.c vmm/egress/egress_policy.c \
                                      vmm/http/http_request.c vmm/http/http_head.c vmm/util/parse.c
 FUZZ_SRCS_fuzz_tar_in := vmm/sandbox/tar_in.c vmm/util/printable.c vmm/util/tar_name.c
-FUZZ_SRCS_fuzz_layer_apply := vmm/image/layer_apply.c vmm/util/open_resolve.c vmm/util/printable.c vmm/util/tar_name.c vmm/util/rmtree.c
+FUZZ_SRCS_fuzz_layer_apply := vmm/image/layer_apply.c vmm/image/image_stop.c vmm/util/open_resolve.c vmm/util/printable.c vmm/util/tar_name.c vmm/util/rmtree.c
 FUZZ_LIBS_fuzz_layer_apply := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_LIBS_fuzz_tar_in := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_SRCS_fuzz_copy_tree := vmm/cli/run_copy_tree.c vmm/sandbox/tar_in.c vmm/agent_client/agent_client.c \
