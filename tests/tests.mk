@@ -65,7 +65,7 @@ FUZZ_SRCS_fuzz_copy_tree := vmm/cli/run_copy_tree.c vmm/sandbox/tar_in.c vmm/age
                             vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c \
                             vmm/util/open_resolve.c vmm/util/printable.c vmm/util/tar_name.c vmm/util/rmtree.c
 FUZZ_LIBS_fuzz_copy_tree := $(shell pkg-config --libs libarchive 2>/dev/null)
-FUZZ_SRCS_fuzz_oci_config := vmm/runtime/oci_config.c
+FUZZ_SRCS_fuzz_oci_config := vmm/runtime/oci_config.c vmm/runtime/oci_json.c
 FUZZ_LIBS_fuzz_oci_config := -ljansson -lcap
 SNAP_FILE_SRCS := vmm/snapshot/snapshot_file.c vmm/snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
