@@ -49,7 +49,7 @@ FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virt
                          devices/disk.c devices/disk_cow.c devices/disk_io.c vmm/memory/gmem.c
 FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_hdr.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
                          devices/virtio/mmio.c devices/virtio/queue.c vmm/memory/gmem.c
-FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client/agent_client.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c
+FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client/agent_client.c vmm/agent_client/agent_reader.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c
 FUZZ_SRCS_fuzz_http_request := vmm/http/http_request.c vmm/http/http_head.c
 FUZZ_SRCS_fuzz_api_request := vmm/http/http_request.c vmm/http/http_head.c vmm/http/http_query.c
 FUZZ_SRCS_fuzz_http_response := vmm/http/http_response.c vmm/http/http_chunked.c vmm/http/http_head.c
@@ -63,6 +63,7 @@ FUZZ_LIBS_fuzz_tar_in := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_SRCS_fuzz_copy_tree := vmm/cli/run_copy_tree.c vmm/sandbox/tar_in.c vmm/agent_client/agent_client.c \
                             vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c \
                             vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c \
+                            vmm/agent_client/agent_reader.c \
                             vmm/util/open_resolve.c vmm/util/printable.c vmm/util/tar_name.c vmm/util/rmtree.c
 FUZZ_LIBS_fuzz_copy_tree := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_SRCS_fuzz_oci_config := vmm/runtime/oci_config.c vmm/runtime/oci_json.c

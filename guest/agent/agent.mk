@@ -6,16 +6,18 @@
 #   make agent-client   $(BUILD)/tests/agent-client (tests/agent/run-tests)
 #   make agent-test     runs tests/agent/run-tests on this host (no VM)
 # The agent links the protocol codec from vmm/agent_client/ so both ends share one
-# decoder; it is built with its own flags (static glibc, no sanitizers).
+# decoder (and agent_reader.c, the reader over it); it is built with its own
+# flags (static glibc, no sanitizers).
 
 BUILD ?= build
 AGENT_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 AGENT_CC ?= gcc
 AGENT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -O2
 AGENT_SRCS := $(wildcard $(AGENT_DIR)/*.c) vmm/agent_client/agent_client.c vmm/agent_client/agent_dir_codec.c \
-              vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c
+              vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c \
+              vmm/agent_client/agent_reader.c
 AGENT_HDRS := $(wildcard $(AGENT_DIR)/*.h) vmm/agent_client/agent_client.h vmm/agent_client/wire.h
-AGENT_CLIENT_SRCS := tests/agent/client.c vmm/agent_client/agent_client.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c \
+AGENT_CLIENT_SRCS := tests/agent/client.c vmm/agent_client/agent_client.c vmm/agent_client/agent_reader.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c \
                      vmm/util/nbfd.c
 
 .PHONY: agent agent-client agent-test
