@@ -14,27 +14,11 @@
 #include "vmm/cli/run_usage.h"
 #include "vmm/egress/egress.h"
 #include "vmm/kvm/console.h"
-#include "vmm/snapshot/snapshot_dir.h"
 #include "vmm/jail/jail.h"
 #include "vmm/memory/layout.h"
 #include "vmm/image/image_ref.h"
-#include "vmm/util/guest_paths.h"
 #include "vmm/util/parse.h"
 
-#define RUN_CMDLINE_BASE "reboot=k panic=-1 quiet loglevel=0 "
-/* The serial port only when --console keeps what it prints.  Without
- * one, no UART at all: the 8250 driver's probe and its opening by init
- * were 119 of a cold run's 332 VM exits, for bytes nobody reads
- * (docs/benchmarks.md, "Cold start"); the agent finds no /dev/console
- * and puts /dev/null on its stdio. */
-#define RUN_CMDLINE_CONSOLE "console=ttyS0"
-#define RUN_CMDLINE_NO_CONSOLE "8250.nr_uarts=0"
-/* A built-in image: the disk's own agent is PID 1. */
-#define RUN_CMDLINE RUN_CMDLINE_BASE "root=/dev/vda rw init=/sbin/airlock-agent"
-/* An imported one: the agent is /init of airlock's small agent disk, the
- * kernel's root, and makes the image's disk the root itself
- * (guest/agent/switch_root.c).  %c: the agent disk's letter. */
-#define RUN_CMDLINE_IMPORTED RUN_CMDLINE_BASE "root=/dev/vd%c ro init=/init airlock.root=/dev/vda"
 /* The command defaults (vmm/agent_client/command_defaults.h) under run's names. */
 #define RUN_DEFAULT_NPROC          COMMAND_DEFAULT_NPROC
 #define RUN_DEFAULT_NOFILE         COMMAND_DEFAULT_NOFILE
@@ -513,112 +497,4 @@ int run_options_request(struct run_ctx *r, const struct run_args *a, int argc, c
     if (r->with_stdin)
         r->req.flags |= AGENT_EXEC_F_STDIN;
     return 0;
-}
-
-/* --from-snapshot DIR: the VM's shape and disks come from the snapshot. */
-static int restore_options(struct run_ctx *r, struct boot_options *o, const char *dir,
-                           char *err, size_t errlen)
-{
-    struct snap_state *st;
-    if (snap_dir_open(dir, &st, &o->restore_memory_fd, o->restore_overlay_fd, err, errlen))
-        return -EINVAL;
-    if (!st->cid) {
-        snprintf(err, errlen, "--from-snapshot %s: the snapshot's VM has no vsock "
-                 "device, so no agent to run the command", dir);
-        return -EINVAL;
-    }
-    o->restore = st;
-    o->mem_mib = st->mem_mib;
-    o->cpus = st->ncpus;
-    o->cid = st->cid;
-    o->cmdline = st->cmdline;
-    o->ndisks = st->ndisks;
-    for (unsigned i = 0; i < st->ndisks; i++) {
-        const struct snap_disk *d = &st->disks[i];
-        char how[40] = "";
-        if (d->read_only)
-            snprintf(how, sizeof(how), ",ro");
-        else if (d->cow)
-            snprintf(how, sizeof(how), ",cow=%lluK", (unsigned long long)(d->cow_cap >> 10));
-        if (snprintf(r->restore_specs[i], sizeof(r->restore_specs[i]), "%s%s", d->path, how) >=
-            (int)sizeof(r->restore_specs[i])) {
-            snprintf(err, errlen, "--from-snapshot: a disk path in the snapshot is too long");
-            return -EINVAL;
-        }
-        o->disks[i] = r->restore_specs[i];
-    }
-    return 0;
-}
-
-static int set_cmdline(struct run_ctx *r, const struct boot_options *o, const char *base,
-                       char *err, size_t errlen)
-{
-    const char *console =
-        strcmp(o->console, "none") ? RUN_CMDLINE_CONSOLE : RUN_CMDLINE_NO_CONSOLE;
-    if (snprintf(r->cmdline, sizeof(r->cmdline), "%s %s %s", console, base, r->append) >=
-        (int)sizeof(r->cmdline)) {
-        snprintf(err, errlen, "--append: too long");
-        return -EINVAL;
-    }
-    return 0;
-}
-
-/* The root image as disk 0, the --disk ones after it (an imported one's
- * agent disk comes last: run_options_agent_disk). */
-static int add_root_image(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
-{
-    struct boot_options *o = &a->vm;
-    if (a->root_disk && a->image) {
-        snprintf(err, errlen, "--root-disk and --image: give one root");
-        return -EINVAL;
-    }
-    if (a->root_disk ? image_ref_bare_disk(a->root_disk, &r->image, err, errlen)
-                     : image_ref_resolve(a->image, &r->image, err, errlen))
-        return -EINVAL;
-    if (snprintf(r->image_spec, sizeof(r->image_spec), "%s,cow=%lluM", r->image.disk,
-                 (unsigned long long)a->disk_cap_mib) >= (int)sizeof(r->image_spec)) {
-        snprintf(err, errlen, "--image: path too long");
-        return -EINVAL;
-    }
-    memmove(&o->disks[1], &o->disks[0], o->ndisks * sizeof(o->disks[0]));
-    memmove(&o->disk_flags[1], &o->disk_flags[0], o->ndisks * sizeof(o->disk_flags[0]));
-    o->disks[0] = r->image_spec;
-    o->disk_flags[0] = "--image";
-    o->ndisks++;
-    r->append = a->append;
-    if (r->image.own_agent && set_cmdline(r, o, RUN_CMDLINE, err, errlen))
-        return -EINVAL;
-    o->cmdline = r->cmdline;
-    return 0;
-}
-
-int run_options_agent_disk(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
-{
-    struct boot_options *o = &a->vm;
-    if (a->from_snapshot || r->image.own_agent)
-        return 0;
-    if (o->ndisks + 1 >= LAYOUT_VIRTIO_SLOTS) { /* + the vsock device */
-        snprintf(err, errlen, "--image '%.128s': an imported image needs a virtio slot for "
-                 "airlock's agent disk, and --disk/--mount took them all", r->image.name);
-        return -EINVAL;
-    }
-    char disk[PATH_MAX], base[sizeof(RUN_CMDLINE_IMPORTED)];
-    guest_default_path(disk, sizeof(disk), IMAGE_AGENT_DISK);
-    snprintf(r->agent_spec, sizeof(r->agent_spec), "%.4000s,ro", disk);
-    snprintf(base, sizeof(base), RUN_CMDLINE_IMPORTED, 'a' + (int)o->ndisks);
-    o->disks[o->ndisks] = r->agent_spec;
-    o->disk_flags[o->ndisks] = "--image";
-    o->ndisks++;
-    return set_cmdline(r, o, base, err, errlen);
-}
-
-int run_options_vm(struct run_ctx *r, struct run_args *a, char *err, size_t errlen)
-{
-    if (!a->vm.kernel) {
-        guest_default_kernel(r->kernel, sizeof(r->kernel), a->vm.cpus);
-        a->vm.kernel = r->kernel;
-    }
-    if (a->from_snapshot)
-        return restore_options(r, &a->vm, a->from_snapshot, err, errlen);
-    return add_root_image(r, a, err, errlen);
 }

@@ -41,7 +41,8 @@ int run_options_request(struct run_ctx *r, const struct run_args *a, int argc, c
 
 /* Which kernel, root image and command line the VM gets: the defaults
  * beside the airlock binary, or the snapshot's (--from-snapshot).
- * 0 or -EINVAL with err. */
+ * 0 or -EINVAL with err.  This and run_options_agent_disk are in
+ * run_options_vm.c. */
 int run_options_vm(struct run_ctx *r, struct run_args *a, char *err, size_t errlen);
 
 /* An imported image's agent disk (guest/agent.ext4, read-only), after
