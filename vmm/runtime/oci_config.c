@@ -43,25 +43,25 @@ static int parse_rlimits(const json_t *a, struct oci_process *p, char *err, size
     if (!a)
         return 0;
     if (!json_is_array(a) || json_array_size(a) > OCI_MAX_RLIMITS)
-        return bad(err, cap, "process.rlimits", "want an array of at most 16 limits");
+        return oci_json_bad(err, cap, "process.rlimits", "want an array of at most 16 limits");
     size_t i;
     json_t *e;
     json_array_foreach(a, i, e) {
-        const char *type = str_of(json_object_get(e, "type"));
+        const char *type = oci_json_str_of(json_object_get(e, "type"));
         const json_t *soft = json_object_get(e, "soft"), *hard = json_object_get(e, "hard");
         int num = type ? oci_rlimit_number(type) : -1;
         if (num < 0)
-            return bad(err, cap, "process.rlimits", "a type that is no RLIMIT_* name");
+            return oci_json_bad(err, cap, "process.rlimits", "a type that is no RLIMIT_* name");
         /* JSON integers are signed 64 bits: RLIM_INFINITY arrives as -1 or
          * does not fit; both mean unlimited. */
         if (!json_is_integer(soft) || !json_is_integer(hard))
-            return bad(err, cap, "process.rlimits", "want integer soft and hard values");
+            return oci_json_bad(err, cap, "process.rlimits", "want integer soft and hard values");
         uint64_t s = (uint64_t)json_integer_value(soft), h = (uint64_t)json_integer_value(hard);
         if (s > h)
-            return bad(err, cap, "process.rlimits", "a soft value above its hard value");
+            return oci_json_bad(err, cap, "process.rlimits", "a soft value above its hard value");
         for (unsigned k = 0; k < p->nrlimits; k++)
             if (p->rlimits[k].resource == num)
-                return bad(err, cap, "process.rlimits", "a type given twice");
+                return oci_json_bad(err, cap, "process.rlimits", "a type given twice");
         p->rlimits[p->nrlimits++] = (struct oci_rlimit){num, s, h};
     }
     return 0;
@@ -78,7 +78,7 @@ static int parse_caps(const json_t *o, struct oci_process *p, char *err, size_t 
     if (!o || json_is_null(o))
         return 0;
     if (!json_is_object(o))
-        return bad(err, cap, "process.capabilities", "want an object");
+        return oci_json_bad(err, cap, "process.capabilities", "want an object");
     p->has_caps = true;
     for (int s = 0; s < OCI_CAP_SETS; s++) {
         const json_t *a = json_object_get(o, keys[s]);
@@ -92,7 +92,7 @@ static int parse_caps(const json_t *o, struct oci_process *p, char *err, size_t 
         size_t i;
         json_t *e;
         json_array_foreach(a, i, e) {
-            const char *name = str_of(e);
+            const char *name = oci_json_str_of(e);
             cap_value_t v;
             if (!name || strncasecmp(name, "CAP_", 4) || cap_from_name(name, &v) || v < 0 ||
                 v > 63) {
@@ -112,28 +112,28 @@ static int parse_user(const json_t *u, struct oci_process *p, char *err, size_t 
     if (!u)
         return 0;
     if (!json_is_object(u))
-        return bad(err, cap, "process.user", "want an object");
-    if (int_field(u, "uid", "process.user.uid", 0, 0xfffffffe, &uid, err, cap) ||
-        int_field(u, "gid", "process.user.gid", 0, 0xfffffffe, &gid, err, cap))
+        return oci_json_bad(err, cap, "process.user", "want an object");
+    if (oci_json_int_field(u, "uid", "process.user.uid", 0, 0xfffffffe, &uid, err, cap) ||
+        oci_json_int_field(u, "gid", "process.user.gid", 0, 0xfffffffe, &gid, err, cap))
         return -1;
     p->uid = (uint32_t)uid;
     p->gid = (uint32_t)gid;
     const json_t *g = json_object_get(u, "additionalGids");
     if (g && !json_is_null(g)) {
         if (!json_is_array(g) || json_array_size(g) > OCI_MAX_GROUPS)
-            return bad(err, cap, "process.user.additionalGids",
+            return oci_json_bad(err, cap, "process.user.additionalGids",
                        "want an array of at most 32 numbers");
         size_t i;
         json_t *e;
         json_array_foreach(g, i, e) {
             if (!json_is_integer(e) || json_integer_value(e) < 0 ||
                 json_integer_value(e) > 0xfffffffe)
-                return bad(err, cap, "process.user.additionalGids", "want numbers");
+                return oci_json_bad(err, cap, "process.user.additionalGids", "want numbers");
             p->groups[p->ngroups++] = (uint32_t)json_integer_value(e);
         }
     }
     if (json_object_get(u, "username"))
-        return bad(err, cap, "process.user.username", "is for Windows containers");
+        return oci_json_bad(err, cap, "process.user.username", "is for Windows containers");
     return 0;
 }
 
@@ -141,35 +141,35 @@ static int parse_process(const json_t *o, struct oci_process *p, char *err, size
 {
     memset(p, 0, sizeof(*p));
     if (!json_is_object(o))
-        return bad(err, cap, "process", "want an object");
-    if (str_array(json_object_get(o, "args"), "process.args", OCI_MAX_ARGS, true, &p->args,
+        return oci_json_bad(err, cap, "process", "want an object");
+    if (oci_json_str_array(json_object_get(o, "args"), "process.args", OCI_MAX_ARGS, true, &p->args,
                   &p->nargs, err, cap) ||
-        str_array(json_object_get(o, "env"), "process.env", OCI_MAX_ENV, false, &p->env,
+        oci_json_str_array(json_object_get(o, "env"), "process.env", OCI_MAX_ENV, false, &p->env,
                   &p->nenv, err, cap))
         goto fail;
     if (!p->nargs || !p->args[0][0]) {
-        bad(err, cap, "process.args", "want at least the program");
+        oci_json_bad(err, cap, "process.args", "want at least the program");
         goto fail;
     }
     for (unsigned i = 0; i < p->nenv; i++)
         if (!strchr(p->env[i], '=') || p->env[i][0] == '=') {
-            bad(err, cap, "process.env", "want NAME=VALUE entries");
+            oci_json_bad(err, cap, "process.env", "want NAME=VALUE entries");
             goto fail;
         }
-    p->cwd = str_of(json_object_get(o, "cwd"));
+    p->cwd = oci_json_str_of(json_object_get(o, "cwd"));
     if (!p->cwd || p->cwd[0] != '/' || strlen(p->cwd) >= 4096) {
-        bad(err, cap, "process.cwd", "want an absolute path");
+        oci_json_bad(err, cap, "process.cwd", "want an absolute path");
         goto fail;
     }
     const json_t *t = json_object_get(o, "terminal");
     if (t && !json_is_boolean(t)) {
-        bad(err, cap, "process.terminal", "want true or false");
+        oci_json_bad(err, cap, "process.terminal", "want true or false");
         goto fail;
     }
     p->terminal = json_is_true(t);
     const json_t *nnp = json_object_get(o, "noNewPrivileges");
     if (nnp && !json_is_boolean(nnp)) {
-        bad(err, cap, "process.noNewPrivileges", "want true or false");
+        oci_json_bad(err, cap, "process.noNewPrivileges", "want true or false");
         goto fail;
     }
     p->no_new_privs = json_is_true(nnp);
@@ -177,10 +177,10 @@ static int parse_process(const json_t *o, struct oci_process *p, char *err, size
     if (cs) {
         int64_t h = 0, w = 0;
         if (!json_is_object(cs) ||
-            int_field(cs, "height", "process.consoleSize.height", 0, 65535, &h, err, cap) ||
-            int_field(cs, "width", "process.consoleSize.width", 0, 65535, &w, err, cap)) {
+            oci_json_int_field(cs, "height", "process.consoleSize.height", 0, 65535, &h, err, cap) ||
+            oci_json_int_field(cs, "width", "process.consoleSize.width", 0, 65535, &w, err, cap)) {
             if (!json_is_object(cs))
-                bad(err, cap, "process.consoleSize", "want an object");
+                oci_json_bad(err, cap, "process.consoleSize", "want an object");
             goto fail;
         }
         p->rows = (unsigned)h;
@@ -209,22 +209,22 @@ static int parse_mounts(const json_t *a, struct oci_config *c, char *err, size_t
     if (!a || json_is_null(a))
         return 0;
     if (!json_is_array(a) || json_array_size(a) > OCI_MAX_MOUNTS)
-        return bad(err, cap, "mounts", "want an array of at most 64 mounts");
+        return oci_json_bad(err, cap, "mounts", "want an array of at most 64 mounts");
     size_t i;
     json_t *e;
     json_array_foreach(a, i, e) {
         struct oci_mount *m = &c->mounts[c->nmounts];
         const json_t *type = json_object_get(e, "type"), *src = json_object_get(e, "source");
-        m->destination = str_of(json_object_get(e, "destination"));
+        m->destination = oci_json_str_of(json_object_get(e, "destination"));
         if (!json_is_object(e) || !m->destination || m->destination[0] != '/')
-            return bad(err, cap, "mounts", "a mount without an absolute destination");
-        m->type = type ? str_of(type) : "";
-        m->source = src ? str_of(src) : "";
+            return oci_json_bad(err, cap, "mounts", "a mount without an absolute destination");
+        m->type = type ? oci_json_str_of(type) : "";
+        m->source = src ? oci_json_str_of(src) : "";
         if (!m->type || !m->source)
-            return bad(err, cap, "mounts", "a mount whose type or source is not a string");
+            return oci_json_bad(err, cap, "mounts", "a mount whose type or source is not a string");
         const char **opts;
         unsigned nopts;
-        if (str_array(json_object_get(e, "options"), "mounts.options", 64, true, &opts, &nopts,
+        if (oci_json_str_array(json_object_get(e, "options"), "mounts.options", 64, true, &opts, &nopts,
                       err, cap))
             return -1;
         m->bind = !strcmp(m->type, "bind");
@@ -251,7 +251,7 @@ static int parse_hooks(const json_t *o, struct oci_config *c, char *err, size_t 
     if (!o || json_is_null(o))
         return 0;
     if (!json_is_object(o))
-        return bad(err, cap, "hooks", "want an object");
+        return oci_json_bad(err, cap, "hooks", "want an object");
     for (int k = 0; k < OCI_HOOK_KINDS; k++) {
         const json_t *a = json_object_get(o, hook_keys[k]);
         char field[48];
@@ -259,7 +259,7 @@ static int parse_hooks(const json_t *o, struct oci_config *c, char *err, size_t 
         if (!a || json_is_null(a))
             continue;
         if (!json_is_array(a) || json_array_size(a) > OCI_MAX_HOOKS)
-            return bad(err, cap, field, "want an array of at most 32 hooks");
+            return oci_json_bad(err, cap, field, "want an array of at most 32 hooks");
         size_t i;
         json_t *e;
         json_array_foreach(a, i, e) {
@@ -267,14 +267,14 @@ static int parse_hooks(const json_t *o, struct oci_config *c, char *err, size_t 
             const char **args, **env;
             unsigned na, ne;
             int64_t timeout = 0;
-            h->path = str_of(json_object_get(e, "path"));
+            h->path = oci_json_str_of(json_object_get(e, "path"));
             if (!json_is_object(e) || !h->path || h->path[0] != '/')
-                return bad(err, cap, field, "a hook without an absolute path");
-            if (int_field(e, "timeout", field, 1, 86400, &timeout, err, cap) ||
-                str_array(json_object_get(e, "args"), field, OCI_MAX_ARGS, true, &args, &na, err,
+                return oci_json_bad(err, cap, field, "a hook without an absolute path");
+            if (oci_json_int_field(e, "timeout", field, 1, 86400, &timeout, err, cap) ||
+                oci_json_str_array(json_object_get(e, "args"), field, OCI_MAX_ARGS, true, &args, &na, err,
                           cap))
                 return -1;
-            if (str_array(json_object_get(e, "env"), field, OCI_MAX_ENV, false, &env, &ne, err,
+            if (oci_json_str_array(json_object_get(e, "env"), field, OCI_MAX_ENV, false, &env, &ne, err,
                           cap)) {
                 free(args);
                 return -1;
@@ -293,20 +293,20 @@ static int parse_resources(const json_t *r, struct oci_config *c, char *err, siz
     if (!r || json_is_null(r))
         return 0;
     if (!json_is_object(r))
-        return bad(err, cap, "linux.resources", "want an object");
+        return oci_json_bad(err, cap, "linux.resources", "want an object");
     const json_t *mem = json_object_get(r, "memory"), *cpu = json_object_get(r, "cpu"),
                  *pids = json_object_get(r, "pids");
     int64_t period = 0;
     if ((mem && !json_is_object(mem)) || (cpu && !json_is_object(cpu)) ||
         (pids && !json_is_object(pids)))
-        return bad(err, cap, "linux.resources", "memory, cpu and pids want objects");
-    if (int_field(mem, "limit", "linux.resources.memory.limit", -1, INT64_MAX, &c->memory_limit,
+        return oci_json_bad(err, cap, "linux.resources", "memory, cpu and pids want objects");
+    if (oci_json_int_field(mem, "limit", "linux.resources.memory.limit", -1, INT64_MAX, &c->memory_limit,
                   err, cap) ||
-        int_field(cpu, "quota", "linux.resources.cpu.quota", -1, INT64_MAX, &c->cpu_quota, err,
+        oci_json_int_field(cpu, "quota", "linux.resources.cpu.quota", -1, INT64_MAX, &c->cpu_quota, err,
                   cap) ||
-        int_field(cpu, "period", "linux.resources.cpu.period", 0, 1000000000, &period, err,
+        oci_json_int_field(cpu, "period", "linux.resources.cpu.period", 0, 1000000000, &period, err,
                   cap) ||
-        int_field(pids, "limit", "linux.resources.pids.limit", -1, INT64_MAX, &c->pids_limit, err,
+        oci_json_int_field(pids, "limit", "linux.resources.pids.limit", -1, INT64_MAX, &c->pids_limit, err,
                   cap))
         return -1;
     c->cpu_period = (uint64_t)period;
@@ -318,15 +318,15 @@ static int parse_linux(const json_t *l, struct oci_config *c, char *err, size_t 
     if (!l || json_is_null(l))
         return 0;
     if (!json_is_object(l))
-        return bad(err, cap, "linux", "want an object");
+        return oci_json_bad(err, cap, "linux", "want an object");
     if (parse_resources(json_object_get(l, "resources"), c, err, cap))
         return -1;
     const json_t *cg = json_object_get(l, "cgroupsPath");
-    if (cg && !(c->cgroups_path = str_of(cg)))
-        return bad(err, cap, "linux.cgroupsPath", "want a path");
+    if (cg && !(c->cgroups_path = oci_json_str_of(cg)))
+        return oci_json_bad(err, cap, "linux.cgroupsPath", "want a path");
     const json_t *ns = json_object_get(l, "namespaces");
     if (ns && !json_is_array(ns))
-        return bad(err, cap, "linux.namespaces", "want an array");
+        return oci_json_bad(err, cap, "linux.namespaces", "want an array");
     size_t i;
     json_t *e;
     static const struct {
@@ -338,12 +338,12 @@ static int parse_linux(const json_t *l, struct oci_config *c, char *err, size_t 
         {"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME},
     };
     json_array_foreach(ns, i, e) {
-        const char *type = str_of(json_object_get(e, "type"));
+        const char *type = oci_json_str_of(json_object_get(e, "type"));
         const json_t *path = json_object_get(e, "path");
         if (!type)
-            return bad(err, cap, "linux.namespaces", "an entry without a type");
-        if (path && (!str_of(path) || str_of(path)[0] != '/'))
-            return bad(err, cap, "linux.namespaces", "a path that is not absolute");
+            return oci_json_bad(err, cap, "linux.namespaces", "an entry without a type");
+        if (path && (!oci_json_str_of(path) || oci_json_str_of(path)[0] != '/'))
+            return oci_json_bad(err, cap, "linux.namespaces", "a path that is not absolute");
         size_t t = 0;
         while (t < sizeof(types) / sizeof(types[0]) && strcmp(type, types[t].name))
             t++;
@@ -352,9 +352,9 @@ static int parse_linux(const json_t *l, struct oci_config *c, char *err, size_t 
             return -1;
         }
         if (oci_config_namespace(c, types[t].flag))
-            return bad(err, cap, "linux.namespaces", "a type given twice");
+            return oci_json_bad(err, cap, "linux.namespaces", "a type given twice");
         c->namespaces[c->nnamespaces].clone_flag = types[t].flag;
-        c->namespaces[c->nnamespaces++].path = path ? str_of(path) : NULL;
+        c->namespaces[c->nnamespaces++].path = path ? oci_json_str_of(path) : NULL;
     }
     return 0;
 }
@@ -395,30 +395,30 @@ int oci_config_parse(const char *buf, size_t len, struct oci_config *c, char *er
 {
     memset(c, 0, sizeof(*c));
     c->memory_limit = c->cpu_quota = c->pids_limit = -1;
-    if (!(c->doc = parse_doc(buf, len, "config.json", err, cap)))
+    if (!(c->doc = oci_json_parse_doc(buf, len, "config.json", err, cap)))
         return -1;
     const json_t *ver = json_object_get(c->doc, "ociVersion");
     const json_t *root = json_object_get(c->doc, "root");
     const json_t *proc = json_object_get(c->doc, "process");
     const json_t *host = json_object_get(c->doc, "hostname");
     const json_t *ann = json_object_get(c->doc, "annotations");
-    if (!str_of(ver) || strncmp(json_string_value(ver), "1.", 2)) {
-        bad(err, cap, "ociVersion", "want a 1.x version");
+    if (!oci_json_str_of(ver) || strncmp(json_string_value(ver), "1.", 2)) {
+        oci_json_bad(err, cap, "ociVersion", "want a 1.x version");
         goto fail;
     }
-    if (!json_is_object(root) || !(c->root = str_of(json_object_get(root, "path")))) {
-        bad(err, cap, "root.path", "want the root folder's path");
+    if (!json_is_object(root) || !(c->root = oci_json_str_of(json_object_get(root, "path")))) {
+        oci_json_bad(err, cap, "root.path", "want the root folder's path");
         goto fail;
     }
     const json_t *ro = json_object_get(root, "readonly");
     if (ro && !json_is_boolean(ro)) {
-        bad(err, cap, "root.readonly", "want true or false");
+        oci_json_bad(err, cap, "root.readonly", "want true or false");
         goto fail;
     }
     c->root_readonly = json_is_true(ro);
-    if (host && !(c->hostname = str_of(host)) && !(json_is_string(host) &&
+    if (host && !(c->hostname = oci_json_str_of(host)) && !(json_is_string(host) &&
                                                     !json_string_length(host))) {
-        bad(err, cap, "hostname", "want a string");
+        oci_json_bad(err, cap, "hostname", "want a string");
         goto fail;
     }
     /* It goes on the guest kernel's command line (hostname=): a space
@@ -426,18 +426,18 @@ int oci_config_parse(const char *buf, size_t len, struct oci_config *c, char *er
     if (c->hostname && (strlen(c->hostname) > 64 ||
                         strspn(c->hostname, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                             "0123456789-._") != strlen(c->hostname))) {
-        bad(err, cap, "hostname", "want at most 64 letters, digits, '-', '.' or '_'");
+        oci_json_bad(err, cap, "hostname", "want at most 64 letters, digits, '-', '.' or '_'");
         goto fail;
     }
     if (ann && !json_is_object(ann)) {
-        bad(err, cap, "annotations", "want an object of strings");
+        oci_json_bad(err, cap, "annotations", "want an object of strings");
         goto fail;
     }
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)ann, k, v)
         if (!json_is_string(v)) {
-            bad(err, cap, "annotations", "want an object of strings");
+            oci_json_bad(err, cap, "annotations", "want an object of strings");
             goto fail;
         }
     c->annotations = (json_t *)ann;
@@ -459,7 +459,7 @@ fail:
 int oci_config_load(const char *path, struct oci_config *c, char *err, size_t cap)
 {
     size_t len;
-    char *buf = slurp(path, &len, err, cap);
+    char *buf = oci_json_slurp(path, &len, err, cap);
     if (!buf) {
         memset(c, 0, sizeof(*c));
         return -1;
@@ -485,7 +485,7 @@ int oci_process_parse(const char *buf, size_t len, json_t **doc, struct oci_proc
                       size_t cap)
 {
     memset(p, 0, sizeof(*p));
-    if (!(*doc = parse_doc(buf, len, "process.json", err, cap)))
+    if (!(*doc = oci_json_parse_doc(buf, len, "process.json", err, cap)))
         return -1;
     if (parse_process(*doc, p, err, cap)) {
         json_decref(*doc);
@@ -498,7 +498,7 @@ int oci_process_parse(const char *buf, size_t len, json_t **doc, struct oci_proc
 int oci_process_load(const char *path, json_t **doc, struct oci_process *p, char *err, size_t cap)
 {
     size_t len;
-    char *buf = slurp(path, &len, err, cap);
+    char *buf = oci_json_slurp(path, &len, err, cap);
     *doc = NULL;
     if (!buf) {
         memset(p, 0, sizeof(*p));
@@ -513,7 +513,7 @@ int oci_resources_parse(const char *buf, size_t len, struct oci_config *c, char 
 {
     c->memory_limit = c->cpu_quota = c->pids_limit = -1;
     c->cpu_period = 0;
-    json_t *doc = parse_doc(buf, len, "resources", err, cap);
+    json_t *doc = oci_json_parse_doc(buf, len, "resources", err, cap);
     if (!doc)
         return -1;
     int rc = parse_resources(doc, c, err, cap);

@@ -13,7 +13,7 @@
 #include "vmm/runtime/oci_config.h"
 
 /* A file of at most OCI_CONFIG_MAX_BYTES into a fresh buffer. */
-char *slurp(const char *path, size_t *len, char *err, size_t cap)
+char *oci_json_slurp(const char *path, size_t *len, char *err, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -47,7 +47,7 @@ char *slurp(const char *path, size_t *len, char *err, size_t cap)
     return buf;
 }
 
-json_t *parse_doc(const char *buf, size_t len, const char *what, char *err, size_t cap)
+json_t *oci_json_parse_doc(const char *buf, size_t len, const char *what, char *err, size_t cap)
 {
     json_error_t je;
     if (len > OCI_CONFIG_MAX_BYTES) {
@@ -66,7 +66,7 @@ json_t *parse_doc(const char *buf, size_t len, const char *what, char *err, size
 }
 
 /* A string of length >= 1 without NUL (jansson allows embedded NULs). */
-const char *str_of(const json_t *v)
+const char *oci_json_str_of(const json_t *v)
 {
     if (!json_is_string(v) || !json_string_length(v) ||
         strlen(json_string_value(v)) != json_string_length(v))
@@ -74,14 +74,14 @@ const char *str_of(const json_t *v)
     return json_string_value(v);
 }
 
-int bad(char *err, size_t cap, const char *field, const char *why)
+int oci_json_bad(char *err, size_t cap, const char *field, const char *why)
 {
     snprintf(err, cap, "%s: %s", field, why);
     return -1;
 }
 
 /* An integer field in [min, max]; absent leaves *out. */
-int int_field(const json_t *o, const char *key, const char *field, int64_t min, int64_t max,
+int oci_json_int_field(const json_t *o, const char *key, const char *field, int64_t min, int64_t max,
               int64_t *out, char *err, size_t cap)
 {
     const json_t *v = json_object_get(o, key);
@@ -91,7 +91,7 @@ int int_field(const json_t *o, const char *key, const char *field, int64_t min, 
         char why[96];
         snprintf(why, sizeof(why), "want an integer from %lld to %lld", (long long)min,
                  (long long)max);
-        return bad(err, cap, field, why);
+        return oci_json_bad(err, cap, field, why);
     }
     *out = json_integer_value(v);
     return 0;
@@ -99,7 +99,7 @@ int int_field(const json_t *o, const char *key, const char *field, int64_t min, 
 
 /* An array of strings into a fresh NULL-terminated vector of at most max
  * entries (each string not empty unless allow_empty). */
-int str_array(const json_t *a, const char *field, unsigned max, bool allow_empty,
+int oci_json_str_array(const json_t *a, const char *field, unsigned max, bool allow_empty,
               const char ***out, unsigned *n, char *err, size_t cap)
 {
     *out = NULL;
@@ -107,15 +107,15 @@ int str_array(const json_t *a, const char *field, unsigned max, bool allow_empty
     if (!a || json_is_null(a))
         return 0;
     if (!json_is_array(a))
-        return bad(err, cap, field, "want an array of strings");
+        return oci_json_bad(err, cap, field, "want an array of strings");
     if (json_array_size(a) > max) {
         char why[64];
         snprintf(why, sizeof(why), "more than %u entries", max);
-        return bad(err, cap, field, why);
+        return oci_json_bad(err, cap, field, why);
     }
     const char **v = calloc(json_array_size(a) + 1, sizeof(*v));
     if (!v)
-        return bad(err, cap, field, "out of memory");
+        return oci_json_bad(err, cap, field, "out of memory");
     size_t i;
     json_t *e;
     json_array_foreach(a, i, e) {
@@ -124,7 +124,7 @@ int str_array(const json_t *a, const char *field, unsigned max, bool allow_empty
                             : NULL;
         if (!s || (!allow_empty && !*s)) {
             free(v);
-            return bad(err, cap, field, "want strings without NUL bytes");
+            return oci_json_bad(err, cap, field, "want strings without NUL bytes");
         }
         v[i] = s;
     }

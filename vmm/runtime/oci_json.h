@@ -12,20 +12,20 @@
 #include <jansson.h>
 
 /* A file of at most OCI_CONFIG_MAX_BYTES into a fresh buffer, or NULL. */
-char *slurp(const char *path, size_t *len, char *err, size_t cap);
+char *oci_json_slurp(const char *path, size_t *len, char *err, size_t cap);
 /* buf[0, len) as a JSON object (duplicate keys refused), or NULL; `what`
  * names the document in err. */
-json_t *parse_doc(const char *buf, size_t len, const char *what, char *err, size_t cap);
+json_t *oci_json_parse_doc(const char *buf, size_t len, const char *what, char *err, size_t cap);
 /* A string of length >= 1 without NUL, or NULL. */
-const char *str_of(const json_t *v);
+const char *oci_json_str_of(const json_t *v);
 /* "field: why" into err; returns -1. */
-int bad(char *err, size_t cap, const char *field, const char *why);
+int oci_json_bad(char *err, size_t cap, const char *field, const char *why);
 /* An integer field in [min, max]; absent leaves *out.  0 or -1. */
-int int_field(const json_t *o, const char *key, const char *field, int64_t min, int64_t max,
+int oci_json_int_field(const json_t *o, const char *key, const char *field, int64_t min, int64_t max,
               int64_t *out, char *err, size_t cap);
 /* An array of strings into a fresh NULL-terminated vector of at most max
  * entries (each not empty unless allow_empty).  0 or -1. */
-int str_array(const json_t *a, const char *field, unsigned max, bool allow_empty,
+int oci_json_str_array(const json_t *a, const char *field, unsigned max, bool allow_empty,
               const char ***out, unsigned *n, char *err, size_t cap);
 
 #endif
