@@ -76,14 +76,15 @@ void agent_pty_resize(int master, uint16_t rows, uint16_t cols);
 /* The host's STDIN_EOF: the terminal's VEOF character into the master. */
 void agent_pty_eof(int master);
 
-/* Egress (proxy.c), started by PID 1 only.  Brings `lo` up (the kernel
- * gives it 127.0.0.1): 0 or -errno (-EAFNOSUPPORT on a kernel without
- * INET). */
+/* Egress and inbound forwards (relay.c, proxy.c, forward.c), started by
+ * PID 1 only.  Brings `lo` up (the kernel gives it 127.0.0.1): 0 or
+ * -errno (-EAFNOSUPPORT on a kernel without INET). */
 int agent_lo_up(void);
-/* Forks the proxy's supervisor, which keeps a relay process (uid 65534)
- * on 127.0.0.1:AGENT_PROXY_PORT running: 0 or -errno.  Call it before any
- * fd the relay must not inherit is opened. */
-int agent_proxy_start(void);
+/* Forks the relay's supervisor, which keeps a relay process (uid 65534)
+ * running: the egress proxy on 127.0.0.1:AGENT_PROXY_PORT and forwards
+ * from vsock port AGENT_FORWARD_VSOCK_PORT.  0 or -errno.  Call it before
+ * any fd the relay must not inherit is opened. */
+int agent_relay_start(void);
 
 /* PID 1 booted from airlock's agent disk: when the command line
  * has airlock.root=/dev/NAME, mounts that ext4 disk and makes it the root

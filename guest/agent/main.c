@@ -216,15 +216,15 @@ int main(int argc, char **argv)
     }
     ensure_stdio();
     if (getpid() == 1 && !unix_path) {
-        /* Egress is optional on both ends: without INET in the kernel
-         * there is no proxy, and without a host listener it answers 502.
-         * Started before the listener exists, so the proxy has no fd of
-         * the agent's. */
+        /* Egress and forwards are optional on both ends: without INET
+         * in the kernel there is no relay, and without a host listener
+         * the proxy answers 502.  Started before the listener exists,
+         * so the relay has no fd of the agent's. */
         int rc = agent_lo_up();
         if (rc == 0)
-            rc = agent_proxy_start();
+            rc = agent_relay_start();
         if (rc < 0)
-            log_msg("egress proxy", -rc);
+            log_msg("relay (egress, forwards)", -rc);
     }
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa = {.sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP};

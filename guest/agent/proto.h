@@ -69,7 +69,10 @@
 /* 8: EXEC's argv may run to AGENT_MAX_ARGV_BYTES = 1 MiB + 4 KiB (was
  * 128 KiB) and gains AGENT_EXEC_F_SCRIPT; a version-7 agent would refuse
  * both, so every `cmd` of the sandbox API would fail. */
-#define AGENT_VERSION 8
+/* 9: the agent also serves inbound forwards on AGENT_FORWARD_VSOCK_PORT
+ * (below); the conversation on AGENT_VSOCK_PORT is unchanged, but a
+ * version-8 agent refuses every published port. */
+#define AGENT_VERSION 9
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -84,6 +87,26 @@
  * client gets "HTTP/1.1 502 Bad Gateway". */
 #define AGENT_PROXY_PORT        3128
 #define AGENT_EGRESS_VSOCK_PORT 3128
+
+/* Inbound forwards (guest/agent/forward.c): the host reaches a guest TCP
+ * port by connecting to this vsock port and sending a hello of
+ * AGENT_FWD_HELLO_SIZE bytes:
+ *   0  u32 magic  AGENT_FWD_MAGIC ("AFWD" on the wire)
+ *   4  u16 port   the guest TCP port on 127.0.0.1, 1..65535
+ *   6  u16 flags  0 (anything else is refused)
+ * The agent connects to 127.0.0.1:port and answers AGENT_FWD_REPLY_SIZE
+ * bytes, a u32: 0, after which the connection carries the TCP stream both
+ * ways, unchanged; or the errno of the failed connect (ECONNREFUSED when
+ * nobody listens), after which it closes.  A hello that is not exactly
+ * this, or not complete within AGENT_FWD_HELLO_MS, is closed unanswered.
+ * Only 127.0.0.1 is reachable this way: never another address, and never
+ * the agent's own vsock port (no TCP listener of the agent's is on lo
+ * but the egress proxy's, which only leads back out to the host). */
+#define AGENT_FORWARD_VSOCK_PORT 1025
+#define AGENT_FWD_MAGIC      0x44574641u /* "AFWD" as bytes on the wire */
+#define AGENT_FWD_HELLO_SIZE 8
+#define AGENT_FWD_REPLY_SIZE 4
+#define AGENT_FWD_HELLO_MS   5000
 
 /* ---- limits (both sides enforce them; the encoder refuses what the
  * decoder would reject, so a request that encodes also decodes) ---- */

@@ -30,6 +30,7 @@
 #include "vmm/kvm/console.h"
 #include "vmm/jail/detach.h"
 #include "vmm/egress/egress.h"
+#include "vmm/forward/forward.h"
 #include "vmm/kvm/evloop.h"
 #include "vmm/audit/limits.h"
 #include "vmm/util/exit_codes.h"
@@ -47,7 +48,7 @@
 /* Tasks of the VM process (its RLIMIT_NPROC and pids.max): the event loop,
  * the vCPUs, the command's thread, the egress dispatcher and its relays,
  * and a few spare. */
-#define SESSION_THREADS(cpus) ((cpus) + 4 + EGRESS_MAX_THREADS)
+#define SESSION_THREADS(cpus) ((cpus) + 4 + EGRESS_MAX_THREADS + FORWARD_MAX_THREADS)
 
 static int report(const char *msg)
 {

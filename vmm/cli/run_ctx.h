@@ -14,6 +14,7 @@
 #include "vmm/audit/audit.h"
 #include "vmm/cli/commands.h"
 #include "vmm/egress/egress.h"
+#include "vmm/forward/forward.h"
 #include "vmm/image/image_ref.h"
 #include "vmm/cli/mount_options.h"
 #include "vmm/cli/run_copy.h"
@@ -46,6 +47,15 @@ struct run_ctx {
     unsigned nenv;
     bool with_stdin;
     struct run_tty tty; /* -t */
+    /* -p: each published port, its listener (bound before the jail, in
+     * our network namespace) and the address it got */
+    struct run_publish {
+        struct forward_spec spec;
+        int fd;
+        char address[64];
+    } publish[FORWARD_MAX_PORTS];
+    unsigned npublish;
+    struct forwarder *forwarder; /* -p's, once the agent answered */
     /* Where the command's stdout and stderr go: our own, or their
      * non-blocking twins (vmm/util/nbfd.h) when they are pipes or terminals,
      * so a stalled reader cannot hold up --timeout. */

@@ -13,6 +13,7 @@
 #include "vmm/cli/run_process_options.h"
 #include "vmm/cli/run_usage.h"
 #include "vmm/egress/egress.h"
+#include "vmm/forward/forward_spec.h"
 #include "vmm/kvm/console.h"
 #include "vmm/jail/jail.h"
 #include "vmm/memory/layout.h"
@@ -66,6 +67,7 @@ static const struct option run_own[] = {
     {"group-add", required_argument, NULL, RO_GROUP_ADD},
     {"ulimit", required_argument, NULL, RO_ULIMIT},
     {"security-opt", required_argument, NULL, RO_SECURITY_OPT},
+    {"publish", required_argument, NULL, 'p'},
     {0},
 };
 
@@ -74,7 +76,7 @@ static const int command_only[] = {
     RO_TIMEOUT, RO_USER, RO_COPY_IN, RO_COPY_OUT, RO_NPROC, RO_NOFILE, RO_FSIZE, RO_ALLOW,
     RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB, RO_EG_RATE, RO_MAX_OUTPUT,
     RO_FROM_SNAPSHOT, RO_SECRET, RO_CA_FILE, RO_ENTRYPOINT, 'e', 'w', 'i', 't', RO_GROUP_ADD,
-    RO_ULIMIT, RO_SECURITY_OPT,
+    RO_ULIMIT, RO_SECURITY_OPT, 'p',
 };
 /* Options about one command: a sandbox takes them with each command. */
 static const int per_command[] = {
@@ -150,6 +152,18 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
     case 'w': r->req.cwd = val; return 0;
     case 'i': r->with_stdin = true; return 0;
     case 't': r->tty.on = true; return 0;
+    case 'p': {
+        char why[200];
+        if (r->npublish >= FORWARD_MAX_PORTS)
+            return bad_value(err, errlen, "-p", val, "at most 64 published ports");
+        if (forward_spec_parse(val, &r->publish[r->npublish].spec, why, sizeof(why)))
+            return bad_arg(err, errlen, "-p", val, why);
+        for (unsigned i = 0; i < r->npublish; i++)
+            if (r->publish[i].spec.guest_port == r->publish[r->npublish].spec.guest_port)
+                return bad_arg(err, errlen, "-p", val, "that guest port is published already");
+        r->publish[r->npublish++].fd = -1;
+        return 0;
+    }
     case RO_GROUP_ADD: return run_group_add(&r->req, val, err, errlen);
     case RO_ULIMIT: return run_ulimit(&r->req, val, err, errlen);
     case RO_SECURITY_OPT: return run_security_opt(&r->req, val, err, errlen);
@@ -314,6 +328,11 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
             return -EINVAL;
         }
     }
+    if (given['p'] && r->mode != RUN_EXEC) {
+        snprintf(err, errlen, "-p is for airlock run (a sandbox publishes its ports with "
+                 "airlock create -p or POST /v1/sandboxes/ID/ports)");
+        return -EINVAL;
+    }
     if (given[RO_CONTROL_FD] && r->mode != RUN_HOLD) {
         snprintf(err, errlen, "--control-fd is for airlock sandbox-vm");
         return -EINVAL;
@@ -358,7 +377,7 @@ int run_options_parse(struct run_ctx *r, struct run_args *a, int argc, char **ar
     optind = 0;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+:e:w:it", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:e:w:itp:", opts, NULL)) != -1) {
         if (c > 0 && c < RO_END)
             given[c] = true;
         int e;

@@ -27,17 +27,17 @@
 #include "vmm/util/printable.h"
 #include "vmm/util/timings.h"
 
-/* One attempt: a socketpair whose far end the device connects to the
- * agent's port.  Returns our end once the device said "OK", or -errno
+/* One attempt: a socketpair whose far end the device connects to guest
+ * vsock port `port`.  Returns our end once the device said "OK", or -errno
  * (-EAGAIN: not listening yet, try again). */
-static int agent_dial(struct run_ctx *r)
+static int vsock_dial(struct run_ctx *r, uint32_t port)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         return -errno;
     fcntl(sv[0], F_SETFL, O_NONBLOCK);
     pthread_mutex_lock(&r->vdev->transport.lock);
-    int rc = virtio_vsock_connect_guest(r->vsock, &r->vdev->transport, sv[0], AGENT_VSOCK_PORT);
+    int rc = virtio_vsock_connect_guest(r->vsock, &r->vdev->transport, sv[0], port);
     pthread_mutex_unlock(&r->vdev->transport.lock);
     if (rc) {
         close(sv[0]);
@@ -75,7 +75,7 @@ static int agent_connect(struct run_ctx *r)
     for (;;) {
         if (vm_stopping(r->vm))
             return -ECANCELED;
-        fd = agent_dial(r);
+        fd = vsock_dial(r, AGENT_VSOCK_PORT);
         clock_gettime(CLOCK_MONOTONIC, &now);
         long waited = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
         if (fd != -EAGAIN || waited >= RUN_AGENT_WAIT_MS)
@@ -270,6 +270,37 @@ static int copy_out(struct run_ctx *r, struct run_copy *c)
     return rc ? -1 : 0;
 }
 
+/* -p: the forwarder's way to the guest's forward service. */
+static int forward_dial(void *opaque)
+{
+    return vsock_dial(opaque, AGENT_FORWARD_VSOCK_PORT);
+}
+
+/* -p's listeners, bound before the jail, start forwarding once the agent
+ * answered (a connection before would find no forward service).  A
+ * failure stops the VM: the user asked for the port. */
+static int publish_ports(struct run_ctx *r)
+{
+    if (!r->npublish)
+        return 0;
+    struct forward_dial d = {.dial = forward_dial, .opaque = r, .audit = &r->audit};
+    int rc = forwarder_new(&d, &r->forwarder);
+    for (unsigned i = 0; i < r->npublish; i++) {
+        char why[200];
+        struct run_publish *p = &r->publish[i];
+        if (!rc)
+            rc = forwarder_adopt(r->forwarder, &p->spec, p->fd, p->address, why, sizeof(why));
+        else
+            snprintf(why, sizeof(why), "%s", strerror(-rc));
+        p->fd = -1;
+        if (rc) {
+            vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "-p %s: %s", p->address, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static void *run_thread(void *arg)
 {
     struct run_ctx *r = arg;
@@ -305,6 +336,10 @@ static void *run_thread(void *arg)
                 why);
         return NULL;
     }
+    if (publish_ports(r)) {
+        close(fd);
+        return NULL;
+    }
     struct agent_exec_result res = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -314,6 +349,10 @@ static void *run_thread(void *arg)
                                 r->with_stdin ? STDIN_FILENO : -1, r->tty.win_r, r->max_output,
                                 &res);
     close(fd);
+    /* The ports go with the command, as a container's go with its
+     * process: nothing is served by a VM about to stop. */
+    forwarder_free(r->forwarder);
+    r->forwarder = NULL;
     timings_mark(TM_COMMAND_DONE);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     run_report_exit(&r->audit, &r->req, r->max_output, rc, &res,
@@ -422,6 +461,16 @@ static int run_started(void *opaque, struct boot_session *s, struct vm *vm,
 static int run_before_jail(void *opaque, struct boot_session *s, char *err, size_t errlen)
 {
     struct run_ctx *r = opaque;
+    for (unsigned i = 0; i < r->npublish; i++) {
+        /* In our own network namespace, before the jail leaves it. */
+        struct run_publish *p = &r->publish[i];
+        p->fd = forward_listen(&p->spec, p->address, sizeof(p->address), err, errlen);
+        if (p->fd < 0)
+            return p->fd;
+        if (!p->spec.host_port) /* the port the kernel picked: the user needs it */
+            fprintf(stderr, "airlock: guest port %u published on %s\n", p->spec.guest_port,
+                    p->address);
+    }
     if (r->mode != RUN_SNAPSHOT)
         return 0;
     return snap_dir_create(r->snap_dir, s->disks, s->opt.ndisks, r->snap_zlib, &r->snap_out, err, errlen);

@@ -127,6 +127,8 @@ static const struct allow worker_allow[] = {
     {.name = "clone", .why = "the egress dispatcher starts a thread per connection"},
     {.name = "clone3", .why = "... (newer C libraries)"},
     {.name = "mprotect", .why = "guard pages of new thread stacks"},
+    {.name = "accept4", .why = "run -p: clients of the published ports"},
+    {.name = "eventfd2", .why = "run -p: the forwarder's wake-up"},
     {.name = "set_robust_list", .why = "new threads"},
     {.name = "rseq", .why = "new threads (glibc registers restartable sequences)"},
 };

@@ -1,0 +1,76 @@
+/* Inbound forwards: host listeners whose connections reach a guest TCP
+ * port through the agent's forward service (proto.h, "Inbound
+ * forwards").  One forwarder per VM, whoever holds the VM: `airlock run
+ * -p` in the monitor, `airlock serve` for a sandbox's ports.  The caller
+ * says how to reach the guest's vsock port (the dial); the forwarder owns
+ * the listeners, a thread per connection, and the audit records.
+ *
+ * Only the published guest ports are ever named in a hello, so a
+ * listener reaches exactly its port, never the agent's command channel.
+ * Bounds: FORWARD_MAX_PORTS per VM, FORWARD_MAX_CONNS connections at once
+ * per port and FORWARD_MAX_CONNS_VM in all (more are closed at accept,
+ * and audited), FORWARD_BUF bytes
+ * held per direction of a connection (a client that never reads stops
+ * the guest's sender, it never grows memory), and an idle timeout. */
+#ifndef AIRLOCK_FORWARD_FORWARD_H
+#define AIRLOCK_FORWARD_FORWARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/audit/audit.h"
+#include "vmm/forward/forward_spec.h"
+
+#define FORWARD_MAX_PORTS 64
+#define FORWARD_MAX_CONNS 128     /* at once, per published port */
+#define FORWARD_MAX_CONNS_VM 256  /* at once, all ports (= the vsock device's cap) */
+/* Threads a forwarder may run: one accepts, one per connection.  The
+ * monitor's thread cap counts them (vmm/cli/cmd_boot.c). */
+#define FORWARD_MAX_THREADS (1 + FORWARD_MAX_CONNS_VM)
+#define FORWARD_BUF       (32 * 1024)
+#define FORWARD_IDLE_MS_DEFAULT (15 * 60 * 1000) /* no byte either way */
+#define FORWARD_REPLY_MS  10000 /* the agent's answer to a hello */
+
+struct forward_dial {
+    /* A blocking fd connected to the guest's AGENT_FORWARD_VSOCK_PORT,
+     * past the vsock handshake, or -errno.  Called from a connection's
+     * thread. */
+    int (*dial)(void *opaque);
+    void *opaque;
+    const struct audit *audit; /* records of forwards and connections */
+    unsigned idle_ms;          /* 0: FORWARD_IDLE_MS_DEFAULT */
+};
+
+/* One published port, as listed. */
+struct forward_info {
+    struct forward_spec spec; /* host_port: the bound one */
+    char address[64];         /* "IP:PORT" as bound */
+    unsigned conns;           /* open now */
+    uint64_t total;           /* accepted since published */
+};
+
+struct forwarder;
+
+int forwarder_new(const struct forward_dial *dial, struct forwarder **out);
+/* Binds the spec's listener (in the caller's network namespace, which is
+ * why `run` binds before it jails itself): the fd, with the bound address
+ * in `address`, or -errno with err naming the address. */
+int forward_listen(const struct forward_spec *s, char *address, size_t addrlen, char *err,
+                   size_t errlen);
+/* Publishes: the listener from forward_listen (owned from now on, even on
+ * failure).  -EEXIST when the guest port is published already, -ENOSPC
+ * past FORWARD_MAX_PORTS; err says which. */
+int forwarder_adopt(struct forwarder *f, const struct forward_spec *s, int listen_fd,
+                    const char *address, char *err, size_t errlen);
+/* forward_listen and forwarder_adopt; `info` (may be NULL) gets the
+ * bound address. */
+int forwarder_add(struct forwarder *f, const struct forward_spec *s, struct forward_info *info,
+                  char *err, size_t errlen);
+/* Ends one: its listener and every connection through it (-ENOENT). */
+int forwarder_remove(struct forwarder *f, uint16_t guest_port);
+/* Up to max published ports, in the order published; how many there are. */
+size_t forwarder_list(struct forwarder *f, struct forward_info *out, size_t max);
+/* Ends every forward and connection and frees; NULL is fine. */
+void forwarder_free(struct forwarder *f);
+
+#endif
