@@ -8,6 +8,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ._client import Client, files_path
 from ._commands import CommandResult, Commands, Output, collect, command_body, event_data
+from ._ports import Ports
 from ._tree import DirEntry, entry_from_json, extract_below_top, pack_contents
 
 
@@ -91,11 +92,12 @@ class Sandbox:
                  max_lifetime: Optional[int] = None, append: Optional[str] = None,
                  snapshot: Optional[str] = None, secrets: Sequence[dict] = (),
                  ca_file: Optional[str] = None, mounts: Sequence[dict] = (),
-                 socket: Optional[str] = None, token: Optional[str] = None,
+                 ports: Sequence[object] = (), socket: Optional[str] = None, token: Optional[str] = None,
                  _id: Optional[str] = None) -> None:
         self._client = Client(socket, token=token)
         self.files = Files(self)
         self.commands = Commands(self)
+        self.ports = Ports(self)
         if _id is not None:
             self.id = _id
             self.info = self._client.json("GET", f"/v1/sandboxes/{_id}")
@@ -108,6 +110,8 @@ class Sandbox:
             body["image"] = image
         if secrets:
             body["secrets"] = [dict(s) for s in secrets]
+        if ports:  # {"guest_port", "host_port", "host_ip"} or "[IP:]HOST:GUEST"
+            body["ports"] = [dict(p) if isinstance(p, dict) else p for p in ports]
         if mounts:
             body["mounts"] = [dict(m, source=os.path.realpath(m["source"]))
                               if isinstance(m.get("source"), str) else dict(m) for m in mounts]

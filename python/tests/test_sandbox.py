@@ -2,6 +2,7 @@
 the lab, where the VMs are real): AIRLOCK names the airlock binary."""
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -364,3 +365,31 @@ def test_download_refuses_members_outside(tmp_path):
         with pytest.raises(ValueError):
             extract_below_top(tar(*members), str(dest))
     assert not (tmp_path / "escaped").exists() and not os.path.exists("/abs-escaped")
+
+
+def test_ports_expose(sb):
+    """A server the sandbox's code starts is reachable through expose()."""
+    sb.commands.run("exec python3 -m http.server 8000 --bind 127.0.0.1 --directory /etc",
+                    background=True)
+    address = sb.ports.expose(8000)
+    host, port = address.rsplit(":", 1)
+    assert host == "127.0.0.1"
+    body = b""
+    for _ in range(240):  # python's start in the guest takes its time
+        try:
+            with socket.create_connection((host, int(port)), timeout=30) as c:
+                c.sendall(b"GET / HTTP/1.0\r\n\r\n")
+                while True:
+                    chunk = c.recv(65536)
+                    if not chunk:
+                        break
+                    body += chunk
+            if body:
+                break
+        except OSError:
+            pass
+        time.sleep(0.5)
+    assert body.startswith(b"HTTP/1.0 200"), body[:200]
+    assert [p["guest_port"] for p in sb.ports.list()] == [8000]
+    sb.ports.close(8000)
+    assert sb.ports.list() == []

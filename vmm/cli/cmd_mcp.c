@@ -329,13 +329,42 @@ static json_t *call_list(struct mcp *m, json_t *args)
     return r;
 }
 
+/* POST .../ports: the host address that reaches the guest port. */
+static json_t *call_expose(struct mcp *m, json_t *args)
+{
+    json_t *gp = json_object_get(args, "guest_port"), *hp = json_object_get(args, "host_port");
+    if (!json_is_integer(gp) || (hp && !json_is_integer(hp)))
+        return tool_error("%s", "expose_port needs \"guest_port\" (and an optional "
+                          "\"host_port\") as numbers");
+    char err[600], q[128];
+    const char *id = sandbox(m, err, sizeof(err));
+    if (!id)
+        return tool_error("airlock: %s", err);
+    snprintf(q, sizeof(q), "/v1/sandboxes/%s/ports", id);
+    json_t *body = json_pack("{s:O, s:I}", "guest_port", gp, "host_port",
+                             hp ? json_integer_value(hp) : (json_int_t)0);
+    struct api_client c;
+    int rc = api_client_request(&c, m->sock, "POST", q, body, err, sizeof(err));
+    json_decref(body);
+    if (rc)
+        return tool_error("airlock: %s", err);
+    json_t *j = api_client_json(&c, err, sizeof(err));
+    api_client_close(&c);
+    json_t *r = c.status != 201
+        ? tool_text(api_client_error_text(j, c.status, err, sizeof(err)), 1, NULL)
+        : tool_text(json_string_value(json_object_get(j, "address")) ?: "?", 0, json_incref(j));
+    json_decref(j);
+    return r;
+}
+
 static json_t *tools_list(void)
 {
     return json_pack(
         "{s:[{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}}, s:[s]}},"
         "    {s:s, s:s, s:{s:s, s:{s:{s:s}, s:{s:s}}, s:[s,s]}},"
         "    {s:s, s:s, s:{s:s, s:{s:{s:s}}, s:[s]}},"
-        "    {s:s, s:s, s:{s:s, s:{s:{s:s}}}}]}",
+        "    {s:s, s:s, s:{s:s, s:{s:{s:s}}}},"
+        "    {s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:[s]}}]}",
         "tools",
         "name", "run_command", "description",
         "Run a shell command (/bin/sh -c) in this session's sandbox, a microVM kept for the "
@@ -356,7 +385,14 @@ static json_t *tools_list(void)
         "name", "list_directory", "description",
         "List a directory of the sandbox: one entry a line, its type (d, -, l), mode, size "
         "and name.",
-        "inputSchema", "type", "object", "properties", "path", "type", "string");
+        "inputSchema", "type", "object", "properties", "path", "type", "string",
+        "name", "expose_port", "description",
+        "Make a TCP server the sandbox runs on 127.0.0.1:guest_port reachable from the host: "
+        "returns the host address (IP:PORT) that reaches it.",
+        "inputSchema", "type", "object", "properties",
+        "guest_port", "type", "integer", "description", "the port the server listens on in the sandbox",
+        "host_port", "type", "integer", "description", "the host port (default 0: any free one)",
+        "required", "guest_port");
 }
 
 /* JSON-RPC 2.0's id: a string or a number (MCP: never null). */
@@ -417,7 +453,8 @@ static void handle(struct mcp *m, json_t *msg)
                   : !strcmp(name, "run_command") ? call_run(m, args)
                   : !strcmp(name, "write_file") ? call_write(m, args)
                   : !strcmp(name, "read_file") ? call_read(m, args)
-                  : !strcmp(name, "list_directory") ? call_list(m, args) : NULL;
+                  : !strcmp(name, "list_directory") ? call_list(m, args)
+                  : !strcmp(name, "expose_port") ? call_expose(m, args) : NULL;
         json_decref(empty);
         if (r)
             reply(id, r);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "vmm/cli/mount_options.h"
+#include "vmm/forward/forward_spec.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/parse.h"
 
@@ -104,7 +105,8 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
         {"allow", required_argument, NULL, 'a'},  {"allow-ip", required_argument, NULL, 'A'},
         {"label", required_argument, NULL, 'l'},  {"timeout", required_argument, NULL, 't'},
         {"max-lifetime", required_argument, NULL, 'L'},
-        {"append", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+        {"append", required_argument, NULL, 'X'}, {"help", no_argument, NULL, 'h'},
+        {"publish", required_argument, NULL, 'p'},
         {"secret", required_argument, NULL, 'K'}, {"ca-file", required_argument, NULL, 'C'},
         {"mount", required_argument, NULL, 'M'},
         {0},
@@ -115,16 +117,23 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
     char why[1024];
     memset(&secrets, 0, sizeof(secrets));
     json_t *body = json_object(), *allow = json_array(), *allow_ip = json_array();
-    json_t *env = json_object(), *labels = json_object();
+    json_t *env = json_object(), *labels = json_object(), *ports = json_array();
+    struct forward_spec spec;
     int c, rc = 0;
     uint64_t v;
     optind = 0;
     opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, "+:e:", opts, NULL)) != -1) {
+    while (!rc && (c = getopt_long(argc, argv, "+:e:p:", opts, NULL)) != -1) {
         switch (c) {
         case 'S': *sock_flag = optarg; break;
         case 'I': json_object_set_new(body, "image", json_string(optarg)); break;
-        case 'p': json_object_set_new(body, "append", json_string(optarg)); break;
+        case 'X': json_object_set_new(body, "append", json_string(optarg)); break;
+        case 'p':
+            if (forward_spec_parse(optarg, &spec, why, sizeof(why)))
+                rc = verb_fail("-p '%.64s': %s", optarg, why);
+            else
+                json_array_append_new(ports, json_string(optarg));
+            break;
         case 'm':
         case 'c':
         case 't':
@@ -185,6 +194,10 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
     json_object_set_new(body, "allow_ip", allow_ip);
     json_object_set_new(body, "env", env);
     json_object_set_new(body, "labels", labels);
+    if (json_array_size(ports))
+        json_object_set_new(body, "ports", ports);
+    else
+        json_decref(ports);
     *out = body;
     return rc;
 }

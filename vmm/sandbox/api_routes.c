@@ -23,6 +23,8 @@
 #include "vmm/util/base64.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/version.h"
+#include "vmm/sandbox/api_ports.h"
+#include "vmm/sandbox/sandbox_ports.h"
 
 
 /* ---- sandboxes ---- */
@@ -44,6 +46,7 @@ static json_t *sandbox_json(const struct sandbox *sb)
     json_object_set_new(o, "commands_run", json_integer((json_int_t)sb->commands));
     json_object_set(o, "labels", sb->labels);
     json_object_set(o, "env", sb->env);
+    json_object_set_new(o, "ports", sandbox_ports_json((struct sandbox *)sb));
     return o;
 }
 
@@ -99,7 +102,7 @@ static void destroy(struct api_server *srv, struct sandbox *sb)
 static const char *const create_fields[] = {
     "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
     "append", "snapshot", "disk_cap_mib", "cpu_quota_pct", "egress_max_conns", "egress_max_mib",
-    "egress_rate", "secrets", "ca_file", "mounts", NULL,
+    "egress_rate", "secrets", "ca_file", "mounts", "ports", NULL,
 };
 
 /* The VM-wide limits a create may give, as `airlock run`'s flags (the VM
@@ -137,6 +140,9 @@ static void create(struct api_server *srv, struct api_conn *c)
         field_error(&f, "ca_file", "%s", "ca_file is for the hosts of secrets");
     static __thread struct create_mounts mounts;
     create_mounts_parse(&f, &mounts);
+    static __thread struct forward_spec ports[API_PORTS_MAX];
+    unsigned nports;
+    api_ports_parse(&f, ports, &nports);
     if (!f.failed && snap_id && mounts.n)
         field_error(&f, "mounts", "%s", "mounts are fixed by the snapshot (its VM's disks)");
     const char *limits[2 * VM_LIMITS + 1];
@@ -245,6 +251,16 @@ static void create(struct api_server *srv, struct api_conn *c)
         }
     }
     json_decref(o);
+    char port_err[300];
+    const char *port_field;
+    int port_http = api_ports_publish(sb, ports, nports, port_err, sizeof(port_err), &port_field);
+    if (port_http) {
+        api_error(c, port_http, port_field, "%s", port_err);
+        registry_ref(&srv->reg, sb);
+        destroy(srv, sb); /* its VM too */
+        registry_put(&srv->reg, sb);
+        return;
+    }
     pthread_mutex_lock(&srv->reg.lock);
     sb->created_ms = agent_wall_ms();
     sb->create_ms = (unsigned)(agent_mono_ms() - t0);
@@ -384,7 +400,8 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     if (rest)
         *rest++ = '\0';
     bool commands = rest && !strncmp(rest, "commands", 8) && (!rest[8] || rest[8] == '/');
-    if (rest && !commands && !files_route_known(rest) && strcmp(rest, "audit") &&
+    bool ports = rest && !strncmp(rest, "ports", 5) && (!rest[5] || rest[5] == '/');
+    if (rest && !commands && !ports && !files_route_known(rest) && strcmp(rest, "audit") &&
         strcmp(rest, "snapshot"))
         return api_error(c, 404, NULL, "no such path: %.200s", c->req.target);
     struct sandbox *sb = registry_get(&srv->reg, id);
@@ -414,6 +431,8 @@ void api_handle(struct api_server *srv, struct api_conn *c)
             api_method_not_allowed(c, "GET");
     } else if (commands) {
         api_commands(srv, c, sb, rest + 8);
+    } else if (ports) {
+        api_ports(c, sb, rest + 5);
     } else if (method_is(c, "GET")) {
         pthread_mutex_lock(&srv->reg.lock);
         json_t *o = sandbox_json(sb);

@@ -17,6 +17,7 @@
 #include "vmm/audit/audit.h"
 
 struct bg_table;
+struct forwarder;
 
 #define SANDBOX_MAX     256 /* the most --max-sandboxes allows */
 #define SANDBOX_ID_HEX  16  /* 64 random bits, as hex */
@@ -55,6 +56,10 @@ struct sandbox {
     struct bg_table *bg;  /* background commands (vmm/sandbox/background.h), made on first use */
     int pool;             /* SB_POOLED, or taken from it: its pool's index; else -1 */
     struct audit audit;   /* dir/audit.jsonl, records under its id (vmm/sandbox/sandbox_audit.h) */
+    /* Its published ports (vmm/sandbox/sandbox_ports.h), made on the
+     * first; the pointer is read and changed under ports_lock. */
+    struct forwarder *ports;
+    pthread_mutex_t ports_lock;
     int control_fd;       /* its VM's control socket (snapshots), -1: none */
     pthread_mutex_t control_lock; /* one request at a time on it */
     char snapshot[SANDBOX_ID_HEX + 1]; /* restored from this snapshot of the API, or "" */

@@ -1,4 +1,5 @@
 #include "vmm/sandbox/sandbox_boot.h"
+#include "vmm/sandbox/sandbox_ports.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -200,6 +201,7 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
 
 void sandbox_teardown(struct sandbox *sb)
 {
+    sandbox_ports_close(sb); /* its records go to its audit, still open */
     if (sb->pid > 0)
         vm_proc_stop(sb->pid, SANDBOX_STOP_MS);
     sb->pid = 0;

@@ -130,6 +130,11 @@ pid_t vm_proc_spawn(char *const argv[], int log_fd, int control_fd, const int *e
 
 int vm_proc_dial(const char *sock)
 {
+    return vm_proc_dial_port(sock, AGENT_VSOCK_PORT);
+}
+
+int vm_proc_dial_port(const char *sock, uint32_t port)
+{
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     if (strlen(sock) >= sizeof(a.sun_path))
         return -ENAMETOOLONG;
@@ -142,7 +147,7 @@ int vm_proc_dial(const char *sock)
     struct timeval tv = {.tv_sec = 5};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     char line[32];
-    int n = snprintf(line, sizeof(line), "CONNECT %d\n", AGENT_VSOCK_PORT);
+    int n = snprintf(line, sizeof(line), "CONNECT %u\n", port);
     if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
         send(fd, line, (size_t)n, MSG_NOSIGNAL) != n) {
         int e = errno;

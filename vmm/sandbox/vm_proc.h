@@ -4,6 +4,7 @@
 #define AIRLOCK_SANDBOX_VM_PROC_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Starts the launcher thread every VM process is forked from.  The VM
@@ -46,6 +47,8 @@ int vm_proc_reseed(const char *sock, char *err, size_t errlen);
 
 /* A new connection to the agent (hybrid vsock "CONNECT 1024"), or -errno. */
 int vm_proc_dial(const char *sock);
+/* ... to any guest vsock port (the forward service's, 1025), or -errno. */
+int vm_proc_dial_port(const char *sock, uint32_t port);
 
 /* SIGTERM, then SIGKILL after grace_ms, and reaps it. */
 void vm_proc_stop(pid_t pid, unsigned grace_ms);
