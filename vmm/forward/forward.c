@@ -131,10 +131,7 @@ int forward_listen(const struct forward_spec *s, char *address, size_t addrlen, 
     return fd;
 }
 
-/* Sends the hello and reads the agent's answer: 0 with the guest's TCP
- * stream on vfd from now on, or the errno of the guest's connect
- * (ECONNREFUSED: nobody listens on the port), or -errno of our own. */
-static int handshake(int vfd, uint16_t guest_port)
+int forward_handshake(int vfd, uint16_t guest_port)
 {
     uint8_t hello[AGENT_FWD_HELLO_SIZE], reply[AGENT_FWD_REPLY_SIZE];
     agent_fwd_hello_encode(hello, guest_port);
@@ -195,11 +192,8 @@ static int pump(struct dir *d, int from, int to)
     return moved;
 }
 
-/* Bytes both ways until both ends closed, an error, the idle timeout or
- * the forward's end (which shuts the fds down under us). */
-static const char *relay(struct forwarder *f, int cfd, int vfd, struct dir *up, struct dir *down)
+static const char *relay(unsigned idle, int cfd, int vfd, struct dir *up, struct dir *down)
 {
-    unsigned idle = f->dial.idle_ms ? f->dial.idle_ms : FORWARD_IDLE_MS_DEFAULT;
     uint64_t last = mono_ms();
     while (!(up->shut && down->shut)) {
         struct pollfd p[2] = {
@@ -226,6 +220,17 @@ static const char *relay(struct forwarder *f, int cfd, int vfd, struct dir *up, 
             return "reset"; /* nothing to read, nothing moves: gone */
     }
     return "closed";
+}
+
+const char *forward_pipe(int cfd, int vfd, unsigned idle_ms, uint64_t *in, uint64_t *out)
+{
+    struct dir *d = calloc(2, sizeof(*d));
+    const char *how = d ? relay(idle_ms ? idle_ms : FORWARD_IDLE_MS_DEFAULT, cfd, vfd, &d[0], &d[1])
+                        : "out of memory";
+    *in = d ? d[0].moved : 0;
+    *out = d ? d[1].moved : 0;
+    free(d);
+    return how;
 }
 
 static void conn_end(struct forwarder *f, struct conn *c)
@@ -264,7 +269,7 @@ static void *conn_main(void *arg)
     c->vfd = vfd;
     bool closing = p->closing;
     pthread_mutex_unlock(&f->lock);
-    int rc = closing ? -ECANCELED : handshake(vfd, p->info.spec.guest_port);
+    int rc = closing ? -ECANCELED : forward_handshake(vfd, p->info.spec.guest_port);
     if (rc) {
         char why[96];
         snprintf(why, sizeof(why), "%s%s", rc > 0 ? "guest: " : "", strerror(rc > 0 ? rc : -rc));
@@ -272,11 +277,9 @@ static void *conn_main(void *arg)
         conn_end(f, c);
         return NULL;
     }
-    struct dir *d = calloc(2, sizeof(*d));
-    const char *how = d ? relay(f, c->cfd, vfd, &d[0], &d[1]) : "out of memory";
-    audit_conn(f, c, "closed", strcmp(how, "closed") ? how : NULL, d ? d[0].moved : 0,
-               d ? d[1].moved : 0, mono_ms() - t0);
-    free(d);
+    uint64_t in, out;
+    const char *how = forward_pipe(c->cfd, vfd, f->dial.idle_ms, &in, &out);
+    audit_conn(f, c, "closed", strcmp(how, "closed") ? how : NULL, in, out, mono_ms() - t0);
     conn_end(f, c);
     return NULL;
 }

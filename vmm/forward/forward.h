@@ -73,4 +73,16 @@ size_t forwarder_list(struct forwarder *f, struct forward_info *out, size_t max)
 /* Ends every forward and connection and frees; NULL is fine. */
 void forwarder_free(struct forwarder *f);
 
+/* For a caller that dials itself (the daemon's HTTP route to a guest
+ * port).  Sends the hello on vfd (a blocking connection to the guest's
+ * forward service) and reads the agent's answer: 0, with the guest's TCP
+ * stream on vfd from now on; the errno of the guest's connect
+ * (ECONNREFUSED: nobody listens); or -errno of our own. */
+int forward_handshake(int vfd, uint16_t guest_port);
+/* Moves bytes both ways between cfd and vfd until both ends closed, an
+ * error, or idle_ms (0: the default) with no byte; FORWARD_BUF held each
+ * way.  How it ended ("closed", "reset", "idle timeout"), and the bytes
+ * each way. */
+const char *forward_pipe(int cfd, int vfd, unsigned idle_ms, uint64_t *in, uint64_t *out);
+
 #endif

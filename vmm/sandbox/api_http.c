@@ -245,6 +245,10 @@ int api_read_request(struct api_conn *c)
     }
     if (!c->req.keep_alive)
         c->close = true;
+    if (strstr(c->req.target, "/ports/") && (c->raw_head = malloc(c->req.head_len))) {
+        memcpy(c->raw_head, c->buf, c->req.head_len);
+        c->raw_head_len = c->req.head_len;
+    }
     c->have -= c->req.head_len;
     memmove(c->buf, c->buf + c->req.head_len, c->have);
     c->body_left = c->req.body_len;
@@ -338,6 +342,9 @@ void api_request_done(struct api_conn *c)
 {
     free(c->body);
     c->body = NULL;
+    free(c->raw_head);
+    c->raw_head = NULL;
+    c->raw_head_len = 0;
     /* A body nobody read (the request was refused before it was needed)
      * is read and dropped when it is small, so the client, still sending
      * it, sees the answer and not a reset, and the connection can go on;

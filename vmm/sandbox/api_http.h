@@ -29,6 +29,10 @@ struct api_conn {
     bool streaming;          /* a chunked answer has begun */
     bool broken;             /* a write failed: the client is gone */
     const char *token;       /* each request must carry it (TCP); NULL: none needed */
+    /* The request's head as it came, kept only for the routes that pass
+     * it on (a guest port's HTTP route, vmm/sandbox/port_proxy.h). */
+    char *raw_head;
+    size_t raw_head_len;
 };
 
 /* Reads the next request's head into c->req (its body is left for the

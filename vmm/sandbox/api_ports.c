@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "vmm/sandbox/api_http.h"
+#include "vmm/sandbox/port_proxy.h"
 #include "vmm/sandbox/sandbox_ports.h"
 
 /* One port as the API gives it: an object, or docker's string. */
@@ -152,6 +153,19 @@ void api_ports(struct api_conn *c, struct sandbox *sb, const char *sub)
         if (!strcmp(c->req.method, "POST"))
             return publish(c, sb);
         return api_method_not_allowed(c, "GET, POST");
+    }
+    const char *slash = *sub ? strchr(sub + 1, '/') : NULL;
+    if (slash) { /* .../ports/{port}/PATH: the guest's own HTTP */
+        char num[8];
+        snprintf(num, sizeof(num), "%.*s", (int)(slash - sub), sub);
+        unsigned p = port_in_path(num);
+        if (!p)
+            return api_error(c, 404, NULL, "no such path: %.200s (want .../ports/GUEST_PORT/...)",
+                             c->req.target);
+        /* The path as the client sent it, query included. */
+        const char *full = strstr(c->req.target, "/ports/");
+        full = full ? strchr(full + 7, '/') : NULL;
+        return port_proxy(c, sb, (uint16_t)p, full ? full : "/");
     }
     unsigned port = port_in_path(sub);
     if (!port)

@@ -4,6 +4,8 @@
  *                                  "host_ip" (127.0.0.1)}: 201 and the port
  *   GET    .../ports/{guest_port}  the port
  *   DELETE .../ports/{guest_port}  204: its listener and connections end
+ *   ANY    .../ports/{guest_port}/PATH  the guest server's own answer
+ *                                  (vmm/sandbox/port_proxy.h)
  * and the create field "ports", a list of the same objects (or docker's
  * "[IP:]HOSTPORT:GUESTPORT" strings). */
 #ifndef AIRLOCK_SANDBOX_API_PORTS_H
@@ -15,7 +17,8 @@
 
 #define API_PORTS_MAX FORWARD_MAX_PORTS
 
-/* `sub` is the path after ".../ports": "" or "/{guest_port}". */
+/* `sub` is the path after ".../ports" (query cut): "", "/{guest_port}"
+ * or "/{guest_port}/PATH". */
 void api_ports(struct api_conn *c, struct sandbox *sb, const char *sub);
 
 /* The create field "ports": up to API_PORTS_MAX specs; 400 naming it. */

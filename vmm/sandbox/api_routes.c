@@ -414,7 +414,8 @@ void api_handle(struct api_server *srv, struct api_conn *c)
      * so a dashboard polling them keeps no sandbox alive.  A command, and
      * reading a command's output, hold the lease while they last
      * (api_commands.c). */
-    bool uses = !method_is(c, "GET") || (rest && files_route_known(rest));
+    bool uses = !method_is(c, "GET") || (rest && files_route_known(rest)) ||
+                (ports && rest[5] == '/' && strchr(rest + 5 + 1, '/')); /* a guest port's HTTP */
     if (uses)
         touch(srv, sb);
     if (rest && files_route_known(rest)) {
