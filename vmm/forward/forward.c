@@ -514,6 +514,14 @@ size_t forwarder_list(struct forwarder *f, struct forward_info *out, size_t max)
     return n;
 }
 
+unsigned forwarder_conns(struct forwarder *f)
+{
+    pthread_mutex_lock(&f->lock);
+    unsigned n = f->nconns;
+    pthread_mutex_unlock(&f->lock);
+    return n;
+}
+
 void forwarder_free(struct forwarder *f)
 {
     if (!f)

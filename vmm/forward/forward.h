@@ -70,6 +70,8 @@ int forwarder_add(struct forwarder *f, const struct forward_spec *s, struct forw
 int forwarder_remove(struct forwarder *f, uint16_t guest_port);
 /* Up to max published ports, in the order published; how many there are. */
 size_t forwarder_list(struct forwarder *f, struct forward_info *out, size_t max);
+/* Connections open now, all ports. */
+unsigned forwarder_conns(struct forwarder *f);
 /* Ends every forward and connection and frees; NULL is fine. */
 void forwarder_free(struct forwarder *f);
 

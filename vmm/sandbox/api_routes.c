@@ -433,7 +433,16 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     } else if (commands) {
         api_commands(srv, c, sb, rest + 8);
     } else if (ports) {
+        /* A guest port's own HTTP (a WebSocket may stay for hours) holds
+         * the lease while it lasts, as a command does. */
+        bool held = rest[5] == '/' && strchr(rest + 5 + 1, '/');
+        pthread_mutex_lock(&srv->reg.lock);
+        sb->proxying += held;
+        pthread_mutex_unlock(&srv->reg.lock);
         api_ports(c, sb, rest + 5);
+        pthread_mutex_lock(&srv->reg.lock);
+        sb->proxying -= held;
+        pthread_mutex_unlock(&srv->reg.lock);
     } else if (method_is(c, "GET")) {
         pthread_mutex_lock(&srv->reg.lock);
         json_t *o = sandbox_json(sb);
@@ -488,8 +497,13 @@ void api_supervise(struct api_server *srv)
             bool ended = vm_proc_ended(sb->pid, NULL);
             if (ended)
                 sb->pid = 0; /* reaped: its pid is not ours to signal any more */
-            due = ended ||
-                  (!sb->running && sb->lease_s && age_ms > (int64_t)sb->lease_s * 1000) ||
+            /* Connections through its ports hold the lease too; their
+             * lock comes after the registry's, as in sandbox_json. */
+            bool connected = sandbox_ports_busy(sb) > 0;
+            if (connected) /* its lease counts from its last connection's end */
+                sb->last_used_mono_ms = now;
+            bool idle = !sb->running && !sb->proxying && !connected;
+            due = ended || (idle && sb->lease_s && age_ms > (int64_t)sb->lease_s * 1000) ||
                   (sb->max_lifetime_s &&
                    agent_wall_ms() - sb->created_ms > (int64_t)sb->max_lifetime_s * 1000);
             if (due)

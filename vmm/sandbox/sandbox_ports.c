@@ -59,6 +59,14 @@ json_t *sandbox_ports_json(struct sandbox *sb)
     return a;
 }
 
+unsigned sandbox_ports_busy(struct sandbox *sb)
+{
+    pthread_mutex_lock(&sb->ports_lock);
+    unsigned n = sb->ports ? forwarder_conns(sb->ports) : 0;
+    pthread_mutex_unlock(&sb->ports_lock);
+    return n;
+}
+
 void sandbox_ports_close(struct sandbox *sb)
 {
     pthread_mutex_lock(&sb->ports_lock);

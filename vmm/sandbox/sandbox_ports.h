@@ -19,6 +19,9 @@ int sandbox_ports_remove(struct sandbox *sb, uint16_t guest_port);
 /* [{"guest_port", "host_ip", "host_port", "address", "connections"}...] */
 json_t *sandbox_ports_json(struct sandbox *sb);
 json_t *sandbox_port_json(const struct forward_info *i);
+/* Connections open through its ports now: they hold its lease, as a
+ * running command does. */
+unsigned sandbox_ports_busy(struct sandbox *sb);
 /* Ends them all, before the VM stops. */
 void sandbox_ports_close(struct sandbox *sb);
 
