@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from airlock import AirlockError, Sandbox
+from airlock import AirlockError, Pty, Sandbox
 
 SMALL = dict(image="small", mem=128)
 
@@ -147,7 +147,9 @@ def test_pty(sb):
         term.send("hello\n")
         out += read_until(term, b"got hello")
         assert term.info()["pty"] == {"cols": 100, "rows": 30}
-        term.resize(cols=120, rows=40)
+        same = sb.commands.connect(term.id)  # found again by id: a Pty
+        assert isinstance(same, Pty)
+        same.resize(cols=120, rows=40)
         assert term.info()["pty"] == {"cols": 120, "rows": 40}
         while True:
             chunk = term.read(timeout=120)
