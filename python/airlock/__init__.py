@@ -2,8 +2,9 @@
 task.  Standard library only.  See docs/sandboxes.md."""
 from ._client import AirlockError
 from ._commands import CommandHandle, CommandResult, Commands
+from ._pty import Pty
 from ._sandbox import Files, Sandbox
 from ._tree import DirEntry
 
 __all__ = ["AirlockError", "CommandHandle", "CommandResult", "Commands", "DirEntry", "Files",
-           "Sandbox"]
+           "Pty", "Sandbox"]

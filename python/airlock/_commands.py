@@ -175,9 +175,12 @@ class Commands:
         return CommandHandle(self._sb, rec["id"])
 
     def connect(self, command_id: str) -> CommandHandle:
-        """The background command `command_id` (started by anyone)."""
+        """The background command `command_id` (started by anyone); a Pty
+        when it runs on a terminal."""
+        from ._pty import Pty  # _pty builds on this module
         handle = CommandHandle(self._sb, command_id)
-        handle.info()  # AirlockError 404 when there is none
+        if "pty" in handle.info():  # AirlockError 404 when there is none
+            return Pty(self._sb, command_id)
         return handle
 
     def list(self) -> List[dict]:

@@ -9,6 +9,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 from ._client import Client, files_path
 from ._commands import CommandResult, Commands, Output, collect, command_body, event_data
 from ._ports import Ports
+from ._pty import Pty, start_pty
 from ._tree import DirEntry, entry_from_json, extract_below_top, pack_contents
 
 
@@ -153,6 +154,14 @@ class Sandbox:
         """Runs cmd to its end; on_stdout/on_stderr get the output as it comes
         (decoded text).  A failing command is a result, not an exception."""
         return collect(self.stream(cmd, **kwargs), on_stdout, on_stderr)
+
+    def pty(self, cmd: Union[str, Sequence[str]], cols: int = 80, rows: int = 24, *,
+            env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
+            user: Optional[str] = None, timeout: Optional[int] = None) -> Pty:
+        """Starts cmd on a terminal of cols x rows in the sandbox (its stdout
+        and stderr one stream, as in `airlock exec -it`): a Pty to send(),
+        read(), resize(), kill() and wait() for."""
+        return start_pty(self, cmd, cols, rows, env, cwd, user, timeout)
 
     def audit(self) -> List[dict]:
         """Its audit records (exec, exit, limit, egress), oldest first."""

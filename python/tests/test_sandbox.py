@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from airlock import AirlockError, Sandbox
+from airlock import AirlockError, Pty, Sandbox
 
 SMALL = dict(image="small", mem=128)
 
@@ -124,6 +124,57 @@ def test_background_stdin_and_signal(sb):
     with pytest.raises(AirlockError) as e:
         sb.commands.connect(loop.id)
     assert e.value.status == 404
+
+
+def read_until(term, pattern, limit=120.0):
+    """The terminal's output until `pattern` (bytes) came or it ended."""
+    seen, deadline = b"", time.monotonic() + limit
+    while pattern not in seen:
+        chunk = term.read(timeout=max(0.1, deadline - time.monotonic()))
+        if not chunk:
+            break
+        seen += chunk
+    return seen
+
+
+def test_pty(sb):
+    # A terminal of the size given; what is sent is read (and echoed); a
+    # resize reaches it (SIGWINCH, the new size); stderr is on the one stream.
+    script = ("trap 'echo winch' WINCH; tty; stty size; echo ready; read x; echo \"got $x\"; "
+              "i=0; while [ \"$(stty size)\" = '30 100' ] && [ $i -lt 600 ]; do sleep 0.1; "
+              "i=$((i+1)); done; stty size; echo to-err >&2; exit 3")
+    with sb.pty(script, cols=100, rows=30) as term:
+        out = read_until(term, b"ready")
+        term.send("hello\n")
+        out += read_until(term, b"got hello")
+        assert term.info()["pty"] == {"cols": 100, "rows": 30}
+        same = sb.commands.connect(term.id)  # found again by id: a Pty
+        assert isinstance(same, Pty)
+        same.resize(cols=120, rows=40)
+        assert term.info()["pty"] == {"cols": 120, "rows": 40}
+        while True:
+            chunk = term.read(timeout=120)
+            if not chunk:
+                break
+            out += chunk
+        assert term.read() == b""
+        r = term.wait()
+        with pytest.raises(AirlockError) as e:
+            term.resize(80, 24)
+        assert e.value.status == 409
+    lines = out.decode().replace("\r", "").splitlines()
+    assert lines[0].startswith("/dev/pts/") and "30 100" in lines
+    assert {"hello", "got hello", "winch", "40 120", "to-err"} <= set(lines)
+    assert r.exit_code == 3 and r.stderr == "" and "to-err" in r.stdout
+    assert term.result is not None and term.result.exit_code == 3
+    # kill: the command's process group, 137; a bad size names its member.
+    sleeper = sb.pty(["sleep", "100"])
+    sleeper.kill()
+    assert sleeper.wait().exit_code == 137
+    sleeper.forget()
+    with pytest.raises(AirlockError) as e:
+        sb.pty("true", cols=0)
+    assert e.value.status == 400 and e.value.field == "pty.cols"
 
 
 def test_audit(sb):

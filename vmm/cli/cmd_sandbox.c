@@ -15,35 +15,15 @@
 #include "vmm/agent_client/agent_client.h"
 #include "vmm/agent_client/command_defaults.h"
 #include "vmm/cli/commands.h"
+#include "vmm/cli/exec_tty.h"
 #include "vmm/cli/sandbox_options.h"
+#include "vmm/cli/verb_api.h"
 #include "vmm/sandbox/api_client.h"
 #include "vmm/util/base64.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/parse.h"
 
 #define STDIN_MAX (256u << 10) /* -i: stdin goes whole in the request body */
-
-/* One request with a JSON answer: the answer (NULL after an error line). */
-static json_t *call(const char *sock, const char *method, const char *path, json_t *body,
-                    int want, int *status)
-{
-    struct api_client c;
-    char err[512];
-    if (api_client_request(&c, sock, method, path, body, err, sizeof(err))) {
-        fprintf(stderr, "airlock: %s\n", err);
-        return NULL;
-    }
-    *status = c.status;
-    json_t *j = api_client_json(&c, err, sizeof(err));
-    api_client_close(&c);
-    if (c.status != want) {
-        char buf[64];
-        fprintf(stderr, "airlock: %s\n", api_client_error_text(j, c.status, buf, sizeof(buf)));
-        json_decref(j);
-        return NULL;
-    }
-    return j ? j : json_object();
-}
 
 int cmd_create(int argc, char **argv)
 {
@@ -55,7 +35,7 @@ int cmd_create(int argc, char **argv)
         rc = verb_fail("%s", err);
     if (!rc) {
         int status;
-        json_t *j = call(sock, "POST", "/v1/sandboxes", body, 201, &status);
+        json_t *j = verb_call(sock, "POST", "/v1/sandboxes", body, 201, &status);
         if (j)
             printf("%s\n", json_string_value(json_object_get(j, "id")));
         rc = j ? 0 : EXIT_AIRLOCK_ERROR;
@@ -63,17 +43,6 @@ int cmd_create(int argc, char **argv)
     }
     json_decref(body);
     return rc < 0 ? 0 : rc;
-}
-
-/* Writes one stream line's data ("data" or "data_b64") to fd. */
-static int write_data(int fd, json_t *line)
-{
-    size_t len = 0;
-    unsigned char *owned;
-    const char *p = api_client_line_data(line, &len, &owned);
-    int rc = p ? agent_write_all(fd, p, len) : -1;
-    free(owned);
-    return rc;
 }
 
 static char *read_stdin(size_t *len)
@@ -96,23 +65,25 @@ int cmd_exec(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"socket", required_argument, NULL, 'S'}, {"user", required_argument, NULL, 'u'},
-        {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
+        {"timeout", required_argument, NULL, 'T'}, {"help", no_argument, NULL, 'h'},
+        {"interactive", no_argument, NULL, 'i'},  {"tty", no_argument, NULL, 't'},
         {0},
     };
     const char *sock_flag = NULL;
     json_t *body = json_object(), *env = json_object();
-    bool with_stdin = false;
+    bool with_stdin = false, tty = false;
     int c, rc = 0;
     uint64_t v;
     optind = 0;
     opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, "+:ie:w:", opts, NULL)) != -1) {
+    while (!rc && (c = getopt_long(argc, argv, "+:ite:w:", opts, NULL)) != -1) {
         switch (c) {
         case 'S': sock_flag = optarg; break;
         case 'i': with_stdin = true; break;
+        case 't': tty = true; break;
         case 'w': json_object_set_new(body, "cwd", json_string(optarg)); break;
         case 'u': json_object_set_new(body, "user", json_string(optarg)); break;
-        case 't':
+        case 'T':
             if (parse_uint(optarg, COMMAND_MAX_TIMEOUT_S, &v))
                 rc = verb_fail("--timeout '%.64s': want whole seconds (0: none)", optarg);
             else
@@ -123,10 +94,14 @@ int cmd_exec(int argc, char **argv)
                 rc = verb_fail("-e '%.64s': want NAME=VALUE", optarg);
             break;
         case 'h':
-            printf("usage: airlock exec [-i] [-e K=V]... [-w DIR] [--user UID[:GID]] [--timeout S]\n"
-                   "                    [--socket PATH] ID [--] CMD [ARGS...]\n"
+            printf("usage: airlock exec [-i] [-t] [-e K=V]... [-w DIR] [--user UID[:GID]]\n"
+                   "                    [--timeout S] [--socket PATH] ID [--] CMD [ARGS...]\n"
                    "Runs CMD in sandbox ID; exits with its status as airlock run does.\n"
-                   "-i sends our stdin (read whole first, at most 256 KiB).\n");
+                   "-i sends our stdin (read whole first, at most 256 KiB).\n"
+                   "-t runs CMD on a terminal of our terminal's size, stdout and stderr one\n"
+                   "stream, as docker exec -t: our terminal is raw meanwhile and its size\n"
+                   "changes follow; with -t, -i forwards our keys as they come (^C included)\n"
+                   "and wants our stdin to be a terminal.\n");
             rc = -1;
             break;
         case ':': rc = verb_fail("%s needs a value", argv[optind - 1]); break;
@@ -149,7 +124,7 @@ int cmd_exec(int argc, char **argv)
         json_array_append_new(args, json_string(argv[i]));
     json_object_set_new(body, "argv", args);
     json_object_set_new(body, "env", env);
-    if (!rc && with_stdin) {
+    if (!rc && with_stdin && !tty) {
         size_t len;
         char *in = read_stdin(&len);
         json_t *s = in && len <= STDIN_MAX ? json_stringn(in, len) : NULL;
@@ -168,6 +143,11 @@ int cmd_exec(int argc, char **argv)
         rc = verb_fail("%s", err);
     if (!rc && (strlen(id) > 64 || strpbrk(id, "/?#% ")))
         rc = verb_fail("'%.64s' is not a sandbox id", id);
+    if (!rc && tty) {
+        rc = exec_tty_run(sock, id, body, with_stdin);
+        json_decref(body);
+        return rc;
+    }
     struct api_client cl;
     if (!rc) {
         snprintf(path, sizeof(path), "/v1/sandboxes/%s/commands", id);
@@ -190,18 +170,11 @@ int cmd_exec(int argc, char **argv)
     while ((line = api_client_line(&cl, err, sizeof(err)))) {
         const char *type = json_string_value(json_object_get(line, "type"));
         if (type && !strcmp(type, "stdout"))
-            write_data(STDOUT_FILENO, line);
+            api_client_line_write(line, STDOUT_FILENO);
         else if (type && !strcmp(type, "stderr"))
-            write_data(STDERR_FILENO, line);
-        else if (type && !strcmp(type, "exit")) {
-            status = (int)json_integer_value(json_object_get(line, "exit_code"));
-            const char *e = json_string_value(json_object_get(line, "error"));
-            if (json_is_true(json_object_get(line, "timed_out")))
-                fprintf(stderr, "airlock: CMD ran past its timeout: its process group was killed "
-                                "(exit 124)\n");
-            else if (e && status == EXIT_AIRLOCK_ERROR)
-                fprintf(stderr, "airlock: %s\n", e);
-        }
+            api_client_line_write(line, STDERR_FILENO);
+        else if (type && !strcmp(type, "exit"))
+            status = verb_exit_status(line);
         json_decref(line);
     }
     api_client_close(&cl);
@@ -241,7 +214,7 @@ int cmd_ls(int argc, char **argv)
     if (api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
         return verb_fail("%s", err);
     int status;
-    json_t *j = call(sock, "GET", "/v1/sandboxes", NULL, 200, &status);
+    json_t *j = verb_call(sock, "GET", "/v1/sandboxes", NULL, 200, &status);
     if (!j)
         return EXIT_AIRLOCK_ERROR;
     json_t *list = json_object_get(j, "sandboxes"), *sb;
@@ -297,7 +270,7 @@ int cmd_rm(int argc, char **argv)
         }
         snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);
         int status;
-        json_t *j = call(sock, "DELETE", path, NULL, 204, &status);
+        json_t *j = verb_call(sock, "DELETE", path, NULL, 204, &status);
         if (!j) {
             rc = EXIT_AIRLOCK_ERROR;
             continue;

@@ -4,14 +4,13 @@
 #define AIRLOCK_CLI_RUN_TTY_H
 
 #include <stdbool.h>
-#include <termios.h>
 
 #include "vmm/agent_client/agent_client.h"
+#include "vmm/cli/local_tty.h"
 
 struct run_tty {
     bool on;            /* -t given */
-    bool raw;           /* our stdin is a terminal: raw during the run */
-    struct termios saved; /* its mode before, put back by run_tty_restore */
+    struct local_tty term; /* our stdin, raw during the run when a terminal */
     int win_r, win_w;   /* size records (agent_sigq_winsize): the VM process
                          * reads, the waiting parent writes; -1: none */
 };

@@ -389,6 +389,20 @@ const char *api_client_line_data(json_t *line, size_t *len, unsigned char **owne
     return b64 ? (const char *)(*owned = base64_decode(b64, len)) : NULL;
 }
 
+ssize_t api_client_line_write(json_t *line, int fd)
+{
+    size_t len = 0;
+    unsigned char *owned;
+    const char *p = api_client_line_data(line, &len, &owned);
+    int rc = p ? agent_write_all(fd, p, len) : -EINVAL;
+    free(owned);
+    if (rc) {
+        errno = -rc;
+        return -1;
+    }
+    return (ssize_t)len;
+}
+
 void api_client_close(struct api_client *c)
 {
     if (c->fd >= 0)

@@ -67,6 +67,11 @@ json_t *api_client_line(struct api_client *c, char *err, size_t errlen);
  * to free.  NULL when the line has neither (or bad base64). */
 const char *api_client_line_data(json_t *line, size_t *len, unsigned char **owned);
 
+/* Writes those bytes to fd, whole: their count, or -1 when the line has
+ * none (errno EINVAL) or the write failed (errno EPIPE: fd lost its
+ * reader). */
+ssize_t api_client_line_write(json_t *line, int fd);
+
 void api_client_close(struct api_client *c);
 
 /* The "error" of a JSON error answer, or a fallback naming the status. */

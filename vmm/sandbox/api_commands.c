@@ -11,6 +11,7 @@
 #include "vmm/agent_client/command_defaults.h"
 #include "vmm/http/http_query.h"
 #include "vmm/sandbox/api_fields.h"
+#include "vmm/sandbox/api_pty.h"
 #include "vmm/sandbox/background.h"
 #include "vmm/sandbox/exec_stream.h"
 #include "vmm/sandbox/sandbox_audit.h"
@@ -29,7 +30,7 @@ static void lease_hold(struct api_server *srv, struct sandbox *sb, int delta)
 
 static const char *const command_fields[] = {
     "argv", "cmd", "env", "cwd", "user", "timeout_s", "stdin", "stdin_b64", "max_output_mib",
-    "background", "stdin_open", "buffer_kib", "nproc", "nofile", "fsize_mib", NULL,
+    "background", "stdin_open", "buffer_kib", "nproc", "nofile", "fsize_mib", "pty", NULL,
 };
 
 /* "UID" or "UID:GID", numbers only. */
@@ -119,6 +120,8 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
     long long nproc = get_uint(&f, "nproc", 1, 1 << 22, COMMAND_DEFAULT_NPROC);
     long long nofile = get_uint(&f, "nofile", 4, 1 << 20, COMMAND_DEFAULT_NOFILE);
     long long fsize = get_uint(&f, "fsize_mib", 1, 1LL << 24, -1); /* as run --fsize */
+    struct pty_size pty = {0, 0};
+    bool on_pty = get_pty(&f, "pty", &pty);
     bool background = get_bool(&f, "background", false);
     bool stdin_open = get_bool(&f, "stdin_open", false);
     long long buffer_kib = get_uint(&f, "buffer_kib", BG_BUFFER_MIN >> 10, BG_BUFFER_MAX >> 10,
@@ -128,6 +131,11 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
                     "stdin_open and buffer_kib are for background commands (\"background\": true)");
     struct agent_exec_req req;
     agent_exec_req_init(&req);
+    if (on_pty) { /* one stream (stdout), the terminal's */
+        req.flags |= AGENT_EXEC_F_TTY;
+        req.tty_rows = pty.rows;
+        req.tty_cols = pty.cols;
+    }
     if (!f.failed && user && parse_user(user, &req.uid, &req.gid))
         field_error(&f, "user", "user '%.64s': want UID or UID:GID (numbers)", user);
     if (!f.failed && !user && sb->user_error[0])
@@ -177,6 +185,9 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
     if (background) {
         json_t *describe = json_object();
         json_object_set(describe, cmd ? "cmd" : "argv", cmd ? json_object_get(o, "cmd") : argv_j);
+        if (on_pty)
+            json_object_set_new(describe, "pty", json_pack("{s:i,s:i}", "cols", pty.cols,
+                                                           "rows", pty.rows));
         struct bg_spec spec = {.req = &req, .in = &in, .stdin_open = stdin_open,
                                .buffer = (size_t)buffer_kib << 10,
                                .max_output = (uint64_t)max_out << 20, .describe = describe};
@@ -309,7 +320,7 @@ static void output(struct api_server *srv, struct api_conn *c, struct sandbox *s
     lease_hold(srv, sb, -1);
 }
 
-/* /commands/{cid}[/output|/stdin|/signal] */
+/* /commands/{cid}[/output|/stdin|/signal|/resize] */
 static void one_command(struct api_server *srv, struct api_conn *c, struct sandbox *sb,
                         const char *sub)
 {
@@ -317,7 +328,8 @@ static void one_command(struct api_server *srv, struct api_conn *c, struct sandb
     size_t idlen = strcspn(sub, "/");
     const char *what = sub[idlen] ? sub + idlen + 1 : NULL;
     if (!idlen || idlen > BG_ID_MAX - 1 ||
-        (what && strcmp(what, "output") && strcmp(what, "stdin") && strcmp(what, "signal")))
+        (what && strcmp(what, "output") && strcmp(what, "stdin") && strcmp(what, "signal") &&
+         strcmp(what, "resize")))
         return api_error(c, 404, NULL, "no such path: %.200s", c->req.target);
     memcpy(id, sub, idlen);
     id[idlen] = '\0';
@@ -341,6 +353,8 @@ static void one_command(struct api_server *srv, struct api_conn *c, struct sandb
         api_method_not_allowed(c, "POST");
     } else if (!strcmp(what, "stdin")) {
         write_stdin(c, bc, id);
+    } else if (!strcmp(what, "resize")) {
+        api_pty_resize(c, bc, id);
     } else {
         send_signal(c, bc, id);
     }

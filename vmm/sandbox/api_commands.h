@@ -9,6 +9,8 @@
  *                                       its output from byte N, as lines
  *   POST   .../commands/{cid}/stdin?eof=true   the body to its stdin
  *   POST   .../commands/{cid}/signal    {"signal": "TERM" | 15}
+ *   POST   .../commands/{cid}/resize    {"cols": C, "rows": R}: a command
+ *                                       started with "pty" (vmm/sandbox/api_pty.h)
  */
 #ifndef AIRLOCK_SANDBOX_API_COMMANDS_H
 #define AIRLOCK_SANDBOX_API_COMMANDS_H

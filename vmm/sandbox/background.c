@@ -547,15 +547,38 @@ int bg_write_stdin(struct bg_cmd *cmd, const void *data, size_t len, bool eof, s
     return rc;
 }
 
+/* Under t->lock: one record (agent_exec_signals' queue) for the runner.
+ * A record is under PIPE_BUF, so it goes whole or not at all. */
+static int sigq_send(struct bg_cmd *cmd, const void *rec, size_t len)
+{
+    if (cmd->done)
+        return -ESRCH;
+    if (write(cmd->sig_w, rec, len) == (ssize_t)len)
+        return 0;
+    return errno == EPIPE ? -ESRCH : -errno; /* EPIPE: the runner is past its end */
+}
+
 int bg_signal(struct bg_cmd *cmd, int signo)
 {
-    pthread_mutex_lock(&cmd->t->lock);
-    int rc = cmd->done ? -ESRCH : 0;
     uint8_t b = (uint8_t)signo;
+    pthread_mutex_lock(&cmd->t->lock);
+    int rc = sigq_send(cmd, &b, 1);
+    pthread_mutex_unlock(&cmd->t->lock);
     /* 64 KiB of pipe: a full one means a signal storm the runner has not
      * passed on yet; one more of them may go. */
-    if (!rc && write(cmd->sig_w, &b, 1) != 1 && errno != EAGAIN)
-        rc = errno == EPIPE ? -ESRCH : -errno; /* the runner is past its end */
+    return rc == -EAGAIN ? 0 : rc;
+}
+
+int bg_resize(struct bg_cmd *cmd, uint16_t rows, uint16_t cols)
+{
+    if (!(cmd->req.flags & AGENT_EXEC_F_TTY))
+        return -ENOTTY;
+    uint8_t rec[AGENT_SIGQ_WINSIZE_LEN];
+    agent_sigq_winsize(rec, rows, cols);
+    pthread_mutex_lock(&cmd->t->lock);
+    int rc = sigq_send(cmd, rec, sizeof(rec));
+    if (!rc) /* the record shows the size the terminal is getting */
+        json_object_set_new(cmd->info, "pty", json_pack("{s:i,s:i}", "cols", cols, "rows", rows));
     pthread_mutex_unlock(&cmd->t->lock);
     return rc;
 }

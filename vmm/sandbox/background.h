@@ -87,6 +87,11 @@ int bg_write_stdin(struct bg_cmd *cmd, const void *data, size_t len, bool eof, s
  * -ESRCH when it ended. */
 int bg_signal(struct bg_cmd *cmd, int signo);
 
+/* Gives the command's terminal a new size: 0; -ENOTTY when it was not
+ * started on one; -ESRCH when it ended; -EAGAIN when 64 KiB of signals
+ * and sizes wait for the runner already. */
+int bg_resize(struct bg_cmd *cmd, uint16_t rows, uint16_t cols);
+
 /* Forgets the record (SIGKILL first when the command still runs). */
 void bg_remove(struct bg_cmd *cmd);
 
