@@ -10,6 +10,9 @@
 # system.  It is remade when a package list changes or dpkg installs or
 # removes anything.  `make clean` needs no packages.
 BUILD    ?= build
+# The stamp's rule below comes first in this file; a bare `make` still
+# means `make all`.
+.DEFAULT_GOAL := all
 PACKAGES_STAMP := $(BUILD)/packages.mk
 ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
 include $(PACKAGES_STAMP)
