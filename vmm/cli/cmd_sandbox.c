@@ -99,9 +99,9 @@ int cmd_exec(int argc, char **argv)
                    "Runs CMD in sandbox ID; exits with its status as airlock run does.\n"
                    "-i sends our stdin (read whole first, at most 256 KiB).\n"
                    "-t runs CMD on a terminal of our terminal's size, stdout and stderr one\n"
-                   "stream, as docker exec -t: our terminal is raw meanwhile and its size\n"
-                   "changes follow; with -t, -i forwards our keys as they come (^C included)\n"
-                   "and wants our stdin to be a terminal.\n");
+                   "stream, as docker exec -t: its size changes follow; with -t, -i forwards\n"
+                   "our keys as they come (^C included: our terminal is raw meanwhile) and\n"
+                   "wants our stdin to be a terminal.\n");
             rc = -1;
             break;
         case ':': rc = verb_fail("%s needs a value", argv[optind - 1]); break;

@@ -6,8 +6,8 @@
  * keys (-i: POST .../stdin), our terminal's size (SIGWINCH: POST
  * .../resize) and the signals that end us.
  *
- * Our terminal is raw from the start to the end (local_tty.h, as for
- * `airlock run -t`) and its mode is put back before anything is printed,
+ * With -i our terminal is raw from the start to the end (local_tty.h, as
+ * for `airlock run -it`) and its mode is put back before anything is printed,
  * on every way out: the signals that end us come on a signalfd, so this
  * thread's ordinary path restores it, never a handler.
  *
@@ -208,7 +208,7 @@ int exec_tty_run(const char *sock, const char *id, json_t *body, bool with_stdin
 {
     struct local_tty term;
     uint16_t rows = 24, cols = 80; /* without a terminal of ours: the usual size */
-    if (local_tty_open(&term, &rows, &cols) && with_stdin)
+    if (local_tty_open(&term, &rows, &cols, with_stdin) && with_stdin)
         return verb_fail("-t with -i: our stdin is not a terminal (drop -t to pipe input in)");
     json_object_set_new(body, "pty", json_pack("{s:i,s:i}", "cols", cols, "rows", rows));
     json_object_set_new(body, "background", json_true());

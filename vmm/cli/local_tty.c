@@ -4,8 +4,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-int local_tty_open(struct local_tty *t, uint16_t *rows, uint16_t *cols)
+int local_tty_open(struct local_tty *t, uint16_t *rows, uint16_t *cols, bool keys)
 {
+    t->keys = keys;
     t->raw = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &t->saved) == 0;
     if (!t->raw)
         return -ENOTTY;
@@ -26,7 +27,7 @@ int local_tty_size(const struct local_tty *t, uint16_t *rows, uint16_t *cols)
 
 void local_tty_raw(const struct local_tty *t)
 {
-    if (!t->raw)
+    if (!t->raw || !t->keys)
         return;
     struct termios raw = t->saved;
     cfmakeraw(&raw);
@@ -35,6 +36,6 @@ void local_tty_raw(const struct local_tty *t)
 
 void local_tty_restore(const struct local_tty *t)
 {
-    if (t->raw)
+    if (t->raw && t->keys)
         tcsetattr(STDIN_FILENO, TCSANOW, &t->saved);
 }

@@ -11,18 +11,21 @@
 #include <termios.h>
 
 struct local_tty {
-    bool raw;             /* our stdin is a terminal: raw while the command runs */
+    bool raw;             /* our stdin is a terminal */
+    bool keys;            /* its keys go to the command (-i): raw while it runs */
     struct termios saved; /* its mode before, put back by local_tty_restore */
 };
 
 /* Looks at our stdin: when it is a terminal, t->raw, its mode saved and
- * *rows x *cols its size (left as they were if it has none).  0, or
- * -ENOTTY when stdin is no terminal (t->raw false). */
-int local_tty_open(struct local_tty *t, uint16_t *rows, uint16_t *cols);
+ * *rows x *cols its size (left as they were if it has none).  `keys`:
+ * our keys go to the command (-i), so the terminal is raw while it runs;
+ * without, as docker's -t alone, it stays as it is and ^C is ours (the
+ * command is signalled).  0, or -ENOTTY when stdin is no terminal. */
+int local_tty_open(struct local_tty *t, uint16_t *rows, uint16_t *cols, bool keys);
 /* Its size now: 0, or -1 (no terminal, or no size). */
 int local_tty_size(const struct local_tty *t, uint16_t *rows, uint16_t *cols);
 /* Raw for the run; local_tty_restore puts the saved mode back (both do
- * nothing without a terminal). */
+ * nothing without a terminal, or without `keys`). */
 void local_tty_raw(const struct local_tty *t);
 void local_tty_restore(const struct local_tty *t);
 

@@ -1,6 +1,6 @@
 /* `airlock run -t`: the guest command gets a terminal of our stdin's size;
- * while it runs, our terminal is raw and its size changes follow as
- * WINSIZE (local_tty.h).  Only the waiting parent, which outlives the VM
+ * while it runs, its size changes follow as WINSIZE, and with -i our
+ * terminal is raw (local_tty.h).  Only the waiting parent, which outlives the VM
  * process and ends through `finish` on every path, touches the mode, so
  * it is put back even when the VM process is killed. */
 #include "vmm/cli/run_tty.h"
@@ -19,7 +19,7 @@ int run_tty_prepare(struct run_tty *t, struct agent_exec_req *req, bool with_std
     if (!t->on)
         return 0;
     req->flags |= AGENT_EXEC_F_TTY;
-    if (local_tty_open(&t->term, &req->tty_rows, &req->tty_cols)) {
+    if (local_tty_open(&t->term, &req->tty_rows, &req->tty_cols, with_stdin)) {
         /* As docker: -t alone gives a terminal of unknown size (0 x 0),
          * -it wants ours to take the keys from. */
         if (with_stdin) {
