@@ -141,6 +141,11 @@ static unsigned port_in_path(const char *s)
     return v <= 65535 ? (unsigned)v : 0;
 }
 
+bool api_ports_is_route(const char *sub)
+{
+    return sub[0] == '/' && strchr(sub + 1, '/') != NULL;
+}
+
 void api_ports(struct api_conn *c, struct sandbox *sb, const char *sub)
 {
     bool is = !strcmp(c->req.method, "GET");

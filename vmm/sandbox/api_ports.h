@@ -17,6 +17,9 @@
 
 #define API_PORTS_MAX FORWARD_MAX_PORTS
 
+/* Is `sub` ".../ports" + "/{port}/..." (a guest port's HTTP route)? */
+bool api_ports_is_route(const char *sub);
+
 /* `sub` is the path after ".../ports" (query cut): "", "/{guest_port}"
  * or "/{guest_port}/PATH". */
 void api_ports(struct api_conn *c, struct sandbox *sb, const char *sub);

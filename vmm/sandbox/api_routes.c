@@ -415,7 +415,7 @@ void api_handle(struct api_server *srv, struct api_conn *c)
      * reading a command's output, hold the lease while they last
      * (api_commands.c). */
     bool uses = !method_is(c, "GET") || (rest && files_route_known(rest)) ||
-                (ports && rest[5] == '/' && strchr(rest + 5 + 1, '/')); /* a guest port's HTTP */
+                (ports && api_ports_is_route(rest + 5)); /* a guest port's HTTP */
     if (uses)
         touch(srv, sb);
     if (rest && files_route_known(rest)) {
@@ -435,7 +435,7 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     } else if (ports) {
         /* A guest port's own HTTP (a WebSocket may stay for hours) holds
          * the lease while it lasts, as a command does. */
-        bool held = rest[5] == '/' && strchr(rest + 5 + 1, '/');
+        bool held = api_ports_is_route(rest + 5);
         pthread_mutex_lock(&srv->reg.lock);
         sb->proxying += held;
         pthread_mutex_unlock(&srv->reg.lock);
