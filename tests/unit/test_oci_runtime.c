@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vmm/audit/audit.h"
 #include "vmm/runtime/container_cgroup.h"
 #include "vmm/runtime/container_ports.h"
 #include "vmm/runtime/container_state.h"

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,7 +32,7 @@ struct container_ports {
     struct forwarder *fwd;
     pthread_t poller;
     pthread_mutex_t lock;
-    pthread_cond_t wake;
+    int wake; /* eventfd: stop */
     bool stop;
     int conn; /* the agent, -1; closed only under the lock */
     uint64_t set[CONTAINER_PORTS_SET_WORDS];  /* listening in the guest now */
@@ -248,19 +250,12 @@ static void *poll_main(void *arg)
             close(p->conn);
             p->conn = -1;
         }
-        uint64_t now = mono_ms();
-        unsigned ms = now - start < CONTAINER_PORTS_FAST_FOR_MS ? CONTAINER_PORTS_FAST_MS
+        pthread_mutex_unlock(&p->lock);
+        int ms = mono_ms() - start < CONTAINER_PORTS_FAST_FOR_MS ? CONTAINER_PORTS_FAST_MS
                                                                 : CONTAINER_PORTS_POLL_MS;
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += ms / 1000;
-        until.tv_nsec += (long)(ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        while (!p->stop && pthread_cond_timedwait(&p->wake, &p->lock, &until) != ETIMEDOUT)
-            ;
+        struct pollfd w = {.fd = p->wake, .events = POLLIN};
+        poll(&w, 1, ms); /* the stop's wake, or the next read */
+        pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -278,12 +273,12 @@ int container_ports_start(const char *sock, const struct audit *audit,
     }
     strcpy(p->sock, sock);
     p->conn = -1;
+    if ((p->wake = eventfd(0, EFD_CLOEXEC)) < 0) {
+        int e = errno;
+        free(p);
+        return -e;
+    }
     pthread_mutex_init(&p->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&p->wake, &ca);
-    pthread_condattr_destroy(&ca);
     /* The stand-in passes signals on to the guest from its main thread:
      * these threads (and the connections' threads the forwarder starts,
      * which inherit the mask) take none. */
@@ -296,7 +291,7 @@ int container_ports_start(const char *sock, const struct audit *audit,
         forwarder_free(p->fwd);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
-        pthread_cond_destroy(&p->wake);
+        close(p->wake);
         pthread_mutex_destroy(&p->lock);
         free(p);
         return rc;
@@ -313,13 +308,16 @@ void container_ports_stop(struct container_ports *p)
     p->stop = true;
     if (p->conn >= 0)
         shutdown(p->conn, SHUT_RDWR); /* a read in flight ends now */
-    pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
+    uint64_t one = 1;
+    if (write(p->wake, &one, sizeof(one)) < 0) {
+        /* an eventfd's counter cannot be full here */
+    }
     pthread_join(p->poller, NULL);
     if (p->conn >= 0)
         close(p->conn);
     forwarder_free(p->fwd);
-    pthread_cond_destroy(&p->wake);
+    close(p->wake);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/audit/audit.h"
+struct audit; /* vmm/audit/audit.h, through vmm/forward */
 
 #define CONTAINER_PORTS_POLL_MS 1000
 #define CONTAINER_PORTS_FAST_MS 200     /* ... in the container's first seconds */
