@@ -47,7 +47,10 @@
 # Nothing outside $ENGINE_DIR and $ENGINE_CG is used: no systemd (cgroupfs
 # cgroup managers, file event logs), no network (podman and docker
 # containers get none; dockerd makes no bridge and no iptables rules), no
-# registry (images are imported from a tar made here).
+# registry (images are imported from a tar made here).  Except on request:
+# with ENGINE_DOCKER_NETWORK=bridge dockerd has Docker's default network
+# (docker0, iptables, docker-proxy), and `eng-podman run --network bridge`
+# gets Podman's (CNI): both change the host's network (engines-ports).
 
 ENGINE_RUNTIME=${AIRLOCK_ENGINE_RUNTIME:-/usr/bin/crun}
 ENGINE_RUNTIME_LOG=${AIRLOCK_ENGINE_RUNTIME_LOG:-}
