@@ -47,13 +47,17 @@
 # Nothing outside $ENGINE_DIR and $ENGINE_CG is used: no systemd (cgroupfs
 # cgroup managers, file event logs), no network (podman and docker
 # containers get none; dockerd makes no bridge and no iptables rules), no
-# registry (images are imported from a tar made here).
+# registry (images are imported from a tar made here).  Except on request:
+# with ENGINE_DOCKER_NETWORK=bridge dockerd has Docker's default network
+# (docker0, iptables, docker-proxy), and `eng-podman run --network bridge`
+# gets Podman's (CNI): both change the host's network (engines-ports).
 
 ENGINE_RUNTIME=${AIRLOCK_ENGINE_RUNTIME:-/usr/bin/crun}
 ENGINE_RUNTIME_LOG=${AIRLOCK_ENGINE_RUNTIME_LOG:-}
 ENGINE_RUNTIME_NAME=${ENGINE_RUNTIME_NAME:-under-test}
 ENGINE_IMAGE=${ENGINE_IMAGE:-localhost/airlock-busybox:latest}
 ENGINE_DOCKER=${ENGINE_DOCKER:-/usr/bin/docker}   # /usr/local/bin/docker is another client
+ENGINE_DOCKER_NETWORK=${ENGINE_DOCKER_NETWORK:-none}  # none, or bridge (docker_setup)
 ENGINE_DIR=
 ENGINE_CG=
 ENGINE_WHY=
@@ -284,12 +288,17 @@ exec $(_q "$ENGINE_DOCKER") "\$@"
 EOF
     chmod 755 "$ENGINE_DIR/bin/eng-docker"
     # dockerd starts its own containerd (state under --exec-root, data
-    # under --data-root).  No bridge, no iptables: our VMs have no NIC.
+    # under --data-root).  No bridge, no iptables: our VMs have no NIC;
+    # with ENGINE_DOCKER_NETWORK=bridge, Docker's defaults (a docker0
+    # bridge, iptables DNAT and docker-proxy for -p), which change the
+    # host's network: L1's, in the tests that ask for them.
+    local net=(--iptables=false --ip-masq=false --ip-forward=false --bridge=none
+               --userland-proxy=false)
+    [ "$ENGINE_DOCKER_NETWORK" = bridge ] && net=(--iptables=true --userland-proxy=true)
     _eng_daemon _eng_dockerd_pid "$d/dockerd.log" 120 eng-docker \
         dockerd --config-file "$d/daemon.json" --data-root "$d/data" \
         --exec-root "$d/exec" --pidfile "$d/dockerd.pid" -H "unix://$d/docker.sock" \
-        --iptables=false --ip-masq=false --ip-forward=false --bridge=none \
-        --userland-proxy=false --storage-driver overlay2 \
+        "${net[@]}" --storage-driver overlay2 \
         --exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "$(eng_cgroup_parent docker)" \
         --add-runtime "$ENGINE_RUNTIME_NAME=$ENGINE_RT" || return 1
     _eng_docker_ready=1

@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vmm/audit/audit.h"
 #include "vmm/runtime/container_cgroup.h"
+#include "vmm/runtime/container_ports.h"
 #include "vmm/runtime/container_state.h"
 #include "vmm/runtime/oci_config.h"
 #include "vmm/runtime/root_disk.h"
@@ -364,6 +366,125 @@ START_TEST(container_status_and_state)
 }
 END_TEST
 
+/* The guest's socket tables (container_ports.h): only LISTEN sockets on
+ * a wildcard address count; the table is the guest's, so anything else
+ * in it, well-formed or not, adds nothing. */
+static bool has_port(const uint64_t *set, unsigned port)
+{
+    return set[port / 64] >> (port % 64) & 1;
+}
+
+static unsigned count_ports(const uint64_t *set)
+{
+    unsigned n = 0;
+    for (unsigned w = 0; w < CONTAINER_PORTS_SET_WORDS; w++)
+        n += (unsigned)__builtin_popcountll(set[w]);
+    return n;
+}
+
+START_TEST(port_tables)
+{
+    static uint64_t set[CONTAINER_PORTS_SET_WORDS];
+    static const char v4[] =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 00000000:1F40 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 101 1 0000000000000000 100 0 0 10 0\n"
+        "   1: 0100007F:0C38 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 102 1 0000000000000000 100 0 0 10 0\n"
+        "   2: 00000000:0050 00000000:0000 0a 00000000:00000000 00:00000000 00000000     0        0 103 1\n"
+        "   3: 00000000:1F41 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000     0        0 104 1\n"
+        "   4: 00000000:0000 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 105 1\n"
+        "   5: 00000000:FFFF 00000000:0000 0A\n";
+    memset(set, 0, sizeof(set));
+    ck_assert_uint_eq(container_ports_parse(v4, sizeof(v4) - 1, set), 3);
+    ck_assert(has_port(set, 8000) && has_port(set, 80) && has_port(set, 65535));
+    ck_assert(!has_port(set, 3128)); /* 127.0.0.1 only: the guest's own */
+    ck_assert(!has_port(set, 8001)); /* established */
+    ck_assert_uint_eq(count_ports(set), 3);
+    /* The same port twice (v4 and v6) counts once. */
+    static const char v6[] =
+        "  sl  local_address                         remote_address                        st\n"
+        "   0: 00000000000000000000000000000000:1F40 00000000000000000000000000000000:0000 0A 0\n"
+        "   1: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 0\n"
+        "   2: 00000000000000000000000000000000:2328 00000000000000000000000000000000:0000 0A 0\n";
+    ck_assert_uint_eq(container_ports_parse(v6, sizeof(v6) - 1, set), 1);
+    ck_assert(has_port(set, 9000) && !has_port(set, 8080));
+    ck_assert_uint_eq(count_ports(set), 4);
+
+    /* Hostile or broken lines add nothing, and nothing outside the set
+     * is touched. */
+    static const char *const bad[] = {
+        "",
+        "\n\n\n",
+        "0: 00000000:1F40",
+        "0: 00000000:1F40 00000000:0000",
+        "0: 00000000:1F40 00000000:0000 0",
+        "0: 00000000:1F40 00000000:0000 0AB",
+        "0: 00000000:1F40 00000000:0000 A",
+        "0: 0000000:1F40 00000000:0000 0A",          /* 7 digits */
+        "0: 000000000:1F40 00000000:0000 0A",        /* 9 digits */
+        "0: 00000000:1F4 00000000:0000 0A",          /* 3-digit port */
+        "0: 00000000:1F400 00000000:0000 0A",
+        "0: 00000000:1G40 00000000:0000 0A",
+        "x: 00000000:1F40 00000000:0000 0A",
+        ": 00000000:1F40 00000000:0000 0A",
+        "0 00000000:1F40 00000000:0000 0A",
+        "0: 00000000 1F40 00000000:0000 0A",
+        "0: 0000000X:1F40 00000000:0000 0A",
+        "0: 00000001:1F40 00000000:0000 0A",
+        "0: -0000000:1F40 00000000:0000 0A",
+        "0:\t00000000:1F40 00000000:0000 0A",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(set, 0, sizeof(set));
+        ck_assert_msg(container_ports_parse(bad[i], strlen(bad[i]), set) == 0, "%s", bad[i]);
+        ck_assert_uint_eq(count_ports(set), 0);
+    }
+    /* A NUL in a line, and a table cut anywhere: never a port that was
+     * not a whole listener line. */
+    static const char nul[] = "0: 00000000:1F\0040 00000000:0000 0A\n";
+    memset(set, 0, sizeof(set));
+    ck_assert_uint_eq(container_ports_parse(nul, sizeof(nul) - 1, set), 0);
+    for (size_t cut = 0; cut < sizeof(v4) - 1; cut++) {
+        memset(set, 0, sizeof(set));
+        container_ports_parse(v4, cut, set);
+        for (unsigned w = 0; w < CONTAINER_PORTS_SET_WORDS; w++)
+            for (unsigned b = 0; b < 64; b++)
+                if (set[w] >> b & 1)
+                    ck_assert(w * 64 + b == 8000 || w * 64 + b == 80 || w * 64 + b == 65535);
+    }
+    /* Random bytes: no crash (ASan), and a bounded set. */
+    static char noise[4096];
+    unsigned seed = 7;
+    for (int round = 0; round < 200; round++) {
+        for (size_t i = 0; i < sizeof(noise); i++) {
+            seed = seed * 1103515245u + 12345u;
+            static const char alphabet[] = "0123456789ABCDEFa: \n\t";
+            noise[i] = round % 2 ? (char)(seed >> 16) : alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+        }
+        memset(set, 0, sizeof(set));
+        ck_assert_uint_le(container_ports_parse(noise, sizeof(noise), set), sizeof(noise) / 30);
+    }
+}
+END_TEST
+
+/* The mirror's thread starts and ends cleanly with no agent to reach (a
+ * VM that went away): nothing is listened on, nothing leaks. */
+START_TEST(ports_without_agent)
+{
+    struct audit a;
+    audit_none(&a);
+    struct container_ports *p = NULL;
+    ck_assert_int_eq(container_ports_start("/nonexistent/agent.sock", &a, &p), 0);
+    ck_assert_ptr_nonnull(p);
+    usleep(300 * 1000); /* a few tries at the agent */
+    container_ports_stop(p);
+    container_ports_stop(NULL);
+    char longsock[PATH_MAX + 8];
+    memset(longsock, 'a', sizeof(longsock) - 1);
+    longsock[sizeof(longsock) - 1] = '\0';
+    ck_assert_int_eq(container_ports_start(longsock, &a, &p), -ENAMETOOLONG);
+}
+END_TEST
+
 Suite *oci_runtime_suite(void)
 {
     Suite *s = suite_create("oci_runtime");
@@ -375,12 +496,14 @@ Suite *oci_runtime_suite(void)
     tcase_add_test(t, process_file);
     tcase_add_test(t, resources_file);
     tcase_add_test(t, rlimit_names);
+    tcase_add_test(t, port_tables);
     suite_add_tcase(s, t);
     t = tcase_create("host");
     tcase_add_test(t, cgroup_paths);
     tcase_add_test(t, overlay_mountinfo);
     tcase_add_test(t, container_ids);
     tcase_add_test(t, container_status_and_state);
+    tcase_add_test(t, ports_without_agent);
     suite_add_tcase(s, t);
     return s;
 }

@@ -29,6 +29,7 @@
 
 #include "vmm/jail/fdpass.h"
 #include "vmm/runtime/container_cgroup.h"
+#include "vmm/runtime/container_ports.h"
 #include "vmm/runtime/container_state.h"
 #include "vmm/runtime/container_vm.h"
 #include "vmm/runtime/hooks.h"
@@ -130,8 +131,21 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
     report(x->ready_fd, "");
     close(x->ready_fd);
     int status = EXIT_FAILURE;
-    if (!wait_for_start(x->c))
+    struct container_ports *ports = NULL;
+    if (!wait_for_start(x->c)) {
+        /* In a network namespace of its own (or its pod's), the
+         * container's ports are served there as long as it runs; with
+         * the host's network, none (a guest's listeners would be the
+         * host's). */
+        if (net && (e = container_ports_start(sb.sock, &sb.audit, &ports))) {
+            snprintf(err, sizeof(err), "airlock-runtime: the container's ports are not served: %s\n",
+                     strerror(-e));
+            ssize_t w = write(2, err, strlen(err));
+            (void)w;
+        }
         status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg));
+    }
+    container_ports_stop(ports);
     sandbox_teardown(&sb);
     _exit(status);
 }
