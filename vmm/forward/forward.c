@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "vmm/agent_client/agent_conn.h"
 #include "vmm/agent_client/forward_hello.h"
 
 struct conn {
@@ -49,13 +49,6 @@ struct forwarder {
     bool stop;
     pthread_t accepter;
 };
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void poke(struct forwarder *f)
 {
@@ -138,9 +131,9 @@ int forward_handshake(int vfd, uint16_t guest_port)
     if (send(vfd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
         return -EPIPE;
     size_t got = 0;
-    uint64_t end = mono_ms() + FORWARD_REPLY_MS;
+    uint64_t end = agent_mono_ms() + FORWARD_REPLY_MS;
     while (got < sizeof(reply)) {
-        uint64_t now = mono_ms();
+        uint64_t now = agent_mono_ms();
         struct pollfd p = {.fd = vfd, .events = POLLIN};
         int n = now < end ? poll(&p, 1, (int)(end - now)) : 0;
         if (n < 0 && errno == EINTR)
@@ -194,13 +187,13 @@ static int pump(struct dir *d, int from, int to)
 
 static const char *relay(unsigned idle, int cfd, int vfd, struct dir *up, struct dir *down)
 {
-    uint64_t last = mono_ms();
+    uint64_t last = agent_mono_ms();
     while (!(up->shut && down->shut)) {
         struct pollfd p[2] = {
             {.fd = cfd, .events = (short)((!up->eof && !up->len ? POLLIN : 0) | (down->len ? POLLOUT : 0))},
             {.fd = vfd, .events = (short)((!down->eof && !down->len ? POLLIN : 0) | (up->len ? POLLOUT : 0))},
         };
-        uint64_t now = mono_ms();
+        uint64_t now = agent_mono_ms();
         if (now - last >= idle)
             return "idle timeout";
         int n = poll(p, 2, (int)(idle - (now - last)));
@@ -214,7 +207,7 @@ static const char *relay(unsigned idle, int cfd, int vfd, struct dir *up, struct
         if (a < 0 || b < 0)
             return "reset";
         if (a || b)
-            last = mono_ms();
+            last = agent_mono_ms();
         else if ((p[0].revents | p[1].revents) & (POLLERR | POLLHUP) && !(p[0].revents & POLLIN) &&
                  !(p[1].revents & POLLIN))
             return "reset"; /* nothing to read, nothing moves: gone */
@@ -257,11 +250,11 @@ static void *conn_main(void *arg)
     struct forwarder *f = c->f;
     /* The port outlives its connections (forwarder_remove waits). */
     struct port *p = c->port;
-    uint64_t t0 = mono_ms();
+    uint64_t t0 = agent_mono_ms();
     int vfd = f->dial.dial(f->dial.opaque);
     if (vfd < 0) {
         audit_conn(f, c, "refused", "the guest's forward service does not answer", 0, 0,
-                   mono_ms() - t0);
+                   agent_mono_ms() - t0);
         conn_end(f, c);
         return NULL;
     }
@@ -273,13 +266,13 @@ static void *conn_main(void *arg)
     if (rc) {
         char why[96];
         snprintf(why, sizeof(why), "%s%s", rc > 0 ? "guest: " : "", strerror(rc > 0 ? rc : -rc));
-        audit_conn(f, c, "refused", why, 0, 0, mono_ms() - t0);
+        audit_conn(f, c, "refused", why, 0, 0, agent_mono_ms() - t0);
         conn_end(f, c);
         return NULL;
     }
     uint64_t in, out;
     const char *how = forward_pipe(c->cfd, vfd, f->dial.idle_ms, &in, &out);
-    audit_conn(f, c, "closed", strcmp(how, "closed") ? how : NULL, in, out, mono_ms() - t0);
+    audit_conn(f, c, "closed", strcmp(how, "closed") ? how : NULL, in, out, agent_mono_ms() - t0);
     conn_end(f, c);
     return NULL;
 }

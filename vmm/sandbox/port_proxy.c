@@ -7,10 +7,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "guest/agent/proto.h"
+#include "vmm/agent_client/agent_client.h"
+#include "vmm/agent_client/agent_conn.h"
 #include "vmm/forward/forward.h"
 #include "vmm/sandbox/vm_proc.h"
 
@@ -75,32 +76,11 @@ static char *guest_head(const struct api_conn *c, const char *path, const char *
     return out;
 }
 
-static int send_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void port_proxy(struct api_conn *c, struct sandbox *sb, uint16_t port, const char *path)
 {
     if (!c->raw_head)
         return api_error(c, 500, NULL, "the request's head was not kept");
-    int64_t t0 = now_ms();
+    int64_t t0 = agent_mono_ms();
     int vfd = vm_proc_dial_port(sb->sock, AGENT_FORWARD_VSOCK_PORT);
     int rc = vfd < 0 ? vfd : forward_handshake(vfd, port);
     if (rc) {
@@ -115,7 +95,7 @@ void port_proxy(struct api_conn *c, struct sandbox *sb, uint16_t port, const cha
     char *head = guest_head(c, *path ? path : "/", prefix, &hlen);
     /* The head, then the body bytes already read past it; the rest of
      * the exchange is the guest's and the client's. */
-    if (!head || send_all(vfd, head, hlen) || (c->have && send_all(vfd, c->buf, c->have))) {
+    if (!head || agent_send_all(vfd, head, hlen) || (c->have && agent_send_all(vfd, c->buf, c->have))) {
         free(head);
         close(vfd);
         return api_error(c, 502, NULL, "guest port %u: the connection broke", port);
@@ -136,6 +116,6 @@ void port_proxy(struct api_conn *c, struct sandbox *sb, uint16_t port, const cha
     audit_str(&r, "result", how);
     audit_u64(&r, "bytes_in", in);
     audit_u64(&r, "bytes_out", out);
-    audit_u64(&r, "duration_ms", (uint64_t)(now_ms() - t0));
+    audit_u64(&r, "duration_ms", (uint64_t)(agent_mono_ms() - t0));
     audit_end(&sb->audit, &r);
 }
