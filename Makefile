@@ -123,6 +123,7 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	LAB_ICOUNT=0 tests/lab/run tests/bench/lab-kernel-boot
 	tests/lab/run tests/bench/lab-shared-memory
 	tests/lab/run tests/bench/lab-vsock
+	tests/lab/run tests/bench/lab-forward
 	tests/lab/run tests/bench/lab-sandbox
 	tests/lab/run tests/bench/lab-credentials
 	tests/lab/run tests/bench/lab-image

@@ -67,6 +67,9 @@ FUZZ_SRCS_fuzz_copy_tree := vmm/cli/run_copy_tree.c vmm/sandbox/tar_in.c vmm/age
                             vmm/util/open_resolve.c vmm/util/printable.c vmm/util/tar_name.c vmm/util/rmtree.c
 FUZZ_LIBS_fuzz_copy_tree := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_SRCS_fuzz_oci_config := vmm/runtime/oci_config.c vmm/runtime/oci_json.c
+# The agent's own forward service (guest/agent/forward.c) with the relay's
+# functions stubbed in the target, the hello's codec and the -p syntax.
+FUZZ_SRCS_fuzz_forward := guest/agent/forward.c vmm/agent_client/forward_hello.c vmm/forward/forward_spec.c
 FUZZ_LIBS_fuzz_oci_config := -ljansson -lcap
 SNAP_FILE_SRCS := vmm/snapshot/snapshot_file.c vmm/snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
@@ -74,7 +77,7 @@ FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
               fuzz_http_request fuzz_api_request fuzz_http_response fuzz_scrub fuzz_snapshot \
               fuzz_credential_request fuzz_layer_apply \
-              fuzz_tar_in fuzz_copy_tree fuzz_oci_config
+              fuzz_tar_in fuzz_copy_tree fuzz_oci_config fuzz_forward
 FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 

@@ -150,6 +150,7 @@ Suite *agent_dir_suite(void);
 Suite *agent_cred_suite(void);
 Suite *agent_mount_suite(void);
 Suite *agent_exec_proc_suite(void);
+Suite *forward_suite(void);
 Suite *mount_options_suite(void);
 Suite *tar_in_suite(void);
 Suite *run_copy_suite(void), *run_copy_tree_suite(void);

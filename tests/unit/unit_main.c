@@ -297,7 +297,7 @@ int main(void)
         virtio_mmio_suite,
         disk_suite, blk_suite,
         agent_proto_suite, agent_reseed_suite, agent_dir_suite, agent_cred_suite, agent_mount_suite,
-        agent_exec_proc_suite,
+        agent_exec_proc_suite, forward_suite,
         mount_options_suite,
         tar_in_suite,
         run_copy_suite, run_copy_tree_suite,

@@ -46,30 +46,70 @@ int forward_spec_make(const char *ip, long host_port, long guest_port, struct fo
     return 0;
 }
 
+/* Each mistake gets a message naming its part of `text`.  Unbracketed
+ * IPv6 is refused, not guessed at: "1::2:3:4" is an address itself, and
+ * docker's split from the right would read it as [1::2]:3:4. */
 int forward_spec_parse(const char *text, struct forward_spec *out, char *err, size_t errlen)
 {
+    static const char want[] = "want [IP:]HOSTPORT:GUESTPORT";
     char ip[FORWARD_IP_MAX] = "";
     const char *rest = text;
     if (text[0] == '[') { /* [IPv6]:HOST:GUEST */
         const char *close = strchr(text, ']');
-        if (!close || close[1] != ':' || (size_t)(close - text - 1) >= sizeof(ip)) {
-            snprintf(err, errlen, "want [IP:]HOSTPORT:GUESTPORT");
+        size_t n = close ? (size_t)(close - text - 1) : 0;
+        if (!close) {
+            snprintf(err, errlen, "'[' without its ']': want [IPv6]:HOSTPORT:GUESTPORT");
             return -EINVAL;
         }
-        memcpy(ip, text + 1, (size_t)(close - text - 1));
+        if (n == 0) {
+            snprintf(err, errlen, "'[]' holds no address: want [IPv6]:HOSTPORT:GUESTPORT");
+            return -EINVAL;
+        }
+        if (n >= sizeof(ip)) {
+            snprintf(err, errlen, "'%.24s...' is not an IP address", text + 1);
+            return -EINVAL;
+        }
+        if (close[1] != ':') {
+            if (close[1])
+                snprintf(err, errlen, "'%.16s' after ']': %s", close + 1, want);
+            else
+                snprintf(err, errlen, "no ports after ']': %s", want);
+            return -EINVAL;
+        }
+        memcpy(ip, text + 1, n);
         rest = close + 2;
     }
     const char *last = strrchr(rest, ':');
     if (!last) {
-        snprintf(err, errlen, "want [IP:]HOSTPORT:GUESTPORT");
+        snprintf(err, errlen, "no ':' between the ports: %s", want);
         return -EINVAL;
     }
     const char *host = rest;
-    if (!ip[0]) {
+    if (rest == text) {
         const char *first = strchr(rest, ':');
         if (first != last) { /* IP:HOST:GUEST */
-            if ((size_t)(first - rest) >= sizeof(ip) || first == rest) {
-                snprintf(err, errlen, "want [IP:]HOSTPORT:GUESTPORT");
+            const char *mid = last; /* the colon before HOSTPORT */
+            while (mid > rest && mid[-1] != ':')
+                mid--;
+            mid--;
+            unsigned char raw[16];
+            char v6[FORWARD_IP_MAX];
+            size_t n = (size_t)(mid - rest);
+            if (mid != first && n < sizeof(v6)) {
+                memcpy(v6, rest, n);
+                v6[n] = 0;
+                if (inet_pton(AF_INET6, v6, raw) == 1) {
+                    snprintf(err, errlen, "an IPv6 address goes in brackets: [%s]:%.16s", v6,
+                             mid + 1);
+                    return -EINVAL;
+                }
+            }
+            if (first == rest) {
+                snprintf(err, errlen, "no IP before the first ':': %s", want);
+                return -EINVAL;
+            }
+            if ((size_t)(first - rest) >= sizeof(ip)) {
+                snprintf(err, errlen, "'%.24s...' is not an IP address", rest);
                 return -EINVAL;
             }
             memcpy(ip, rest, (size_t)(first - rest));

@@ -1,5 +1,6 @@
 /* A published port as the user writes it: docker's `-p` syntax,
- * [IP:]HOSTPORT:GUESTPORT (IPv6 in brackets: [::1]:8080:80).  IP defaults
+ * [IP:]HOSTPORT:GUESTPORT (IPv6 in brackets: [::1]:8080:80; without them it
+ * is refused, with the bracketed form in the message).  IP defaults
  * to 127.0.0.1, not docker's 0.0.0.0: a sandbox's port is reachable from
  * this machine only unless the user names another address.  HOSTPORT 0
  * means any free port. */
