@@ -345,7 +345,7 @@ static void start_broker(void)
 {
     pid_t before[64], after[64];
     int nb = children(before, 64);
-    ck_assert_int_eq(egress_broker_start(pol, NULL, &ctl), 0);
+    ck_assert_int_eq(egress_broker_start(pol, NULL, -1, &ctl), 0);
     ck_assert_int_ge(ctl, 0);
     int na = children(after, 64);
     ck_assert_msg(nb >= 0 && na == nb + 1, "cannot find the broker in /proc");
