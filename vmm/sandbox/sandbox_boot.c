@@ -140,9 +140,12 @@ static void close_control(struct sandbox *sb)
     if (sb->control_fd >= 0)
         close(sb->control_fd);
     sb->control_fd = -1;
+    /* A change of its allowlist may be using it (sandbox_egress.c). */
+    pthread_mutex_lock(&sb->egress_lock);
     if (sb->egress_fd >= 0)
         close(sb->egress_fd);
     sb->egress_fd = -1;
+    pthread_mutex_unlock(&sb->egress_lock);
 }
 
 /* The VM process, with the secrets' pipes and then the broker's
