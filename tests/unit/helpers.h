@@ -167,6 +167,7 @@ Suite *exec_stream_suite(void);
 Suite *egress_policy_suite(void);
 Suite *surface_suite(void);
 Suite *audit_suite(void), *egress_broker_suite(void), *egress_relay_suite(void);
+Suite *egress_rules_suite(void), *egress_live_suite(void);
 Suite *seccomp_suite(void);
 Suite *oci_runtime_suite(void);
 Suite *limits_suite(void);

@@ -58,11 +58,21 @@ int egress_live_init(const struct egress_policy *initial, const struct secret_se
         return -ENOMEM;
     h->refs = 1;
     h->p = *initial;
+    /* Once per broker; again only in the unit tests, which start over. */
+    pthread_mutex_lock(&lock);
+    static bool once;
+    if (current)
+        drop(current);
     current = h;
     pinned = secrets;
     changeable = may_change;
-    for (unsigned i = 0; i < EGRESS_MAX_THREADS; i++)
+    for (unsigned i = 0; i < EGRESS_MAX_THREADS; i++) {
+        if (once && conns[i].fd >= 0)
+            close(conns[i].fd);
         conns[i].fd = -1;
+    }
+    once = true;
+    pthread_mutex_unlock(&lock);
     return 0;
 }
 

@@ -42,8 +42,9 @@ ssize_t egress_rules_encode(char *buf, size_t cap, const char *const *allow, siz
     return (ssize_t)at;
 }
 
-static int bad(char *err, size_t cap, size_t line, const char *why)
+static int bad(struct egress_policy *p, char *err, size_t cap, size_t line, const char *why)
 {
+    p->n = 0; /* all or nothing */
     snprintf(err, cap, "line %zu: %s", line, why);
     return -EINVAL;
 }
@@ -54,28 +55,28 @@ int egress_rules_decode(const char *buf, size_t len, struct egress_policy *p, ch
     size_t ml = sizeof(EGRESS_RULES_MAGIC) - 1;
     p->n = 0;
     if (len > EGRESS_RULES_MSG_MAX)
-        return bad(err, errcap, 0, "longer than an allowlist can be");
+        return bad(p, err, errcap, 0, "longer than an allowlist can be");
     if (len < ml || memcmp(buf, EGRESS_RULES_MAGIC, ml))
-        return bad(err, errcap, 1, "not an allowlist (no EGRESS-RULES header)");
+        return bad(p, err, errcap, 1, "not an allowlist (no EGRESS-RULES header)");
     size_t at = ml;
     for (size_t line = 2; at < len; line++) {
         const char *nl = memchr(buf + at, '\n', len - at);
         if (!nl)
-            return bad(err, errcap, line, "no line end");
+            return bad(p, err, errcap, line, "no line end");
         size_t ll = (size_t)(nl - (buf + at));
         bool ip = ll > strlen(KW_ALLOW_IP) && !memcmp(buf + at, KW_ALLOW_IP, strlen(KW_ALLOW_IP));
         size_t kl = ip ? strlen(KW_ALLOW_IP) : strlen(KW_ALLOW);
         if (!ip && (ll <= kl || memcmp(buf + at, KW_ALLOW, kl)))
-            return bad(err, errcap, line, "want \"allow RULE\" or \"allow-ip RULE\"");
+            return bad(p, err, errcap, line, "want \"allow RULE\" or \"allow-ip RULE\"");
         size_t rl = ll - kl;
         if (rl >= EGRESS_RULE_TEXT_MAX)
-            return bad(err, errcap, line, "the rule is too long");
+            return bad(p, err, errcap, line, "the rule is too long");
         char rule[EGRESS_RULE_TEXT_MAX];
         memcpy(rule, buf + at + kl, rl);
         rule[rl] = '\0';
         for (size_t i = 0; i < rl; i++)
             if ((unsigned char)rule[i] <= ' ' || (unsigned char)rule[i] >= 0x7f)
-                return bad(err, errcap, line, "the rule holds a byte that is not printable ASCII");
+                return bad(p, err, errcap, line, "the rule holds a byte that is not printable ASCII");
         char why[200];
         int rc = ip ? egress_policy_add_cidr(p, rule, why, sizeof(why))
                     : egress_policy_add_host(p, rule, why, sizeof(why));
