@@ -26,6 +26,13 @@ void unit_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * not load: a test failure). */
 int unit_under_filter(int kind, int (*fn)(void *arg), void *arg);
 
+/* Starts the egress broker as the VM process does, without secrets
+ * (vmm/egress/egress_broker.h; update_fd: a sandbox's allowlist channel, or
+ * -1), and finds it in /proc: the child that appeared.  Its pid; *ctl the
+ * request socket.  Fails the test when either cannot be done. */
+struct egress_policy;
+pid_t unit_start_broker(const struct egress_policy *pol, int update_fd, int *ctl);
+
 /* ---- fake guest memory ------------------------------------------------ */
 
 /* A struct gmem whose regions are zeroed, page-aligned heap buffers (so

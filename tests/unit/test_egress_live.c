@@ -60,37 +60,6 @@ static void close_fd(int *fd)
 
 static pid_t broker = -1;
 
-/* Our children now, from /proc: the broker is the one that appears. */
-static int children(pid_t *out, int max)
-{
-    char p[64];
-    snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)gettid());
-    FILE *f = fopen(p, "r");
-    int n = 0, pid;
-    if (!f)
-        return -1;
-    while (n < max && fscanf(f, "%d", &pid) == 1)
-        out[n++] = pid;
-    fclose(f);
-    return n;
-}
-
-static void start_broker(int update_fd)
-{
-    pid_t before[64], after[64];
-    int nb = children(before, 64);
-    ck_assert_int_eq(egress_broker_start(pol, NULL, update_fd, &ctl), 0);
-    int na = children(after, 64);
-    for (int i = 0; i < na; i++) {
-        bool old = false;
-        for (int j = 0; j < nb; j++)
-            old |= after[i] == before[j];
-        if (!old)
-            broker = after[i];
-    }
-    ck_assert_int_gt(broker, 0);
-}
-
 static void teardown(void)
 {
     close_fd(&upd);
@@ -194,7 +163,7 @@ START_TEST(broker_cuts_what_the_new_list_drops)
     int sv[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
     upd = sv[0];
-    start_broker(sv[1]);
+    broker = unit_start_broker(pol, sv[1], &ctl);
     ck_assert_int_eq(fcntl(sv[1], F_GETFD), -1); /* the channel is the broker's alone */
 
     int p0, p1, p2;
