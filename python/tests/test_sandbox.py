@@ -206,7 +206,7 @@ def test_update_egress(sb):
     on the list: through to the lookup, which fails: 502).  Connections cut
     and servers reached again: tests/boot/linux-egress-live."""
     def attempt():
-        sb.run("wget -q -T 20 -O /dev/null http://sdk-update.invalid/ 2>/dev/null; true")
+        sb.run("wget -q -O /dev/null http://sdk-update.invalid/ 2>/dev/null; true", timeout=60)
         return [r for r in sb.audit()
                 if r["event"] == "egress" and r["host"] == "sdk-update.invalid"][-1]
 
