@@ -11,6 +11,7 @@
 
 #include "vmm/cli/commands.h"
 #include "vmm/cli/sandbox_options.h"
+#include "vmm/cli/verb_api.h"
 #include "vmm/egress/egress_policy.h"
 #include "vmm/sandbox/api_client.h"
 #include "vmm/util/exit_codes.h"
@@ -108,24 +109,15 @@ int cmd_update(int argc, char **argv)
         rc = verb_fail("'%.64s' is not a sandbox id", id);
     if (!rc && api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
         rc = verb_fail("%s", err);
-    struct api_client cl;
     if (!rc) {
+        int status;
         snprintf(path, sizeof(path), "/v1/sandboxes/%s", id);
-        if (api_client_request(&cl, sock, "PATCH", path, body, err, sizeof(err)))
-            rc = verb_fail("%s", err);
+        json_t *j = verb_call(sock, "PATCH", path, body, 200, &status);
+        if (j)
+            printf("%s\n", id);
+        rc = j ? 0 : EXIT_AIRLOCK_ERROR;
+        json_decref(j);
     }
     json_decref(body);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    json_t *j = api_client_json(&cl, err, sizeof(err));
-    int status = cl.status;
-    api_client_close(&cl);
-    if (status != 200) {
-        char buf[64];
-        rc = verb_fail("%s", api_client_error_text(j, status, buf, sizeof(buf)));
-    } else {
-        printf("%s\n", id);
-    }
-    json_decref(j);
-    return rc;
+    return rc < 0 ? 0 : rc;
 }
