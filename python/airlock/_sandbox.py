@@ -177,6 +177,32 @@ class Sandbox:
         """A new lease: idle `seconds` from now, the sandbox goes (0: never)."""
         self.info = self._client.json("PATCH", f"/v1/sandboxes/{self.id}", {"timeout_s": seconds})
 
+    def update(self, *, allow: Optional[Sequence[str]] = None,
+               allow_ip: Optional[Sequence[str]] = None,
+               timeout: Optional[int] = None) -> dict:
+        """Changes the running sandbox: `allow` / `allow_ip` each replace that
+        list of its egress allowlist (None: it stays; [] empties it), and
+        connections already open to what the new list does not admit are
+        closed; `timeout` is a new lease, counted from now.  Returns the
+        sandbox's record (also in `info`).  A rule the daemon refuses raises
+        AirlockError naming the field; nothing changed then.
+
+            sb.run("pip install requests")   # with allow=["pypi.org", ...]
+            sb.update(allow=[])              # then nothing leaves
+        """
+        body: dict = {}
+        for key, value in (("allow", allow), ("allow_ip", allow_ip)):
+            if value is not None:
+                if isinstance(value, str):  # a lone rule, not its characters
+                    raise TypeError(f"{key}: want a list of rules, not a string")
+                body[key] = list(value)
+        if timeout is not None:
+            body["timeout_s"] = timeout
+        if not body:
+            raise TypeError("update: give allow, allow_ip or timeout")
+        self.info = self._client.json("PATCH", f"/v1/sandboxes/{self.id}", body)
+        return self.info
+
     def close(self) -> None:
         """Destroys the sandbox (its VM and everything written in it)."""
         self._client.request("DELETE", f"/v1/sandboxes/{self.id}", want=204).read()

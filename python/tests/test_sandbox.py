@@ -200,6 +200,38 @@ def test_set_timeout(sb):
     assert Sandbox.connect(sb.id).info["timeout_s"] == 1200
 
 
+def test_update_egress(sb):
+    """The allowlist changed while the sandbox runs.  No network here: a
+    guest's request to a name shows which list decided it (egress off: 403;
+    on the list: through to the lookup, which fails: 502).  Connections cut
+    and servers reached again: tests/boot/linux-egress-live."""
+    def attempt():
+        sb.run("wget -q -O /dev/null http://sdk-update.invalid/ 2>/dev/null; true", timeout=60)
+        return [r for r in sb.audit()
+                if r["event"] == "egress" and r["host"] == "sdk-update.invalid"][-1]
+
+    assert sb.info["allow"] == [] and sb.info["allow_ip"] == []
+    assert "egress is off" in attempt()["reason"]
+    info = sb.update(allow=["sdk-update.invalid:80"], timeout=900)
+    assert info["allow"] == ["sdk-update.invalid:80"] and info["allow_ip"] == []
+    assert info["timeout_s"] == 900 and sb.info is info
+    denied = attempt()
+    assert denied["status"] == 502 and "resolve" in denied["reason"]
+    with pytest.raises(AirlockError) as e:
+        sb.update(allow_ip=["10.1.2.3/8"])
+    assert e.value.status == 400 and e.value.field == "allow_ip"
+    assert Sandbox.connect(sb.id).info["allow"] == ["sdk-update.invalid:80"]
+    with pytest.raises(TypeError):
+        sb.update(allow="sdk-update.invalid")
+    with pytest.raises(TypeError):
+        sb.update()
+    sb.update(allow=[])
+    assert "egress is off" in attempt()["reason"]
+    changes = [r for r in sb.audit() if r["event"] == "egress_rules"]
+    assert [c["allow"] for c in changes] == [["sdk-update.invalid:80"], []]
+    assert changes[1]["old_allow"] == ["sdk-update.invalid:80"] and changes[1]["closed"] == []
+
+
 def test_connect_and_list(sb):
     sb.run("echo kept > /tmp/state")
     again = Sandbox.connect(sb.id)

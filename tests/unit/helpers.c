@@ -1,6 +1,9 @@
 #include "tests/unit/helpers.h"
+#include "vmm/egress/egress_broker.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -210,6 +213,40 @@ uint8_t *tbz_build(unsigned setup_sects, size_t payload, size_t *size)
         d[setup + i] = (uint8_t)(i * 7 + 3);
     *size = n;
     return d;
+}
+
+/* Our children now, from /proc. */
+static int children(pid_t *out, int max)
+{
+    char p[64];
+    snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)gettid());
+    FILE *f = fopen(p, "r");
+    int n = 0, pid;
+    if (!f)
+        return -1;
+    while (n < max && fscanf(f, "%d", &pid) == 1)
+        out[n++] = pid;
+    fclose(f);
+    return n;
+}
+
+pid_t unit_start_broker(const struct egress_policy *pol, int update_fd, int *ctl)
+{
+    pid_t before[64], after[64], broker = -1;
+    int nb = children(before, 64);
+    ck_assert_int_eq(egress_broker_start(pol, NULL, update_fd, ctl), 0);
+    ck_assert_int_ge(*ctl, 0);
+    int na = children(after, 64);
+    ck_assert_msg(nb >= 0 && na == nb + 1, "cannot find the broker in /proc");
+    for (int i = 0; i < na; i++) {
+        bool old = false;
+        for (int j = 0; j < nb; j++)
+            old |= after[i] == before[j];
+        if (!old)
+            broker = after[i];
+    }
+    ck_assert_int_gt(broker, 0);
+    return broker;
 }
 
 int unit_under_filter(int kind, int (*fn)(void *arg), void *arg)

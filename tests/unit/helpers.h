@@ -26,6 +26,13 @@ void unit_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * not load: a test failure). */
 int unit_under_filter(int kind, int (*fn)(void *arg), void *arg);
 
+/* Starts the egress broker as the VM process does, without secrets
+ * (vmm/egress/egress_broker.h; update_fd: a sandbox's allowlist channel, or
+ * -1), and finds it in /proc: the child that appeared.  Its pid; *ctl the
+ * request socket.  Fails the test when either cannot be done. */
+struct egress_policy;
+pid_t unit_start_broker(const struct egress_policy *pol, int update_fd, int *ctl);
+
 /* ---- fake guest memory ------------------------------------------------ */
 
 /* A struct gmem whose regions are zeroed, page-aligned heap buffers (so
@@ -168,6 +175,7 @@ Suite *exec_stream_suite(void);
 Suite *egress_policy_suite(void);
 Suite *surface_suite(void);
 Suite *audit_suite(void), *egress_broker_suite(void), *egress_relay_suite(void);
+Suite *egress_rules_suite(void), *egress_live_suite(void);
 Suite *seccomp_suite(void);
 Suite *oci_runtime_suite(void);
 Suite *limits_suite(void);

@@ -322,6 +322,9 @@ START_TEST(fields_in_order)
     audit_bool(&rec, "no", false);
     audit_strv(&rec, "argv", argv, 3);
     audit_strv(&rec, "none", argv, 0);
+    static const uint64_t ids[] = {3, 0, UINT64_MAX};
+    audit_u64v(&rec, "ids", ids, 3);
+    audit_u64v(&rec, "noids", ids, 0);
     audit_str(&rec, "null", NULL);
     audit_strn(&rec, "nulln", NULL, 5);
     ck_assert_int_eq(audit_end(&au, &rec), 0);
@@ -336,10 +339,10 @@ START_TEST(fields_in_order)
     ck_assert_int_eq(nl, 2);
     struct line l;
     parse_nth(b, 0, &l);
-    static const char *const keys[] = {"time", "vm",  "event", "cmd",  "big",  "neg",
-                                       "yes",  "no",  "argv",  "none", "null", "nulln"};
-    ck_assert_int_eq(l.n, 12);
-    for (int i = 0; i < 12; i++)
+    static const char *const keys[] = {"time", "vm",  "event", "cmd",  "big",   "neg",  "yes",
+                                       "no",   "argv", "none", "ids", "noids", "null", "nulln"};
+    ck_assert_int_eq(l.n, 14);
+    for (int i = 0; i < 14; i++)
         ck_assert_str_eq(l.key[i], keys[i]);
     check_time(&l, lo, hi);
     check_vm(&l, au.vm_id);
@@ -351,6 +354,8 @@ START_TEST(fields_in_order)
     ck_assert(raw_is(&l, "no", "false"));
     ck_assert(raw_is(&l, "argv", "[\"sh\",\"-c\",\"echo hi\"]"));
     ck_assert(raw_is(&l, "none", "[]"));
+    ck_assert(raw_is(&l, "ids", "[3,0,18446744073709551615]"));
+    ck_assert(raw_is(&l, "noids", "[]"));
     ck_assert(raw_is(&l, "null", "\"\""));
     ck_assert(raw_is(&l, "nulln", "\"\""));
     ck_assert_int_eq(field(&l, "truncated"), -1);

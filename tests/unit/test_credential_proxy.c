@@ -137,7 +137,7 @@ static void setup(void)
     creds = (struct egress_broker_creds){.secrets = &set, .ca_file = ca_path, .audit = &au};
     /* The broker is forked while this test has no thread of its own (a
      * fork with a thread inside malloc would copy a held lock). */
-    ck_assert_int_eq(egress_broker_start(&pol, &creds, &ctl), 0);
+    ck_assert_int_eq(egress_broker_start(&pol, &creds, -1, &ctl), 0);
     pthread_create(&up_thread, NULL, upstream, NULL);
     secret_wipe(&set);
     ck_assert_uint_gt(creds.ca_pem_len, 100);

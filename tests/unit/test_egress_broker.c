@@ -326,37 +326,9 @@ END_TEST
 
 /* ---- the broker process ------------------------------------------------ */
 
-/* Our children, from /proc (the broker is the one that appears). */
-static int children(pid_t *out, int max)
-{
-    char p[64];
-    snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)gettid());
-    FILE *f = fopen(p, "r");
-    int n = 0, pid;
-    if (!f)
-        return -1;
-    while (n < max && fscanf(f, "%d", &pid) == 1)
-        out[n++] = pid;
-    fclose(f);
-    return n;
-}
-
 static void start_broker(void)
 {
-    pid_t before[64], after[64];
-    int nb = children(before, 64);
-    ck_assert_int_eq(egress_broker_start(pol, NULL, &ctl), 0);
-    ck_assert_int_ge(ctl, 0);
-    int na = children(after, 64);
-    ck_assert_msg(nb >= 0 && na == nb + 1, "cannot find the broker in /proc");
-    for (int i = 0; i < na; i++) {
-        bool old = false;
-        for (int j = 0; j < nb; j++)
-            old |= after[i] == before[j];
-        if (!old)
-            broker = after[i];
-    }
-    ck_assert_int_gt(broker, 0);
+    broker = unit_start_broker(pol, -1, &ctl);
 }
 
 /* Closing the control socket ends the broker; it exits 0 and is reaped. */

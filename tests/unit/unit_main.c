@@ -308,7 +308,7 @@ int main(void)
         dir_disk_suite,
         egress_policy_suite,
         surface_suite,
-        audit_suite, egress_broker_suite, egress_relay_suite,
+        audit_suite, egress_broker_suite, egress_relay_suite, egress_rules_suite, egress_live_suite,
         seccomp_suite,
         oci_runtime_suite,
         limits_suite,

@@ -170,6 +170,19 @@ void audit_strv(struct audit_rec *r, const char *k, const char *const *v, size_t
     field_done(r, mark);
 }
 
+void audit_u64v(struct audit_rec *r, const char *k, const uint64_t *v, size_t n)
+{
+    size_t mark = key(r, k);
+    put(r, "[", 1);
+    for (size_t i = 0; i < n; i++) {
+        char num[24];
+        int len = snprintf(num, sizeof(num), "%s%" PRIu64, i ? "," : "", v[i]);
+        put(r, num, (size_t)len);
+    }
+    put(r, "]", 1);
+    field_done(r, mark);
+}
+
 int audit_end(const struct audit *a, struct audit_rec *r)
 {
     if (a->fd < 0)

@@ -50,6 +50,8 @@ void audit_i64(struct audit_rec *r, const char *key, int64_t val);
 void audit_bool(struct audit_rec *r, const char *key, bool val);
 /* "key":["a","b",...] */
 void audit_strv(struct audit_rec *r, const char *key, const char *const *v, size_t n);
+/* "key":[1,2,...] */
+void audit_u64v(struct audit_rec *r, const char *key, const uint64_t *v, size_t n);
 /* Ends the record and writes it; 0 or -errno (a failed write is reported
  * by the caller once: an audit that silently stops would be worse). */
 int audit_end(const struct audit *a, struct audit_rec *r);

@@ -91,16 +91,20 @@ static int load_secrets(struct run_ctx *r)
 }
 
 /* The broker is forked here, while the process has one thread.  With
- * secrets it keeps their values; ours are wiped once it has them. */
+ * secrets it keeps their values; ours are wiped once it has them.  A
+ * sandbox's VM (--egress-control-fd) always has one, since its allowlist
+ * may change: the broker then takes the channel the changes come on. */
 static int start_egress(struct run_ctx *r)
 {
     struct egress_config *eg = &r->egress_cfg;
     static struct egress_broker_creds creds;
-    int e;
+    int e, live = r->egress_update_fd;
     r->broker = -1;
+    r->egress_update_fd = -1; /* the broker's from here on, whatever happens */
     creds = (struct egress_broker_creds){.secrets = &eg->secrets, .ca_file = eg->ca_file,
                                          .audit = &r->audit};
-    if (eg->policy.n && (e = egress_broker_start(&eg->policy, &creds, &r->broker))) {
+    if ((eg->policy.n || live >= 0) &&
+        (e = egress_broker_start(&eg->policy, &creds, live, &r->broker))) {
         secret_wipe(&eg->secrets);
         if (creds.err[0])
             return usage_error(creds.err);

@@ -25,6 +25,7 @@ static void usage(FILE *f)
                "  serve     keep sandboxes (VMs across commands) behind an HTTP/JSON API\n"
                "  create    make a sandbox in airlock serve and print its id\n"
                "  exec      run a command in a sandbox (exit status as run's)\n"
+               "  update    change a running sandbox's egress allowlist or lease\n"
                "  ls, rm    list sandboxes, destroy them\n"
                "  cp        copy files and folders in and out of a sandbox (docker cp's rules)\n"
                "  image     import OCI/docker images and rootfs tarballs as root disks; ls, inspect, rm\n"
@@ -80,6 +81,8 @@ int main(int argc, char **argv)
         return cmd_create(argc - 1, argv + 1);
     if (!strcmp(cmd, "exec"))
         return cmd_exec(argc - 1, argv + 1);
+    if (!strcmp(cmd, "update"))
+        return cmd_update(argc - 1, argv + 1);
     if (!strcmp(cmd, "ls"))
         return cmd_ls(argc - 1, argv + 1);
     if (!strcmp(cmd, "cp"))

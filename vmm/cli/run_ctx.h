@@ -83,6 +83,7 @@ struct run_ctx {
     bool snap_zlib;       /* snapshot: --compress */
     struct snap_out snap_out;
     int control_fd;       /* sandbox-vm: --control-fd (vmm/cli/run_control.h), else -1 */
+    int egress_update_fd; /* sandbox-vm: --egress-control-fd, the broker's (egress_rules.h), else -1 */
     struct image_ref image; /* what --image named */
     char kernel[PATH_MAX], agent_spec[PATH_MAX + 8], image_spec[PATH_MAX + 32], cmdline[2048];
     const char *append; /* --append, for the command line set last */

@@ -36,7 +36,7 @@ enum {
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
     RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_MOUNT, RO_ENTRYPOINT, RO_ROOT_DISK,
-    RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT, RO_END
+    RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT, RO_EGRESS_CONTROL_FD, RO_END
 };
 
 static const struct option run_own[] = {
@@ -58,6 +58,7 @@ static const struct option run_own[] = {
     {"compress", no_argument, NULL, RO_COMPRESS},
     {"audit-id", required_argument, NULL, RO_AUDIT_ID},
     {"control-fd", required_argument, NULL, RO_CONTROL_FD},
+    {"egress-control-fd", required_argument, NULL, RO_EGRESS_CONTROL_FD},
     {"secret", required_argument, NULL, RO_SECRET},
     {"ca-file", required_argument, NULL, RO_CA_FILE},
     {"mount", required_argument, NULL, RO_MOUNT},
@@ -212,6 +213,15 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
         r->control_fd = (int)v;
         jail_keep_fd(r->control_fd); /* inherited on purpose: not one to close */
         return 0;
+    case RO_EGRESS_CONTROL_FD:
+        if (parse_uint(val, 1024, &v) || v < 3)
+            return bad_value(err, errlen, "--egress-control-fd", val, "an fd number from 3 to 1024");
+        r->egress_update_fd = (int)v;
+        /* The broker takes it and we close it before the jail, whose
+         * sweep of inherited fds must then leave its number alone (a
+         * later socket may have it). */
+        jail_keep_fd(r->egress_update_fd);
+        return 0;
     case RO_QUIET: eg->quiet = true; return 0;
     case RO_EG_CONNS:
         if (parse_uint(val, EGRESS_MAX_THREADS, &v) || v == 0)
@@ -262,6 +272,7 @@ static void set_defaults(struct run_ctx *r, struct run_args *a, enum run_mode mo
     };
     r->mode = mode;
     r->control_fd = -1;
+    r->egress_update_fd = -1;
     r->max_output = (uint64_t)RUN_DEFAULT_MAX_OUTPUT_MIB << 20;
     r->egress_cfg.max_conns = EGRESS_DEFAULT_MAX_CONNS;
     r->egress_cfg.max_bytes = (uint64_t)EGRESS_DEFAULT_MAX_MIB << 20;
@@ -333,8 +344,9 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
                  "airlock create -p or POST /v1/sandboxes/ID/ports)");
         return -EINVAL;
     }
-    if (given[RO_CONTROL_FD] && r->mode != RUN_HOLD) {
-        snprintf(err, errlen, "--control-fd is for airlock sandbox-vm");
+    if ((given[RO_CONTROL_FD] || given[RO_EGRESS_CONTROL_FD]) && r->mode != RUN_HOLD) {
+        snprintf(err, errlen, "%s is for airlock sandbox-vm",
+                 given[RO_CONTROL_FD] ? "--control-fd" : "--egress-control-fd");
         return -EINVAL;
     }
     if (given[RO_AUDIT_ID] && (r->mode != RUN_HOLD || !given[RO_AUDIT])) {

@@ -1,4 +1,4 @@
-/* What the client verbs (`airlock create`, `exec`, `ls`, `rm`) share about
+/* What the client verbs (`airlock create`, `exec`, `update`, `ls`, `rm`) share about
  * talking to the daemon: a JSON request with the status it must answer,
  * and a command's exit record made into our exit status. */
 #ifndef AIRLOCK_CLI_VERB_API_H

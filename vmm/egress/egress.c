@@ -337,8 +337,13 @@ static void conn_release(struct egress_conn *c)
     pthread_mutex_lock(&e->lock);
     e->conns[c->slot] = NULL;
     close(c->guest);
-    if (c->remote >= 0)
+    if (c->remote >= 0) {
+        /* A sandbox's broker holds a copy of the socket (to cut it if the
+         * allowlist changes: egress_live.h), so close() alone would not
+         * end the connection; the shutdown ends it, and tells the broker. */
+        shutdown(c->remote, SHUT_RDWR);
         close(c->remote);
+    }
     if (--e->threads == 0)
         pthread_cond_broadcast(&e->idle);
     pthread_mutex_unlock(&e->lock);

@@ -1,6 +1,7 @@
 /* The egress broker process and its request channel; see egress_broker.h. */
 #include "vmm/egress/egress_broker.h"
 #include "vmm/egress/credential_proxy.h"
+#include "vmm/egress/egress_live.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/jail/fdpass.h"
 #include "vmm/jail/seccomp.h"
@@ -162,7 +163,6 @@ void egress_decide_and_connect(const struct egress_policy *policy, const char *h
 
 /* ---- the broker process ------------------------------------------------ */
 
-static const struct egress_policy *broker_policy;
 static struct cred_proxy *broker_cred; /* NULL: no secrets */
 static atomic_uint broker_busy;
 
@@ -194,6 +194,30 @@ static void hand_to_proxy(const struct broker_req *req, struct egress_verdict *v
     v->credential = true;
 }
 
+/* One request against the policy in force (vmm/egress/egress_live.h). */
+static void decide(const struct broker_req *req, struct egress_verdict *v, int *fd)
+{
+    const struct egress_policy *p = egress_live_hold();
+    if (!p->n) /* a sandbox's broker runs with no rules: its allowlist may get some */
+        verdict(v, 403, "%s:%u: egress is off (no --allow or --allow-ip rules)", req->host,
+                req->port);
+    else
+        egress_decide_and_connect(p, req->host, req->port, v, fd);
+    if (*fd >= 0 && broker_cred && cred_proxy_host(broker_cred, req->host, req->port) >= 0) {
+        hand_to_proxy(req, v, fd); /* a secret's host:port stays in every allowlist */
+    } else if (*fd >= 0) {
+        int rc = egress_live_admit(p, req->host, req->port, v->addr, req->conn, *fd, v->reason,
+                                   sizeof(v->reason));
+        if (rc) {
+            close(*fd);
+            *fd = -1;
+            v->status = rc == -EACCES ? 403 : 502;
+            v->rule[0] = 0;
+        }
+    }
+    egress_live_release(p);
+}
+
 static void *broker_serve(void *arg)
 {
     int chan = (int)(intptr_t)arg;
@@ -208,9 +232,7 @@ static void *broker_serve(void *arg)
     else if (atomic_load(&broker_busy) > EGRESS_BROKER_MAX_BUSY)
         verdict(&v, 502, "the egress broker is busy");
     else
-        egress_decide_and_connect(broker_policy, req.host, req.port, &v, &fd);
-    if (fd >= 0 && broker_cred && cred_proxy_host(broker_cred, req.host, req.port) >= 0)
-        hand_to_proxy(&req, &v, &fd);
+        decide(&req, &v, &fd);
     fdpass_send(chan, &v, sizeof(v), fd);
     if (fd >= 0)
         close(fd);
@@ -219,20 +241,27 @@ static void *broker_serve(void *arg)
     return NULL;
 }
 
-/* Closes every fd but ctl and keep (-1: none). */
-static void close_all_but(int ctl, int keep)
+/* Closes every fd from 3 on but the n in keep (-1 entries: none). */
+static void close_all_but(const int *keep, unsigned n)
 {
-    int lo = ctl < keep || keep < 0 ? ctl : keep, hi = ctl < keep ? keep : ctl;
-    if (keep < 0)
-        lo = hi = ctl;
-    if (lo > 3)
-        close_range(3, (unsigned)lo - 1, 0);
-    if (hi > lo + 1)
-        close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-    close_range((unsigned)hi + 1, ~0u, 0);
+    int lo = 3;
+    for (;;) {
+        int next = -1; /* the lowest kept fd at lo or above */
+        for (unsigned i = 0; i < n; i++)
+            if (keep[i] >= lo && (next < 0 || keep[i] < next))
+                next = keep[i];
+        if (next < 0) {
+            close_range((unsigned)lo, ~0u, 0);
+            return;
+        }
+        if (next > lo)
+            close_range((unsigned)lo, (unsigned)next - 1, 0);
+        lo = next + 1;
+    }
 }
 
-static __attribute__((noreturn)) void broker_main(int ctl, struct egress_broker_creds *creds)
+static __attribute__((noreturn)) void broker_main(int ctl, const struct egress_policy *policy,
+                                                  struct egress_broker_creds *creds, int update_fd)
 {
     static struct broker_hello hello;
     static struct cred_proxy proxy;
@@ -243,7 +272,8 @@ static __attribute__((noreturn)) void broker_main(int ctl, struct egress_broker_
     for (int i = 0; i < 3 && null >= 0; i++)
         dup2(null, i);
     bool secrets = creds && creds->secrets && creds->secrets->n;
-    close_all_but(ctl, secrets && creds->audit ? creds->audit->fd : -1);
+    int keep[] = {ctl, secrets && creds->audit ? creds->audit->fd : -1, update_fd};
+    close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
     signal(SIGPIPE, SIG_IGN);
     /* The CA, the TLS contexts and the CA bundle, while files may still
      * be opened. */
@@ -257,11 +287,15 @@ static __attribute__((noreturn)) void broker_main(int ctl, struct egress_broker_
             hello.pem_len = (uint32_t)proxy.ca.pem_len;
         }
     }
+    if (!hello.rc)
+        hello.rc = egress_live_init(policy, secrets ? creds->secrets : NULL, update_fd >= 0);
     /* Everything is set up: from here on, only what serving needs (every
      * request thread inherits the filter).  The parent waits for this
      * answer, so a broker without its filter never serves. */
     if (!hello.rc)
         hello.rc = seccomp_apply(SECCOMP_BROKER);
+    if (!hello.rc && update_fd >= 0)
+        hello.rc = egress_live_serve(update_fd);
     int32_t rc = hello.rc;
     fdpass_send(ctl, &hello, sizeof(hello), -1);
     if (rc)
@@ -290,28 +324,39 @@ static __attribute__((noreturn)) void broker_main(int ctl, struct egress_broker_
 }
 
 int egress_broker_start(const struct egress_policy *policy, struct egress_broker_creds *creds,
-                        int *ctl)
+                        int update_fd, int *ctl)
 {
     static struct broker_hello hello;
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-        return -errno;
+    if (update_fd >= 0 && update_fd < 3) /* the broker's stdio becomes /dev/null */
+        return -EBADF;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        int e = errno;
+        if (update_fd >= 0)
+            close(update_fd);
+        return -e;
+    }
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
         close(sv[0]);
         close(sv[1]);
+        if (update_fd >= 0)
+            close(update_fd);
         return -e;
     }
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(0);
-        broker_policy = policy; /* our copy of the parent's memory */
-        broker_main(sv[1], creds);
+        broker_main(sv[1], policy, creds, update_fd); /* our copy of the parent's memory */
     }
     close(sv[1]);
+    /* The channel is the broker's alone: the VM-facing process never
+     * holds it (vmm/egress/egress_rules.h). */
+    if (update_fd >= 0)
+        close(update_fd);
     hello.rc = -EPIPE; /* the broker ended without answering */
     int ignored;
     ssize_t n = fdpass_recv(sv[0], &hello, sizeof(hello), &ignored);

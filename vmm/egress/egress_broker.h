@@ -62,9 +62,13 @@ struct egress_broker_creds {
  * filter (vmm/jail/seccomp.h, the "broker" list; -errno when it could not
  * install it: then there is no broker) and, with secrets, its CA and TLS
  * contexts (-EINVAL with creds->err when they failed).  The broker exits
- * when every copy of *ctl is closed, or with its parent.  0 or -errno. */
+ * when every copy of *ctl is closed, or with its parent.  update_fd (3 or
+ * above, or -1): a sandbox's allowlist channel (vmm/egress/egress_rules.h),
+ * which the broker serves and this process closes, in every case; the
+ * policy may then be replaced while the VM runs (vmm/egress/egress_live.h).
+ * 0 or -errno. */
 int egress_broker_start(const struct egress_policy *policy, struct egress_broker_creds *creds,
-                        int *ctl);
+                        int update_fd, int *ctl);
 
 /* One request: fills *v, and *fd (a connected, blocking socket: TCP to
  * the host, or the credential proxy when v->credential) when v->status is

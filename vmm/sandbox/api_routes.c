@@ -17,6 +17,7 @@
 #include "vmm/sandbox/exec_stream.h"
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/sandbox_boot.h"
+#include "vmm/sandbox/sandbox_egress.h"
 #include "vmm/sandbox/files.h"
 #include "vmm/sandbox/image_defaults.h"
 #include "vmm/sandbox/vm_proc.h"
@@ -47,6 +48,8 @@ static json_t *sandbox_json(const struct sandbox *sb)
     json_object_set(o, "labels", sb->labels);
     json_object_set(o, "env", sb->env);
     json_object_set_new(o, "ports", sandbox_ports_json((struct sandbox *)sb));
+    json_object_set(o, "allow", sb->allow);
+    json_object_set(o, "allow_ip", sb->allow_ip);
     return o;
 }
 
@@ -224,6 +227,7 @@ static void create(struct api_server *srv, struct api_conn *c)
     image_defaults_apply(sb, ref.rec, env);
     image_ref_release(&ref);
     sb->labels = labels ? json_incref(labels) : json_object();
+    sandbox_egress_init(sb, allow, allow_ip);
     if (!sb->how) {
         snprintf(sb->image, sizeof(sb->image), "%s", image);
         char pool_snap[PATH_MAX];
@@ -285,22 +289,38 @@ static void list(struct api_server *srv, struct api_conn *c)
     api_reply(c, 200, o);
 }
 
-/* PATCH {"timeout_s": N}: a new lease, counted from now. */
-static void renew(struct api_server *srv, struct api_conn *c, struct sandbox *sb)
+/* PATCH: a new lease, counted from now ("timeout_s"), and a new egress
+ * allowlist ("allow", "allow_ip": each replaces its list), together or
+ * apart.  Everything is checked before anything changes; the allowlist
+ * goes first, as the one change that can fail. */
+static void update(struct api_server *srv, struct api_conn *c, struct sandbox *sb)
 {
     json_t *o = body_object(c);
     if (!o)
         return;
     struct fields f = {c, o, false};
-    only_known(&f, (const char *const[]){"timeout_s", NULL});
+    only_known(&f, (const char *const[]){"timeout_s", "allow", "allow_ip", NULL});
     long long lease = get_uint(&f, "timeout_s", 0, 31536000, -1);
-    if (!f.failed && lease < 0)
-        field_error(&f, "timeout_s", "%s", "timeout_s: give the new lease (seconds; 0: never)");
+    json_t *allow = get_list(&f, "allow", FIELD_MAX_TEXT);
+    json_t *allow_ip = get_list(&f, "allow_ip", FIELD_MAX_TEXT);
+    char err[600];
+    const char *field = NULL;
+    if (!f.failed && lease < 0 && !allow && !allow_ip)
+        field_error(&f, "timeout_s", "%s", "give timeout_s (the new lease in seconds; 0: never), "
+                    "allow or allow_ip (the new egress allowlist)");
+    if (!f.failed && sandbox_egress_check(allow, allow_ip, err, sizeof(err), &field))
+        field_error(&f, field, "%s", err);
+    int http = 0;
+    if (!f.failed && (allow || allow_ip))
+        http = sandbox_egress_replace(&srv->reg, sb, allow, allow_ip, err, sizeof(err), &field);
     json_decref(o);
     if (f.failed)
         return;
+    if (http)
+        return api_error(c, http, field, "%s", err);
     pthread_mutex_lock(&srv->reg.lock);
-    sb->lease_s = (unsigned)lease;
+    if (lease >= 0)
+        sb->lease_s = (unsigned)lease;
     sb->last_used_mono_ms = agent_mono_ms();
     json_t *out = sandbox_json(sb);
     pthread_mutex_unlock(&srv->reg.lock);
@@ -453,7 +473,7 @@ void api_handle(struct api_server *srv, struct api_conn *c)
         destroy(srv, sb);
         api_reply(c, 204, NULL);
     } else if (method_is(c, "PATCH")) {
-        renew(srv, c, sb);
+        update(srv, c, sb);
     } else {
         api_method_not_allowed(c, "GET, PATCH, DELETE");
     }

@@ -19,6 +19,8 @@ static void slot_free(struct registry *reg, struct sandbox *sb)
 {
     json_decref(sb->env);
     json_decref(sb->labels);
+    json_decref(sb->allow);
+    json_decref(sb->allow_ip);
     if (reg->release)
         reg->release(sb);
     memset(sb, 0, sizeof(*sb));
@@ -59,6 +61,7 @@ struct sandbox *registry_add(struct registry *reg, unsigned mem_mib, int *why)
         sb->pool = -1;
         sb->audit.fd = -1;
         sb->control_fd = -1;
+        sb->egress_fd = -1;
         for (size_t i = 0; i < sizeof(raw); i++)
             snprintf(sb->id + 2 * i, 3, "%02x", raw[i]);
     }

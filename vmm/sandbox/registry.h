@@ -63,6 +63,13 @@ struct sandbox {
     pthread_mutex_t ports_lock;
     int control_fd;       /* its VM's control socket (snapshots), -1: none */
     pthread_mutex_t control_lock; /* one request at a time on it */
+    /* Its egress broker's allowlist channel (vmm/egress/egress_rules.h),
+     * -1: none; and the lists in force, as the API takes them (arrays of
+     * strings, owned; replaced under egress_lock and the registry's lock,
+     * read under either). */
+    int egress_fd;
+    pthread_mutex_t egress_lock; /* one change at a time */
+    json_t *allow, *allow_ip;
     char snapshot[SANDBOX_ID_HEX + 1]; /* restored from this snapshot of the API, or "" */
     uint64_t audit_forwarded; /* bytes of it copied to the daemon's --audit */
     const char *how;      /* "pool", "restore" or "cold" */

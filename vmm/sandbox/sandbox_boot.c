@@ -63,7 +63,7 @@ static void vm_reason(const struct sandbox *sb, char *msg, size_t cap, const cha
 
 /* argv for `airlock sandbox-vm`; strings point into `b` and `sb`. */
 static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
-                   const char *audit_path, char **argv, size_t cap, char num[2][24])
+                   const char *audit_path, char **argv, size_t cap, char num[3][24])
 {
     size_t n = 0;
     json_t *e;
@@ -78,6 +78,10 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
     argv[n++] = (char *)sb->id;
     argv[n++] = "--control-fd";
     argv[n++] = VM_PROC_CONTROL_FD_TEXT;
+    /* The channel's end comes after the secrets' pipes (sandbox_boot). */
+    snprintf(num[2], 24, "%u", VM_PROC_EXTRA_FD + (b->secrets ? b->secrets->nfds : 0));
+    argv[n++] = "--egress-control-fd";
+    argv[n++] = num[2];
     if (b->from_snapshot) { /* the snapshot fixed the image, memory and vCPUs */
         argv[n++] = "--from-snapshot";
         argv[n++] = (char *)b->from_snapshot;
@@ -136,6 +140,26 @@ static void close_control(struct sandbox *sb)
     if (sb->control_fd >= 0)
         close(sb->control_fd);
     sb->control_fd = -1;
+    /* A change of its allowlist may be using it (sandbox_egress.c). */
+    pthread_mutex_lock(&sb->egress_lock);
+    if (sb->egress_fd >= 0)
+        close(sb->egress_fd);
+    sb->egress_fd = -1;
+    pthread_mutex_unlock(&sb->egress_lock);
+}
+
+/* The VM process, with the secrets' pipes and then the broker's
+ * allowlist channel as its extra fds (the numbers vm_argv gave them). */
+static pid_t spawn(char **argv, int log_fd, int control, const struct create_secrets *secrets,
+                   int egress)
+{
+    _Static_assert(CREATE_SECRETS_MAX + 1 <= VM_PROC_MAX_EXTRA, "room for every pipe and the channel");
+    int extra[VM_PROC_MAX_EXTRA];
+    unsigned n = 0;
+    for (unsigned i = 0; secrets && i < secrets->nfds; i++)
+        extra[n++] = secrets->fds[i];
+    extra[n++] = egress;
+    return vm_proc_spawn(argv, log_fd, control, extra, n);
 }
 
 int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
@@ -145,12 +169,12 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
     err[0] = '\0';
     int dl = snprintf(sb->dir, sizeof(sb->dir), "%s/%s", state_dir, sb->id);
     int sl = snprintf(sb->sock, sizeof(sb->sock), "%s/%s/agent.sock", state_dir, sb->id);
-    char *argv[44 + 4 * FIELD_MAX_LIST + 2 * CREATE_SECRETS_MAX + 2 * CREATE_MOUNTS_MAX + 1];
-    char num[2][24];
+    char *argv[46 + 4 * FIELD_MAX_LIST + 2 * CREATE_SECRETS_MAX + 2 * CREATE_MOUNTS_MAX + 1];
+    char num[3][24];
     char log[PATH_MAX + 16], audit[PATH_MAX + 16];
     snprintf(log, sizeof(log), "%s/vm.log", sb->dir);
     snprintf(audit, sizeof(audit), "%s/%s", sb->dir, SANDBOX_AUDIT_FILE);
-    int log_fd = -1, status = 0, e = 0, control[2] = {-1, -1};
+    int log_fd = -1, status = 0, e = 0, control[2] = {-1, -1}, egress[2] = {-1, -1};
     pid_t pid = -1;
     if (dl >= (int)sizeof(sb->dir) || sl >= (int)sizeof(sb->sock) || mkdir(sb->dir, 0700) < 0 ||
         (log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0 ||
@@ -159,16 +183,19 @@ int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox
                  strerror(e ? -e : errno));
     else if (vm_argv(sb, b, audit, argv, sizeof(argv) / sizeof(argv[0]), num) < 0)
         snprintf(err, cap, "too many allow rules");
-    else if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) < 0)
-        snprintf(err, cap, "cannot make the sandbox's control socket: %s", strerror(errno));
-    else if ((pid = vm_proc_spawn(argv, log_fd, control[1], b->secrets ? b->secrets->fds : NULL,
-                                  b->secrets ? b->secrets->nfds : 0)) < 0)
+    else if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) < 0 ||
+             socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, egress) < 0)
+        snprintf(err, cap, "cannot make the sandbox's control sockets: %s", strerror(errno));
+    else if ((pid = spawn(argv, log_fd, control[1], b->secrets, egress[1])) < 0)
         snprintf(err, cap, "cannot start the sandbox's VM: %s", strerror((int)-pid));
     if (log_fd >= 0)
         close(log_fd);
     if (control[1] >= 0)
         close(control[1]);
+    if (egress[1] >= 0)
+        close(egress[1]);
     sb->control_fd = control[0];
+    sb->egress_fd = egress[0];
     int rc = err[0] ? -1 : vm_proc_wait_ready(pid, sb->sock, SANDBOX_READY_MS, &status, err, cap);
     if (!rc && b->mounts && b->mounts->n && create_mounts_deliver(sb, b->mounts, err, cap)) {
         rc = -1;

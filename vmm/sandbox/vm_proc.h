@@ -20,9 +20,10 @@ int vm_proc_launcher_start(void);
 #define VM_PROC_CONTROL_FD_TEXT "3"
 
 /* Where the extra fds of a spawn go: extra[i] at VM_PROC_EXTRA_FD + i (the
- * pipes a create's secret values arrive on: `--secret NAME=fd:4,...`). */
+ * pipes a create's secret values arrive on: `--secret NAME=fd:4,...`, then
+ * the egress broker's allowlist channel: `--egress-control-fd N`). */
 #define VM_PROC_EXTRA_FD 4
-#define VM_PROC_MAX_EXTRA 8
+#define VM_PROC_MAX_EXTRA 9
 
 /* Forks and execs /proc/self/exe with argv (argv[0] "airlock"), stdin and
  * stdout on /dev/null, stderr into log_fd, control_fd (unless -1) as

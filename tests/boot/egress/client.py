@@ -9,6 +9,9 @@ each prints one line the test asserts on.
                       -> "http URL <status> <first body line>"
     raw:IP:PORT       a direct connect(), no proxy -> "raw IP:PORT <errno name>"
     hold:N:HOST:PORT  N CONNECTs held open at once -> "hold <status>,<status>,..."
+    wait:HOST:PORT    CONNECT, a line echoed, then "wait HOST:PORT open" at once;
+                      then the tunnel is left alone until it ends (at most 600 s)
+                      -> "wait HOST:PORT closed|still open|<status>"
 """
 import errno
 import os
@@ -94,7 +97,29 @@ def hold(arg):
     return ",".join(str(st) for _, st in socks)
 
 
+def wait(target):
+    s, status = connect(target)
+    if status != 200:
+        return "%d" % status
+    s.sendall(b"ping\n")
+    got = b""
+    while len(got) < 5:
+        b = s.recv(5 - len(got))
+        if not b:
+            return "closed before the echo"
+        got += b
+    print("wait", target, "open", flush=True)
+    s.settimeout(600)
+    try:
+        return "closed" if not s.recv(1) else "got bytes"
+    except socket.timeout:
+        return "still open"
+    except OSError as e:  # a reset is a close too, but say which
+        return "closed (%s)" % errno.errorcode.get(e.errno, str(e.errno))
+
+
 for case in sys.argv[1:]:
     kind, arg = case.split(":", 1)
-    handler = {"echo": echo, "ask": ask, "http": http, "raw": raw, "hold": hold}[kind]
+    handler = {"echo": echo, "ask": ask, "http": http, "raw": raw, "hold": hold,
+               "wait": wait}[kind]
     print(kind, arg, handler(arg), flush=True)
