@@ -92,6 +92,7 @@ static void forward_connected(struct relay_pair *p, int err)
 
 const struct relay_service relay_forward = {
     .name = "forwards on vsock port 1025",
+    .max_pairs = RELAY_MAX_PAIRS - RELAY_EGRESS_PAIRS,
     .listen = forward_listen,
     .accepted = forward_accepted,
     .hello = forward_hello,

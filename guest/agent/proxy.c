@@ -85,6 +85,7 @@ static void egress_connected(struct relay_pair *p, int err)
 
 const struct relay_service relay_egress = {
     .name = "egress proxy on 127.0.0.1:3128",
+    .max_pairs = RELAY_EGRESS_PAIRS,
     .listen = egress_listen,
     .accepted = egress_accepted,
     .connected = egress_connected,

@@ -42,6 +42,15 @@ static const struct relay_service *const services[] = {&relay_egress, &relay_for
 static struct relay_pair pairs[RELAY_MAX_PAIRS];
 static int npairs;
 
+/* Pairs of this service open now. */
+static unsigned pairs_of(const struct relay_service *svc)
+{
+    unsigned n = 0;
+    for (int i = 0; i < RELAY_MAX_PAIRS; i++)
+        n += pairs[i].afd >= 0 && pairs[i].svc == svc;
+    return n;
+}
+
 void relay_log(const char *what, int err)
 {
     fprintf(stderr, "airlock-agent: relay: %s: %s\n", what, strerror(err));
@@ -125,7 +134,7 @@ static void accept_one(const struct relay_service *svc, int lfd)
             relay_log(svc->name, errno);
         return;
     }
-    if (npairs >= RELAY_MAX_PAIRS) {
+    if (npairs >= RELAY_MAX_PAIRS || pairs_of(svc) >= svc->max_pairs) {
         close(afd);
         return;
     }

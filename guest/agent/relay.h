@@ -14,10 +14,13 @@
 
 #include "guest/agent/proto.h"
 
-/* Pairs at once, both services together: more are accepted and closed at
- * once, so no backlog fills.  Buffers exist only while a pair does:
- * 256 * 2 * 64 KiB = 32 MiB at the very most. */
+/* Pairs at once, both services together, and each service's own share
+ * (relay_service.max_pairs: egress 64, as before forwards came, and
+ * forwards the rest): more are accepted and closed at once, so no backlog
+ * fills.  Buffers exist only while a pair does: 256 * 2 * 64 KiB = 32 MiB
+ * at the very most. */
 #define RELAY_MAX_PAIRS 256
+#define RELAY_EGRESS_PAIRS 64
 #define RELAY_BUF       (64 * 1024)
 
 /* One direction of a pair: bytes read from `from`, waiting for `to`. */
@@ -51,6 +54,7 @@ struct relay_pair {
 
 struct relay_service {
     const char *name;
+    unsigned max_pairs;  /* this service's pairs at once */
     int (*listen)(void); /* the listening socket (non-blocking) or -errno */
     /* A pair was accepted: start its stage (dial, or wait for a hello). */
     void (*accepted)(struct relay_pair *p);

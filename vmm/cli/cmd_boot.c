@@ -30,7 +30,6 @@
 #include "vmm/kvm/console.h"
 #include "vmm/jail/detach.h"
 #include "vmm/egress/egress.h"
-#include "vmm/forward/forward.h"
 #include "vmm/kvm/evloop.h"
 #include "vmm/audit/limits.h"
 #include "vmm/util/exit_codes.h"
@@ -48,7 +47,11 @@
 /* Tasks of the VM process (its RLIMIT_NPROC and pids.max): the event loop,
  * the vCPUs, the command's thread, the egress dispatcher and its relays,
  * and a few spare. */
-#define SESSION_THREADS(cpus) ((cpus) + 4 + EGRESS_MAX_THREADS + FORWARD_MAX_THREADS)
+/* -p's connection threads share the egress threads' room: both are
+ * bounded by the vsock device's VSOCK_MAX_CONNS, and a thread that cannot
+ * be made refuses its connection (audited).  The one more is -p's
+ * accepting thread. */
+#define SESSION_THREADS(cpus) ((cpus) + 4 + EGRESS_MAX_THREADS + 1)
 
 static int report(const char *msg)
 {

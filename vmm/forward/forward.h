@@ -23,9 +23,10 @@
 
 #define FORWARD_MAX_PORTS 64
 #define FORWARD_MAX_CONNS 128     /* at once, per published port */
-#define FORWARD_MAX_CONNS_VM 256  /* at once, all ports (= the vsock device's cap) */
-/* Threads a forwarder may run: one accepts, one per connection.  The
- * monitor's thread cap counts them (vmm/cli/cmd_boot.c). */
+#define FORWARD_MAX_CONNS_VM 192  /* at once, all ports (the guest relay's share; vsock has 256) */
+/* Threads a forwarder may run: one accepts, one per connection.  In the
+ * monitor (run -p) the connections' share the egress threads' room under
+ * its thread cap (vmm/cli/cmd_boot.c, SESSION_THREADS). */
 #define FORWARD_MAX_THREADS (1 + FORWARD_MAX_CONNS_VM)
 #define FORWARD_BUF       (32 * 1024)
 #define FORWARD_IDLE_MS_DEFAULT (15 * 60 * 1000) /* no byte either way */
