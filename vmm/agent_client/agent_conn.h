@@ -21,6 +21,10 @@ void ac_free(struct agent_conn *c);
  * for an ERROR, -EPROTO for anything else, or the transport's -errno. */
 int ac_verdict(struct agent_conn *c, uint16_t ok_type);
 
+/* The next message by a deadline (agent_client_io.c): 1 with *m,
+ * -ETIMEDOUT, or -errno; reads never go past the message. */
+int ac_answer_by(struct agent_conn *c, int64_t deadline, struct agent_msg *m);
+
 /* CLOCK_MONOTONIC in milliseconds, for the requests' deadlines. */
 int64_t agent_mono_ms(void);
 /* The agent_mono_ms() time wait_ms from now, rounded up: agent_mono_ms()
