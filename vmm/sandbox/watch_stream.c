@@ -58,10 +58,15 @@ static void lines_push(struct lines *q, json_t *line)
     q->lost = true;
 }
 
-/* Up to max queued lines to the client (all: SIZE_MAX). */
-static void lines_send(struct lines *q, struct api_conn *c, size_t max)
+/* Queued lines to the client while its socket takes them without
+ * waiting (all of them, waiting, with `wait`): a client that reads slowly
+ * must not stop the agent's events from being read. */
+static void lines_send(struct lines *q, struct api_conn *c, bool wait)
 {
-    for (; q->n && max; max--, q->n--) {
+    for (; q->n && !c->broken; q->n--) {
+        struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+        if (!wait && poll(&p, 1, 0) != 1)
+            return;
         api_stream_line(c, q->l[q->head]);
         q->head = (q->head + 1) % (WATCH_QUEUE_LINES + 1);
     }
@@ -111,16 +116,17 @@ int watch_stream(struct api_conn *c, struct agent_conn *ac, const char *root)
             break;
         }
         if (p[1].revents & POLLOUT)
-            lines_send(&q, c, 64);
+            lines_send(&q, c, false);
         if (p[0].revents && (rc = agent_reader_fill(&ac->rd)) < 0)
             break;
         rc = 0;
     }
+    if (!c->broken)
+        lines_send(&q, c, true);
     if (c->broken) {
         lines_free(&q);
         return 1;
     }
-    lines_send(&q, c, SIZE_MAX);
     if (rc == 1)
         api_stream_end(c);
     else
