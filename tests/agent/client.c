@@ -33,7 +33,8 @@
  *                                then a line per event ("create d PATH",
  *                                "rename - FROM -> TO", "overflow - -"),
  *                                "end" when the path went; --stall: stop
- *                                reading for MS after the first event
+ *                                reading for MS once the first event is
+ *                                printed
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,11 +196,11 @@ static int do_watch(int fd, const char *path, int recursive, unsigned stall_ms)
             continue;
         if (rc < 0 || rc == 2)
             break;
-        if (stall_ms && events++ == 0)
-            usleep(stall_ms * 1000); /* the agent's queue fills meanwhile */
         printf("%s %s %s%s%s\n", kinds[ev.kind], ev.flags & AGENT_EVENT_F_DIR ? "d" : "-",
                ev.path[0] ? ev.path : "-", ev.to[0] ? " -> " : "", ev.to);
         fflush(stdout);
+        if (stall_ms && events++ == 0)
+            usleep(stall_ms * 1000); /* the agent's queue fills meanwhile */
     }
     ac_free(c);
     if (rc < 0)
