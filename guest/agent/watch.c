@@ -37,6 +37,7 @@
 struct watch {
     int ino, sock;
     bool recursive, root_dir, ended;
+    uint32_t final;            /* with ended: REMOVE or RENAME of the root */
     int root_wd;
     char root[AGENT_MAX_PATH]; /* as the host sent it, trailing '/'s dropped */
     struct wtree tree;
@@ -180,11 +181,13 @@ static void root_event(struct watch *w, uint32_t mask)
         push(w, AGENT_EVENT_CHMOD, w->root_dir, w->root, NULL);
     if (mask & IN_MODIFY)
         push(w, AGENT_EVENT_WRITE, false, w->root, NULL);
+    /* The end is not queued: it goes after everything queued, even when
+     * the queue is dropping (watch_loop), so a reader always sees it. */
     if (mask & IN_MOVE_SELF) {
-        push(w, AGENT_EVENT_RENAME, w->root_dir, w->root, NULL);
+        w->final = AGENT_EVENT_RENAME;
         w->ended = true;
     } else if (mask & (IN_DELETE_SELF | IN_UNMOUNT | IN_IGNORED)) {
-        push(w, AGENT_EVENT_REMOVE, w->root_dir, w->root, NULL);
+        w->final = AGENT_EVENT_REMOVE;
         w->ended = true;
     }
 }
@@ -303,6 +306,11 @@ static int watch_loop(struct aconn *c, struct watch *w)
     }
     flush_rename(w);
     int rc = wq_drain(&w->q, w->sock);
+    static uint8_t f[AGENT_EVENT_FIXED + 2 * AGENT_MAX_PATH];
+    struct agent_event e = {w->final, w->root_dir ? AGENT_EVENT_F_DIR : 0, w->root, ""};
+    size_t n = agent_event_payload(f, &e);
+    if (!rc && n)
+        rc = aconn_send(c, AGENT_EVENT, f, n);
     return rc ? rc : aconn_send(c, AGENT_DONE, NULL, 0);
 }
 

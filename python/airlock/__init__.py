@@ -4,6 +4,7 @@ from ._client import AirlockError
 from ._commands import CommandHandle, CommandResult, Commands
 from ._sandbox import Files, Sandbox
 from ._tree import DirEntry
+from ._watch import Watch, WatchEvent
 
 __all__ = ["AirlockError", "CommandHandle", "CommandResult", "Commands", "DirEntry", "Files",
-           "Sandbox"]
+           "Sandbox", "Watch", "WatchEvent"]

@@ -144,4 +144,20 @@ if wstart w5 "$WD/flood" --stall 6000; then
 else
     nok "a host that stops reading" "$(cat "$T/w5.err")"
 fi
+# ... and the path removed while it still does not read: the removal is
+# the last event all the same (never dropped), then the end.
+mkdir -p "$WD/flood2"
+if wstart w6 "$WD/flood2" --stall 4000; then
+    : >"$WD/flood2/first"
+    wwait w6 'create - .*/first$'
+    (cd "$WD/flood2" && seq 1 30000 | sed 's/^/f/' | xargs touch) && rm -rf "$WD/flood2"
+    wwait w6 '^end$'
+    wait "$WPID"
+    rc=$?
+    check "a path removed while the host did not read: an overflow, then its removal last, then the end (exit $rc; last: $(tail -2 "$T/w6" | tr '\n' '|'))" \
+        eval '[ "$rc" = 0 ] && grep -qx "overflow - -" "$T/w6" &&
+              [ "$(tail -2 "$T/w6" | tr "\n" "|")" = "remove d $WD/flood2|end|" ]'
+else
+    nok "a path removed while the host did not read" "$(cat "$T/w6.err")"
+fi
 rm -rf "$WD"

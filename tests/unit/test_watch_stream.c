@@ -197,9 +197,10 @@ START_TEST(clean_end)
 }
 END_TEST
 
-/* 5000 events while the client reads nothing, then the end: what comes
- * out is in order, and every index missing is announced by an overflow
- * line after the last one seen before it. */
+/* 5000 events while the client reads nothing, then the path's end: what
+ * comes out is in order, every index missing is announced by an overflow
+ * line after the last one seen before it, and the end comes last although
+ * the queue was dropping when it arrived. */
 START_TEST(overflow_never_silent)
 {
     enum { N = 5000 };
@@ -209,6 +210,7 @@ START_TEST(overflow_never_silent)
         snprintf(p, sizeof(p), "/w/f%d", i);
         ADD(ev(AT, AGENT_EVENT_CREATE, 0, p, NULL));
     }
+    ADD(ev(AT, AGENT_EVENT_REMOVE, AGENT_EVENT_F_DIR, "/w", NULL));
     ADD(agent_encode(AT, AGENT_DONE, NULL, 0));
     int sv[2];
     struct api_conn *c = client_conn(sv);
@@ -222,9 +224,15 @@ START_TEST(overflow_never_silent)
     ck_assert_int_eq(r.rc, 0);
     ck_assert(clean_end_of(got));
     int next = 0, seen = 0, overflows = 0;
-    bool announced = false;
+    bool announced = false, end = false;
     for (const char *l = strstr(got, "{\"type\""); l; l = strstr(l + 1, "{\"type\"")) {
         int i;
+        ck_assert_msg(!end, "a line after the path's end");
+        static const char root_end[] = "{\"type\":\"remove\",\"path\":\"/w\",\"dir\":true}\n";
+        if (!strncmp(l, root_end, sizeof(root_end) - 1)) {
+            end = true; /* the path's own end: never dropped */
+            continue;
+        }
         if (!strncmp(l, "{\"type\":\"overflow\"}", 19)) {
             overflows++;
             announced = true;
@@ -240,6 +248,7 @@ START_TEST(overflow_never_silent)
     }
     ck_assert_msg(next == N || announced, "the last %d events lost without an overflow line",
                   N - next);
+    ck_assert_msg(end, "the path's end was dropped");
     ck_assert_int_ge(overflows, 1); /* 5000 cannot fit: it did overflow */
     ck_assert_int_lt(seen, N);
     ck_assert_int_ge(seen, WATCH_QUEUE_LINES); /* the queue was full before it dropped */

@@ -29,21 +29,30 @@ json_t *watch_event_line(const struct agent_event *e)
     return o;
 }
 
-/* The lines a slow client has not taken yet: a ring with one slot more
- * than WATCH_QUEUE_LINES, for the overflow line. */
+/* The lines a slow client has not taken yet: a ring with two slots more
+ * than WATCH_QUEUE_LINES, one for the overflow line, one for the path's
+ * own end, which is never dropped (a reader knows a clean end by it). */
+#define RING (WATCH_QUEUE_LINES + 2)
 struct lines {
-    json_t *l[WATCH_QUEUE_LINES + 1];
+    json_t *l[RING];
     size_t head, n;
     bool lost; /* dropping since the last overflow line */
 };
 
 static void lines_add(struct lines *q, json_t *line)
 {
-    q->l[(q->head + q->n++) % (WATCH_QUEUE_LINES + 1)] = line;
+    q->l[(q->head + q->n++) % RING] = line;
 }
 
-static void lines_push(struct lines *q, json_t *line)
+static void lines_push(struct lines *q, json_t *line, bool end)
 {
+    if (end) { /* one, then DONE: only a lying agent sends more, and loses them */
+        if (q->n < RING)
+            lines_add(q, line);
+        else
+            json_decref(line);
+        return;
+    }
     if (q->lost && q->n > WATCH_QUEUE_LINES / 2) {
         json_decref(line); /* still dropping: the overflow line says so */
         return;
@@ -68,14 +77,24 @@ static void lines_send(struct lines *q, struct api_conn *c, bool wait)
         if (!wait && poll(&p, 1, 0) != 1)
             return;
         api_stream_line(c, q->l[q->head]);
-        q->head = (q->head + 1) % (WATCH_QUEUE_LINES + 1);
+        q->head = (q->head + 1) % RING;
     }
 }
 
 static void lines_free(struct lines *q)
 {
-    for (; q->n; q->n--, q->head = (q->head + 1) % (WATCH_QUEUE_LINES + 1))
+    for (; q->n; q->n--, q->head = (q->head + 1) % RING)
         json_decref(q->l[q->head]);
+}
+
+/* Whether path is root itself, root's trailing '/'s aside: the agent's
+ * last event, the path's removal or move, names it. */
+static bool is_root(const char *root, const char *path)
+{
+    size_t rl = strlen(root);
+    while (rl > 1 && root[rl - 1] == '/')
+        rl--;
+    return strlen(path) == rl && !strncmp(path, root, rl);
 }
 
 /* Every event the agent's bytes so far hold into q: 0 for more, 1 at the
@@ -85,10 +104,11 @@ static int take_events(struct agent_conn *ac, const char *root, struct lines *q)
     for (;;) {
         struct agent_event ev;
         int rc = agent_watch_next(ac, root, &ev);
-        if (rc == 1)
-            lines_push(q, watch_event_line(&ev));
-        else
+        if (rc != 1)
             return rc == 2 ? 1 : rc;
+        bool end = (ev.kind == AGENT_EVENT_REMOVE || ev.kind == AGENT_EVENT_RENAME) &&
+                   is_root(root, ev.path);
+        lines_push(q, watch_event_line(&ev), end);
     }
 }
 

@@ -22,7 +22,8 @@
 
 /* Lines waiting for a slow client: past this many, events are dropped
  * and one {"type":"overflow"} says so where the loss began (a slot is
- * kept for it); lines are taken again once half have gone out. */
+ * kept for it, and one for the path's own end, never dropped); lines are
+ * taken again once half have gone out. */
 #define WATCH_QUEUE_LINES 1024
 /* Watches open at once on one sandbox (503 past it): each is an agent
  * process and an inotify instance in the guest, and a thread here. */
