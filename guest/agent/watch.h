@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/inotify.h>
+
 #include "vmm/agent_client/agent_client.h"
 
 /* ---- watch_tree.c ---- */
@@ -67,5 +69,41 @@ void wq_push(struct wqueue *q, const struct agent_event *e);
 int wq_flush(struct wqueue *q, int fd);
 /* Sends all of it, waiting: 0, or -errno. */
 int wq_drain(struct wqueue *q, int fd);
+
+/* ---- watch.c: one watch's state ---- */
+
+struct watch {
+    int ino, sock;
+    bool recursive, root_dir, ended;
+    uint32_t final;            /* with ended: REMOVE or RENAME of the root */
+    int root_wd;
+    char root[AGENT_MAX_PATH]; /* as the host sent it, trailing '/'s dropped */
+    struct wtree tree;
+    struct wqueue q;
+    /* an IN_MOVED_FROM waiting for its IN_MOVED_TO */
+    bool pending;
+    uint32_t cookie;
+    bool pending_dir;
+    char from[AGENT_MAX_PATH];
+};
+
+/* One event for the host (to: NULL for none). */
+void watch_push(struct watch *w, uint32_t kind, bool dir, const char *path, const char *to);
+
+/* ---- watch_walk.c ---- */
+
+/* The folders a watch needs, as inotify has them (the mask of a folder's
+ * watch). */
+#define WATCH_DIR_MASK (IN_CREATE | IN_MODIFY | IN_ATTRIB | IN_DELETE | IN_MOVED_FROM | \
+                        IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_EXCL_UNLINK | IN_ONLYDIR)
+
+/* The folder at `path` and, depth first, the folders in it: each one not
+ * watched yet gets its watch, then is read, and with `report` what it
+ * holds is reported as created (a folder made or moved in: what was made
+ * in it before its watch is not missed).  With `known`, folders watched
+ * already are walked too: after a folder was renamed, one made in it
+ * under its old name, which could not be watched then, is found.  A
+ * folder that cannot be watched or read is an OVERFLOW naming it. */
+void watch_walk(struct watch *w, const char *path, bool report, bool known);
 
 #endif

@@ -84,6 +84,34 @@ else
     nok "a recursive WATCH" "$(cat "$T/w2.err")"
 fi
 
+# ---- folders made and renamed before the agent reads a single event: the
+# agent's process is stopped (SIGSTOP) meanwhile, so every event waits in
+# the kernel's queue and the folders are gone from their first names when
+# it looks: what they hold is still reported, under the names they have ----
+mkdir -p "$WD"
+if wstart w7 "$WD" -r; then
+    conn=$(pgrep -n -P "$AGENT_PID")
+    kill -STOP "$conn"
+    (cd "$WD" && mkdir -p s/t && echo x >s/t/f && mv s s2 && echo y >s2/t/g)
+    kill -CONT "$conn"
+    wwait w7 "create - @?.*/s2/t/g$"
+    mkdir "$WD/a"
+    wwait w7 "create d .*/a$"
+    kill -STOP "$conn"
+    (cd "$WD" && mkdir a/b && echo x >a/b/f && mv a c && echo y >c/b/g)
+    kill -CONT "$conn"
+    wwait w7 "create - .*/c/b/g$"
+    kill "$WPID"
+    wait "$WPID" 2>/dev/null
+    got=$(wlines w7 | tr '\n' '|')
+    want="create d @/s|rename d @/s -> @/s2|create d @/s2/t|create - @/s2/t/f|create - @/s2/t/g|create d @/a|create d @/a/b|rename d @/a -> @/c|create - @/c/b/f|create - @/c/b/g|"
+    check "folders made, filled and renamed before the agent read any of it: their files reported under the new names (got $got)" \
+        test "$got" = "$want"
+else
+    nok "folders made and renamed before the agent reads" "$(cat "$T/w7.err")"
+fi
+rm -rf "$WD"
+
 # ---- a file ----
 echo one >"$T/file"
 if wstart w3 "$T/file"; then
