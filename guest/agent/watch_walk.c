@@ -110,7 +110,8 @@ void watch_walk(struct watch *w, const char *top, bool report, bool known)
     static char path[AGENT_MAX_PATH];
     snprintf(path, sizeof(path), "%s", top);
     /* the root may be reached through a symlink; nothing below it is */
-    int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (strcmp(top, w->root) ? O_NOFOLLOW : 0));
+    int nofollow = strcmp(top, w->root) ? O_NOFOLLOW : 0;
+    int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow);
     if (fd < 0) {
         if (!gone(errno))
             watch_push(w, AGENT_EVENT_OVERFLOW, false, top, NULL);

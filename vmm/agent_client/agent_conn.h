@@ -17,6 +17,10 @@ struct agent_conn {
 struct agent_conn *ac_new(int fd, int *rc);
 void ac_free(struct agent_conn *c);
 
+/* Sends one encoded request (fl: its encoder's result, which may be an
+ * error) and opens the reader for its answer; NULL with *rc = -errno. */
+struct agent_conn *ac_ask(int fd, const uint8_t *f, ssize_t fl, int *rc);
+
 /* Waits for a request's verdict: 0 when ok_type came, the guest's -errno
  * for an ERROR, -EPROTO for anything else, or the transport's -errno. */
 int ac_verdict(struct agent_conn *c, uint16_t ok_type);

@@ -11,11 +11,8 @@ int agent_watch_begin(int fd, const char *path, uint32_t flags, unsigned wait_ms
                       struct agent_conn **out)
 {
     uint8_t f[AGENT_HDR_SIZE + AGENT_WATCH_FIXED + AGENT_MAX_PATH];
-    ssize_t n = agent_encode_watch(f, sizeof(f), path, flags);
-    int rc = n < 0 ? (int)n : agent_send_all(fd, f, (size_t)n);
-    if (rc)
-        return rc;
-    struct agent_conn *c = ac_new(fd, &rc);
+    int rc;
+    struct agent_conn *c = ac_ask(fd, f, agent_encode_watch(f, sizeof(f), path, flags), &rc);
     if (!c)
         return rc;
     struct agent_msg m;
