@@ -413,9 +413,9 @@ enum agent_type {
  *      AGENT_MAX_PATH bytes with its NUL (a symlink there is followed)
  * The agent watches the path with inotify: a folder's entries (with
  * AGENT_WATCH_F_RECURSIVE its subfolders' too, those made later
- * included: each new one is watched, then read, and what it already holds
- * is reported as created, so a file made in a folder just made is never
- * missed, though it may be reported twice), or a file itself.  It answers
+ * included: each new one is watched, then read, and what it holds by
+ * then is reported as created, so a file made in a folder just made is
+ * not missed, though it may be reported twice), or a file itself.  It answers
  * DONE once the watch is set up (ERROR, op FILE, with inotify's errno:
  * ENOENT when the path does not exist), then EVENT for each change, until
  * the host closes the connection (the agent drops its inotify fd) or the
