@@ -1,5 +1,5 @@
 /* The guest agent's internal interface: one connection's state and the
- * request handlers (guest/agent/{main,conn,exec,pty,files,dirs,reseed,trust}.c). */
+ * request handlers (guest/agent/{main,conn,exec,pty,files,dirs,reseed,trust,watch}.c). */
 #ifndef AIRLOCK_GUEST_AGENT_AGENT_H
 #define AIRLOCK_GUEST_AGENT_AGENT_H
 
@@ -39,6 +39,9 @@ int agent_do_reseed(struct aconn *c, const struct agent_msg *m);
 int agent_do_credentials(struct aconn *c, const struct agent_msg *m);
 /* MOUNT: a host folder's disk at a guest folder (mount.c). */
 int agent_do_mount(struct aconn *c, const struct agent_msg *m);
+/* WATCH: a path's changes as EVENTs until the host closes or the path
+ * goes (watch.c). */
+int agent_do_watch(struct aconn *c, const struct agent_msg *m);
 /* Adds what CREDENTIALS stored to an EXEC's env: envp[0, *envc) is the
  * request's own (AGENT_MAX_ENVS + 1 entries of room); the stored entries
  * whose NAME it does not have go after it, and envp stays NULL-terminated.

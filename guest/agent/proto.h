@@ -41,6 +41,11 @@
  *   host:  MOUNT                                   after boot and RESEED, before
  *                                                  commands, once per --mount
  *   agent: DONE                                    or  ERROR (op MOUNT)
+ *   host:  WATCH                                   then nothing: the host ends
+ *                                                  the watch by closing
+ *   agent: DONE (watching) EVENT* [DONE]           or  ERROR (op FILE); the
+ *                                                  second DONE: the path went
+ *                                                  away, the watch is over
  * Any frame that breaks these rules ends the connection on either side.
  */
 #ifndef AIRLOCK_GUEST_AGENT_PROTO_H
@@ -72,7 +77,10 @@
 /* 9: the agent also serves inbound forwards on AGENT_FORWARD_VSOCK_PORT
  * (below); the conversation on AGENT_VSOCK_PORT is unchanged, but a
  * version-8 agent refuses every published port. */
-#define AGENT_VERSION 9
+/* 10: WATCH and EVENT (a path's changes, from inotify, streamed until the
+ * host closes or the path goes); a version-9 agent would end the
+ * conversation at the WATCH. */
+#define AGENT_VERSION 10
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -169,6 +177,8 @@ enum agent_type {
                              * version 5) */
     AGENT_WINSIZE   = 0x11, /* the command's terminal's new size (below;
                              * since version 6) */
+    AGENT_WATCH     = 0x12, /* a path's changes as EVENTs (below; since
+                             * version 10) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -183,7 +193,8 @@ enum agent_type {
     AGENT_RESEEDED  = 0x87, /* empty: the RESEED took effect (since version 2) */
     AGENT_ENTRY     = 0x88, /* one folder entry, or STAT's answer (below) */
     AGENT_DONE      = 0x89, /* empty: MKDIR/SYMLINK/CREDENTIALS/MOUNT took
-                             * effect, or LIST's end */
+                             * effect, or LIST's end; a WATCH began or ended */
+    AGENT_EVENT     = 0x8a, /* one change a WATCH saw (below) */
 };
 
 /* EXEC payload (fixed part, AGENT_EXEC_FIXED bytes, then the sections):
@@ -416,6 +427,58 @@ enum agent_type {
 #define AGENT_MOUNT_MAX_DEVICE 7
 #define AGENT_MOUNT_F_RO       0x1u
 #define AGENT_MOUNT_F_ALL      AGENT_MOUNT_F_RO
+
+/* WATCH payload (host -> agent; the sandbox API's GET .../watch):
+ *   0  u32 flags    AGENT_WATCH_F_*; unknown bits are an error
+ *   4  path, NUL-terminated, the rest of the payload: absolute, 2..
+ *      AGENT_MAX_PATH bytes with its NUL (a symlink there is followed)
+ * The agent watches the path with inotify: a folder's entries (with
+ * AGENT_WATCH_F_RECURSIVE its subfolders' too, those made later
+ * included: each new one is watched, then read, and what it holds by
+ * then is reported as created, so a file made in a folder just made is
+ * not missed, though it may be reported twice), or a file itself.  It answers
+ * DONE once the watch is set up (ERROR, op FILE, with inotify's errno:
+ * ENOENT when the path does not exist), then EVENT for each change, until
+ * the host closes the connection (the agent drops its inotify fd) or the
+ * path itself is removed, moved away or unmounted: its EVENT, then DONE;
+ * the connection then takes the next request.  Any frame from the host
+ * while it watches ends the connection.
+ * Bounds: at most AGENT_WATCH_MAX_DIRS folders are watched (past it, one
+ * OVERFLOW naming each folder left out); the frames wait for the host in
+ * a queue of AGENT_WATCH_QUEUE bytes, and events that find it full are
+ * dropped and reported as one OVERFLOW (no path) at the place they were
+ * lost, as the kernel's own IN_Q_OVERFLOW is: a loss is never silent. */
+#define AGENT_WATCH_FIXED       4
+#define AGENT_WATCH_F_RECURSIVE 0x1u
+#define AGENT_WATCH_F_ALL       AGENT_WATCH_F_RECURSIVE
+#define AGENT_WATCH_MAX_DIRS    8192
+#define AGENT_WATCH_QUEUE       (128 * 1024)
+
+/* EVENT payload (agent -> host):
+ *   0  u32 kind     AGENT_EVENT_*
+ *   4  u32 flags    AGENT_EVENT_F_DIR: the entry is a folder (never with
+ *                   OVERFLOW)
+ *   8  path, NUL-terminated: the watched path as sent (without a trailing
+ *      '/', "/" kept), then "/" and the names below it, or that path itself
+ *      (its own change, or its end); "" only for an OVERFLOW
+ *      to,   NUL-terminated: a RENAME's destination when it stayed inside
+ *      the watch (then no CREATE follows for it), else ""; "" for every
+ *      other kind
+ * The two strings fill the rest of the payload exactly; each is absolute
+ * (or empty as allowed) and under AGENT_MAX_PATH bytes.  inotify's events
+ * map as: IN_CREATE and an IN_MOVED_TO from outside -> CREATE; IN_MODIFY
+ * -> WRITE; IN_DELETE, and IN_DELETE_SELF or IN_UNMOUNT of the path ->
+ * REMOVE; IN_MOVED_FROM (paired with its IN_MOVED_TO by cookie when there
+ * is one) and IN_MOVE_SELF of the path -> RENAME; IN_ATTRIB (mode, owner,
+ * times, link count) -> CHMOD; IN_Q_OVERFLOW -> OVERFLOW. */
+#define AGENT_EVENT_FIXED    8
+#define AGENT_EVENT_CREATE   0u
+#define AGENT_EVENT_WRITE    1u
+#define AGENT_EVENT_REMOVE   2u
+#define AGENT_EVENT_RENAME   3u
+#define AGENT_EVENT_CHMOD    4u
+#define AGENT_EVENT_OVERFLOW 5u
+#define AGENT_EVENT_F_DIR    0x1u
 
 /* SIGNAL payload (4 bytes): 0 u32 signal number, 1..64.  Sent while a
  * command runs, it goes to the command's process group, as a terminal's

@@ -5,6 +5,7 @@ from ._commands import CommandHandle, CommandResult, Commands
 from ._pty import Pty
 from ._sandbox import Files, Sandbox
 from ._tree import DirEntry
+from ._watch import Watch, WatchEvent
 
 __all__ = ["AirlockError", "CommandHandle", "CommandResult", "Commands", "DirEntry", "Files",
-           "Pty", "Sandbox"]
+           "Pty", "Sandbox", "Watch", "WatchEvent"]

@@ -120,6 +120,6 @@ class Client:
 
 def files_path(sandbox_id: str, path: str, mode: Optional[int] = None,
                route: str = "files") -> str:
-    """/v1/sandboxes/ID/ROUTE?path=PATH (files, directory, stat, archive)."""
+    """/v1/sandboxes/ID/ROUTE?path=PATH (files, directory, stat, archive, watch)."""
     q = f"/v1/sandboxes/{sandbox_id}/{route}?path={quote(path, safe='')}"
     return q + (f"&mode={mode:o}" if mode is not None else "")

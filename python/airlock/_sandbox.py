@@ -11,6 +11,7 @@ from ._commands import CommandResult, Commands, Output, collect, command_body, e
 from ._ports import Ports
 from ._pty import Pty, start_pty
 from ._tree import DirEntry, entry_from_json, extract_below_top, pack_contents
+from ._watch import Watch
 
 
 class Files:
@@ -37,6 +38,17 @@ class Files:
         the path's last component."""
         got = self._sb._client.json("GET", files_path(self._sb.id, path, route="stat"))
         return entry_from_json(got, os.path.basename(path.rstrip("/")) or "/")
+
+    def watch(self, path: str, recursive: bool = False) -> Watch:
+        """Watches sandbox path `path` (a folder's entries, or a file;
+        recursive: its subfolders' too, those made later included) and
+        returns once the watch is on: iterate over the result for
+        WatchEvents as they happen, close() it (or use `with`) to stop.  A
+        path that does not exist raises AirlockError 404 naming it."""
+        query = files_path(self._sb.id, path, route="watch")
+        if recursive:
+            query += "&recursive=true"
+        return Watch(self._sb._client.request("GET", query), path)
 
     def upload_dir(self, local: str, remote: str) -> int:
         """Copies what local folder `local` holds into sandbox folder

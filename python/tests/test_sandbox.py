@@ -417,6 +417,34 @@ def test_dirs_errors(sb, tmp_path):
         sb.files.upload_dir(str(tmp_path / "missing"), "/tmp/x")
 
 
+def test_files_watch(sb):
+    sb.run("rm -rf /tmp/wsdk; mkdir /tmp/wsdk", user="0")
+    with sb.files.watch("/tmp/wsdk") as w:  # on once it returns
+        sb.run("echo hi > /tmp/wsdk/a && mv /tmp/wsdk/a /tmp/wsdk/b", user="0")
+        got = []
+        for e in w:
+            got.append(e)
+            if e.type == "rename":
+                break
+    assert [(e.type, e.path, e.dir) for e in got[:2]] == [
+        ("create", "/tmp/wsdk/a", False), ("write", "/tmp/wsdk/a", False)]
+    assert (got[-1].path, got[-1].to) == ("/tmp/wsdk/a", "/tmp/wsdk/b")
+    w = sb.files.watch("/tmp/wsdk", recursive=True)
+    sb.run("mkdir /tmp/wsdk/d && touch /tmp/wsdk/d/f", user="0")
+    for e in w:  # a new subfolder's file, however soon it was made
+        if (e.type, e.path) == ("create", "/tmp/wsdk/d/f"):
+            break
+    sb.run("rm -rf /tmp/wsdk", user="0")
+    events = list(w)  # ends by itself once the path is gone
+    assert (events[-1].type, events[-1].path, events[-1].dir) == ("remove", "/tmp/wsdk", True)
+    with pytest.raises(AirlockError) as e:
+        sb.files.watch("/no/such")
+    assert e.value.status == 404 and e.value.field == "path"
+    with pytest.raises(AirlockError) as e:
+        sb.files.watch("relative")
+    assert e.value.status == 400 and e.value.field == "path"
+
+
 def test_download_refuses_members_outside(tmp_path):
     """The extraction's own checks, with tars a hostile daemon could send."""
     import io

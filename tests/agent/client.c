@@ -27,6 +27,14 @@
  *                                CREDENTIALS (PEM "-": none; none and no
  *                                entries: a clear), waits for the answer
  *                                as airlock will (agent_credentials)
+ *   agent-client SOCK --watch PATH [-r] [--stall MS]
+ *                                WATCH (-r: recursive) as the daemon drives
+ *                                it (agent_watch_begin/_next): "watching",
+ *                                then a line per event ("create d PATH",
+ *                                "rename - FROM -> TO", "overflow - -"),
+ *                                "end" when the path went; --stall: stop
+ *                                reading for MS once the first event is
+ *                                printed
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +48,7 @@
 #include <unistd.h>
 
 #include "vmm/agent_client/agent_client.h"
+#include "vmm/agent_client/agent_conn.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/nbfd.h"
 
@@ -170,6 +179,36 @@ static int do_kill_after(int fd, unsigned ms, char **cmd, int n)
     return 0;
 }
 
+static int do_watch(int fd, const char *path, int recursive, unsigned stall_ms)
+{
+    static const char *const kinds[] = {"create", "write", "remove", "rename", "chmod",
+                                        "overflow"};
+    struct agent_conn *c;
+    int rc = agent_watch_begin(fd, path, recursive ? AGENT_WATCH_F_RECURSIVE : 0, 30000, &c);
+    if (rc)
+        return fail(path, -rc);
+    printf("watching\n");
+    fflush(stdout);
+    for (int events = 0;;) {
+        struct agent_event ev;
+        rc = agent_watch_next(c, path, &ev);
+        if (rc == 0 && (rc = agent_reader_fill(&c->rd)) == 1)
+            continue;
+        if (rc < 0 || rc == 2)
+            break;
+        printf("%s %s %s%s%s\n", kinds[ev.kind], ev.flags & AGENT_EVENT_F_DIR ? "d" : "-",
+               ev.path[0] ? ev.path : "-", ev.to[0] ? " -> " : "", ev.to);
+        fflush(stdout);
+        if (stall_ms && events++ == 0)
+            usleep(stall_ms * 1000); /* the agent's queue fills meanwhile */
+    }
+    ac_free(c);
+    if (rc < 0)
+        return fail("watch", -rc);
+    printf("end\n");
+    return 0;
+}
+
 static uint64_t num(const char *s)
 {
     return strtoull(s, NULL, 0);
@@ -222,6 +261,13 @@ int main(int argc, char **argv)
         return do_credentials(fd, argv[3], argv + 4, argc - 4);
     if (!strcmp(argv[2], "--get") && argc == 5)
         return do_get(fd, argv[3], argv[4]);
+    if (!strcmp(argv[2], "--watch") && argc >= 4) {
+        int recursive = argc > 4 && !strcmp(argv[4], "-r");
+        int at = 4 + recursive;
+        if (argc != at && (argc != at + 2 || strcmp(argv[at], "--stall")))
+            return fail("usage: --watch PATH [-r] [--stall MS]", EINVAL);
+        return do_watch(fd, argv[3], recursive, argc == at ? 0 : (unsigned)num(argv[at + 1]));
+    }
 
     static const char *env[AGENT_MAX_ENVS];
     struct agent_exec_req req;

@@ -5,7 +5,7 @@
  * Each seed starts with the target's mode byte (fuzz_agent_proto.c), then
  * for the decoder modes (0, 1) the chunk-size byte, then frames; mode 9
  * takes a bare CREDENTIALS payload, mode 11 a bare MOUNT payload, mode 12
- * a bare EXEC payload. */
+ * a bare EXEC payload, 13 a bare WATCH payload, 14 a bare EVENT payload. */
 #include <stdio.h>
 #include <string.h>
 
@@ -104,7 +104,29 @@ static int requests(void)
            add(agent_encode_symlink(AT, "/r/l", 3, "t")) || add(cred(AT, 2, pem)) ||
            add(cred(AT, 0, NULL)) || add(agent_encode_mount(AT, 1, AGENT_MOUNT_F_RO, "/src")) ||
            add(agent_encode_mount(AT, 2, 0, "/home/u/work")) || add(agent_encode_exec(AT, &pr)) ||
-           add(agent_encode_winsize(AT, 50, 132));
+           add(agent_encode_winsize(AT, 50, 132)) ||
+           add(agent_encode_watch(AT, "/tmp/w", AGENT_WATCH_F_RECURSIVE));
+}
+
+static ssize_t event(uint8_t *b, size_t cap, uint32_t kind, uint32_t flags, const char *path,
+                     const char *to)
+{
+    return agent_encode_event(b, cap, &(struct agent_event){kind, flags, path, to});
+}
+
+/* A watch's answers: it began, what it saw, its end. */
+static int watch_replies(void)
+{
+    return add(agent_encode(AT, AGENT_DONE, NULL, 0)) ||
+           add(event(AT, AGENT_EVENT_CREATE, AGENT_EVENT_F_DIR, "/w/d", NULL)) ||
+           add(event(AT, AGENT_EVENT_WRITE, 0, "/w/d/f", NULL)) ||
+           add(event(AT, AGENT_EVENT_RENAME, 0, "/w/d/f", "/w/g")) ||
+           add(event(AT, AGENT_EVENT_RENAME, 0, "/w/g", NULL)) ||
+           add(event(AT, AGENT_EVENT_CHMOD, 0, "/w/h", NULL)) ||
+           add(event(AT, AGENT_EVENT_OVERFLOW, 0, NULL, NULL)) ||
+           add(event(AT, AGENT_EVENT_OVERFLOW, 0, "/w/deep", NULL)) ||
+           add(event(AT, AGENT_EVENT_REMOVE, AGENT_EVENT_F_DIR, "/w", NULL)) ||
+           add(agent_encode(AT, AGENT_DONE, NULL, 0));
 }
 
 /* The agent's side: every reply airlock decodes. */
@@ -120,7 +142,7 @@ static int replies(void)
            add(agent_encode(AT, AGENT_FILE_DATA, "data", 4)) ||
            add(agent_encode(AT, AGENT_FILE_END, NULL, 0)) ||
            add(agent_encode_error(AT, 2, AGENT_OP_FILE)) ||
-           add(agent_encode_error(AT, 40, AGENT_OP_MOUNT));
+           add(agent_encode_error(AT, 40, AGENT_OP_MOUNT)) || watch_replies();
 }
 
 static int exec_replies(void)
@@ -205,5 +227,23 @@ int main(int argc, char **argv)
         len += (size_t)n - AGENT_HDR_SIZE;
         bad |= save(d, "exec-payload");
     }
+    /* modes 13 and 14: a WATCH and an EVENT payload alone */
+    static const struct { uint8_t mode; const char *name; } bare[] = {
+        {13, "watch-payload"}, {14, "event-payload"}, {14, "event-rename-payload"}};
+    for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++) {
+        start(bare[i].mode, -1);
+        n = i == 0 ? agent_encode_watch(f, sizeof(f), "/tmp/w", AGENT_WATCH_F_RECURSIVE)
+            : i == 1 ? event(f, sizeof(f), AGENT_EVENT_CREATE, AGENT_EVENT_F_DIR, "/tmp/w/d", NULL)
+                     : event(f, sizeof(f), AGENT_EVENT_RENAME, 0, "/tmp/w/a", "/tmp/w/b");
+        if (n < AGENT_HDR_SIZE) {
+            bad = 1;
+            continue;
+        }
+        memcpy(buf + len, f + AGENT_HDR_SIZE, (size_t)n - AGENT_HDR_SIZE);
+        len += (size_t)n - AGENT_HDR_SIZE;
+        bad |= save(d, bare[i].name);
+    }
+    start(15, -1);
+    bad |= add(agent_encode_ready(AT, AGENT_VERSION, 0)) || watch_replies() || save(d, "watch");
     return bad ? 1 : 0;
 }

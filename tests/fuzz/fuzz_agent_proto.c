@@ -36,6 +36,17 @@
  *        their limits, no gid -1, resources 0..15 once each, soft <= hard,
  *        a size only with a terminal) and re-encodes to exactly the input
  *        (modes 1's EXEC and WINSIZE frames get the same checks)
+ *   13   the input as a WATCH payload, straight into agent_watch_parse:
+ *        one it accepts has known flags and an absolute path, and
+ *        re-encodes to exactly the input
+ *   14   the input as an EVENT payload, straight into agent_event_parse:
+ *        one it accepts has a known kind, only the folder flag (never on
+ *        an overflow), absolute paths (empty only where allowed, a
+ *        destination only on a rename), and re-encodes to exactly the input
+ *   15   agent_watch_begin then agent_watch_next to the end, as in 8: it
+ *        must end, and every event it hands out passed 14's checks and
+ *        lies beneath the path watched, whole names only
+ *        (modes 0 and 1 give WATCH and EVENT frames 13's and 14's checks)
  * Seeds: tests/fuzz/agent_seed.c writes one or more per mode. */
 #include <assert.h>
 #include <fcntl.h>
@@ -47,6 +58,7 @@
 #include <unistd.h>
 
 #include "vmm/agent_client/agent_client.h"
+#include "vmm/agent_client/agent_conn.h"
 
 static uint8_t frame[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
 static const char *av[AGENT_MAX_ARGS + 1], *ev[AGENT_MAX_ENVS + 1];
@@ -84,6 +96,40 @@ static void check_mount(const uint8_t *p, size_t len)
            !strstr(path, "//") && path[pl - 1] != '/' && strncmp(path, "/proc/", 6) &&
            strcmp(path, "/proc") && strncmp(path, "/dev/", 5) && strcmp(path, "/dev"));
     ssize_t n = agent_encode_mount(frame, sizeof(frame), m.u.mount.device, m.u.mount.flags, path);
+    assert(n == (ssize_t)(AGENT_HDR_SIZE + len));
+    assert(memcmp(frame + AGENT_HDR_SIZE, p, len) == 0);
+}
+
+/* A WATCH payload the decoder took: within the rules, and the encoder
+ * gives back exactly those bytes. */
+static void check_watch(const uint8_t *p, size_t len)
+{
+    struct agent_msg m;
+    assert(agent_watch_parse(p, len, &m) == 0);
+    assert(!(m.u.watch.flags & ~AGENT_WATCH_F_ALL) && m.u.watch.path[0] == '/');
+    ssize_t n = agent_encode_watch(frame, sizeof(frame), m.u.watch.path, m.u.watch.flags);
+    assert(n == (ssize_t)(AGENT_HDR_SIZE + len));
+    assert(memcmp(frame + AGENT_HDR_SIZE, p, len) == 0);
+}
+
+/* An event as the rules allow it (proto.h). */
+static void check_event_fields(const struct agent_event *e)
+{
+    assert(e->kind <= AGENT_EVENT_OVERFLOW && !(e->flags & ~AGENT_EVENT_F_DIR));
+    assert(strlen(e->path) < AGENT_MAX_PATH && strlen(e->to) < AGENT_MAX_PATH);
+    assert(e->path[0] == '/' || (!e->path[0] && e->kind == AGENT_EVENT_OVERFLOW));
+    assert(!e->to[0] || (e->to[0] == '/' && e->kind == AGENT_EVENT_RENAME));
+    assert(e->kind != AGENT_EVENT_OVERFLOW || !e->flags);
+}
+
+/* An EVENT payload the decoder took: within the rules, and the encoder
+ * gives back exactly those bytes. */
+static void check_event(const uint8_t *p, size_t len)
+{
+    struct agent_msg m;
+    assert(agent_event_parse(p, len, &m) == 0);
+    check_event_fields(&m.u.event);
+    ssize_t n = agent_encode_event(frame, sizeof(frame), &m.u.event);
     assert(n == (ssize_t)(AGENT_HDR_SIZE + len));
     assert(memcmp(frame + AGENT_HDR_SIZE, p, len) == 0);
 }
@@ -127,6 +173,9 @@ static void check_canonical(const struct agent_msg *m, const uint8_t *raw, size_
         struct agent_cred c;
         assert(agent_cred_parse(m->payload, m->len, &c, cv) == 0);
         n = agent_encode_credentials(frame, sizeof(frame), &c);
+    } else if (m->type == AGENT_WATCH || m->type == AGENT_EVENT) {
+        (m->type == AGENT_WATCH ? check_watch : check_event)(m->payload, m->len);
+        n = agent_encode(frame, sizeof(frame), m->type, m->payload, m->len);
     } else if (m->type == AGENT_MOUNT) {
         check_mount(m->payload, m->len);
         n = agent_encode_mount(frame, sizeof(frame), m->u.mount.device, m->u.mount.flags,
@@ -280,6 +329,24 @@ static void fuzz_client(int mode, const uint8_t *data, size_t size)
         char why[256] = "";
         int rc = agent_credentials_wait(sv[0], env, 1, pem, sizeof(pem) - 1, 50, why, sizeof(why));
         assert(rc <= 0 && (rc == 0) == (why[0] == 0));
+    } else if (mode == 15) {
+        struct agent_conn *c;
+        if (agent_watch_begin(sv[0], "/w", AGENT_WATCH_F_RECURSIVE, 50, &c) == 0) {
+            for (;;) {
+                struct agent_event ev;
+                int rc = agent_watch_next(c, "/w", &ev);
+                if (rc == 0 && agent_reader_fill(&c->rd) == 1)
+                    continue;
+                if (rc != 1)
+                    break;
+                check_event_fields(&ev);
+                assert(!ev.path[0] || agent_watch_beneath("/w", ev.path));
+                assert(!ev.path[0] || !strcmp(ev.path, "/w") || !strncmp(ev.path, "/w/", 3));
+                assert(!strstr(ev.path, "/../") && !strstr(ev.path, "//") &&
+                       !strstr(ev.to, "/./") && !strstr(ev.to, "//"));
+            }
+            ac_free(c);
+        }
     } else if (mode == 10) {
         char why[1200] = "";
         int rc = agent_mount(sv[0], 1, AGENT_MOUNT_F_RO, "/src", 50, why, sizeof(why));
@@ -298,7 +365,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int mode = data[0] % 13;
+    int mode = data[0] % 16;
     if (mode < 2) {
         fuzz_decoder(mode == 0 ? AGENT_DIR_REPLY : AGENT_DIR_REQUEST, data + 1, size - 1);
     } else if (mode == 9) {
@@ -310,6 +377,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (mode == 12) {
         if (agent_exec_parse(data + 1, size - 1, NULL, NULL, NULL) == 0)
             check_exec(data + 1, size - 1);
+    } else if (mode == 13) {
+        if (agent_watch_parse(data + 1, size - 1, NULL) == 0)
+            check_watch(data + 1, size - 1);
+    } else if (mode == 14) {
+        if (agent_event_parse(data + 1, size - 1, NULL) == 0)
+            check_event(data + 1, size - 1);
     } else {
         fuzz_client(mode, data + 1, size - 1);
     }

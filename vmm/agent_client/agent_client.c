@@ -33,6 +33,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_WINSIZE: return AGENT_WINSIZE_SIZE;
         case AGENT_CREDENTIALS: return AGENT_CRED_MAX_PAYLOAD;
         case AGENT_MOUNT: return AGENT_MOUNT_FIXED + AGENT_MOUNT_MAX_PATH;
+        case AGENT_WATCH: return AGENT_WATCH_FIXED + AGENT_MAX_PATH;
         default: return agent_dir_type_max(dir, type);
         }
     }
@@ -42,6 +43,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
     case AGENT_STDOUT: case AGENT_STDERR: case AGENT_FILE_DATA: return AGENT_MAX_CHUNK;
     case AGENT_EXIT: return AGENT_EXIT_SIZE;
     case AGENT_ERROR: return AGENT_ERROR_SIZE;
+    case AGENT_EVENT: return AGENT_EVENT_FIXED + 2 * AGENT_MAX_PATH;
     default: return agent_dir_type_max(dir, type);
     }
 }
@@ -188,6 +190,20 @@ ssize_t agent_encode_mount(uint8_t *buf, size_t cap, uint32_t device, uint32_t f
     uint8_t p[AGENT_MOUNT_FIXED + AGENT_MOUNT_MAX_PATH];
     size_t n = agent_mount_payload(p, device, flags, path);
     return n ? agent_encode(buf, cap, AGENT_MOUNT, p, n) : -EINVAL;
+}
+
+ssize_t agent_encode_watch(uint8_t *buf, size_t cap, const char *path, uint32_t flags)
+{
+    uint8_t p[AGENT_WATCH_FIXED + AGENT_MAX_PATH];
+    size_t n = agent_watch_payload(p, path, flags);
+    return n ? agent_encode(buf, cap, AGENT_WATCH, p, n) : -EINVAL;
+}
+
+ssize_t agent_encode_event(uint8_t *buf, size_t cap, const struct agent_event *e)
+{
+    uint8_t p[AGENT_EVENT_FIXED + 2 * AGENT_MAX_PATH];
+    size_t n = agent_event_payload(p, e);
+    return n ? agent_encode(buf, cap, AGENT_EVENT, p, n) : -EINVAL;
 }
 
 ssize_t agent_encode_file_get(uint8_t *buf, size_t cap, const char *path)
@@ -394,6 +410,10 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
         return agent_cred_parse(p, len, NULL, NULL);
     case AGENT_MOUNT:
         return agent_mount_parse(p, len, m);
+    case AGENT_WATCH:
+        return agent_watch_parse(p, len, m);
+    case AGENT_EVENT:
+        return agent_event_parse(p, len, m);
     case AGENT_SIGNAL:
         if (len != AGENT_SIGNAL_SIZE)
             return -EPROTO;

@@ -138,6 +138,30 @@ size_t agent_mount_payload(uint8_t *p, uint32_t device, uint32_t flags, const ch
  * absolute, clean, short enough, outside the agent's own mounts. */
 int agent_mount_path_ok(const char *path, size_t len);
 
+/* ---- WATCH and EVENT (agent_watch_codec.c; proto.h has the rules) ---- */
+
+/* One change a watch saw: what EVENT carries. */
+struct agent_event {
+    uint32_t kind;    /* AGENT_EVENT_* */
+    uint32_t flags;   /* AGENT_EVENT_F_DIR */
+    const char *path; /* absolute; "" only for an OVERFLOW */
+    const char *to;   /* a RENAME's destination inside the watch, else "" */
+};
+/* A WATCH frame: -EINVAL for flags or a path the rules refuse, -EMSGSIZE
+ * past `cap`. */
+ssize_t agent_encode_watch(uint8_t *buf, size_t cap, const char *path, uint32_t flags);
+/* An EVENT frame (NULL path or to: ""): -EINVAL for an event the rules
+ * refuse, -EMSGSIZE past `cap`. */
+ssize_t agent_encode_event(uint8_t *buf, size_t cap, const struct agent_event *e);
+/* The payloads alone at p (room for AGENT_WATCH_FIXED + AGENT_MAX_PATH,
+ * AGENT_EVENT_FIXED + 2 * AGENT_MAX_PATH bytes): their length, 0 when the
+ * arguments break the rules. */
+size_t agent_watch_payload(uint8_t *p, const char *path, uint32_t flags);
+size_t agent_event_payload(uint8_t *p, const struct agent_event *e);
+/* Whether path is `root` (a WATCH's path) or lies beneath it, root's
+ * trailing '/'s aside: where a hostile agent's events must stay. */
+int agent_watch_beneath(const char *root, const char *path);
+
 /* SIGNAL with signo 1..64 (else -EINVAL). */
 ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo);
 /* WINSIZE: the command's terminal is now rows x cols. */
@@ -185,8 +209,15 @@ struct agent_msg {
         struct { uint32_t signo; } signal;
         struct { uint16_t rows, cols; } winsize;
         struct { uint32_t device, flags; const char *path; } mount;
+        struct { uint32_t flags; const char *path; } watch;
+        struct agent_event event;
     } u;
 };
+
+/* Validate a WATCH or an EVENT payload; with m, fill m->u.watch or
+ * m->u.event (the strings point into the payload).  0 or -EPROTO. */
+int agent_watch_parse(const uint8_t *p, size_t len, struct agent_msg *m);
+int agent_event_parse(const uint8_t *p, size_t len, struct agent_msg *m);
 
 /* Validates a MOUNT payload; with m, fills m->u.mount (the path points
  * into the payload).  0 or -EPROTO. */
@@ -421,6 +452,23 @@ int agent_mount(int fd, uint32_t device, uint32_t flags, const char *path, unsig
 /* The agent answers after making a folder and mount(2), which replays no
  * journal on a disk just made. */
 #define AGENT_MOUNT_WAIT_MS 30000
+
+/* Sends WATCH (proto.h) for guest `path` with AGENT_WATCH_F_* flags and
+ * waits at most wait_ms for the agent's verdict (a READY at the start of
+ * the stream is accepted).  0 once it watches, with *out the
+ * connection's reader for agent_watch_next (ac_free releases it, not the
+ * fd); else -errno: -EINVAL for a request the protocol refuses (nothing
+ * sent), the guest's errno from its ERROR (-ENOENT: no such path),
+ * -ETIMEDOUT, -EPROTO, or the transport's. */
+struct agent_conn;
+int agent_watch_begin(int fd, const char *path, uint32_t flags, unsigned wait_ms,
+                      struct agent_conn **out);
+/* The next message already received on a watch of `root`: 1 with *ev
+ * (its strings valid until the next call), 2 at the watch's end (DONE:
+ * the path went away), 0 when more bytes are needed (agent_reader_fill
+ * once the fd is readable), or -errno for a broken stream: -EPROTO for any
+ * other message or an event outside root. */
+int agent_watch_next(struct agent_conn *c, const char *root, struct agent_event *ev);
 
 /* Copies in_fd (size bytes exactly) to guest `path` with `mode`.  0, or
  * -errno (the guest's errno for a refused put, e.g. -EACCES). */

@@ -40,7 +40,7 @@ static int put_data(int fd, agent_read_fn *read_fn, void *opaque, uint64_t size)
  * agent is in the guest, and a guest that never answers must not hold the
  * run forever.  Reads never go past the message (agent_reader_fill_frame):
  * what follows on the stream belongs to the next request's reader. */
-static int answer_by(struct agent_conn *c, int64_t deadline, struct agent_msg *m)
+int ac_answer_by(struct agent_conn *c, int64_t deadline, struct agent_msg *m)
 {
     for (;;) {
         int rc = agent_reader_next(&c->rd, m);
@@ -65,7 +65,7 @@ static int answer_by(struct agent_conn *c, int64_t deadline, struct agent_msg *m
 static int reseed_answer(struct agent_conn *c, unsigned wait_ms, int *err, uint32_t *op)
 {
     struct agent_msg m;
-    int rc = answer_by(c, agent_deadline_ms(wait_ms), &m);
+    int rc = ac_answer_by(c, agent_deadline_ms(wait_ms), &m);
     if (rc < 0)
         return rc;
     if (m.type == AGENT_RESEEDED)
@@ -154,7 +154,7 @@ static int done_by(int fd, unsigned wait_ms, uint32_t op, const char *what, cons
     if (!c)
         return say(rc, why, whylen, "%s: %s", what, strerror(-rc));
     struct agent_msg m;
-    rc = answer_by(c, agent_deadline_ms(wait_ms), &m);
+    rc = ac_answer_by(c, agent_deadline_ms(wait_ms), &m);
     if (rc == 1 && m.type == AGENT_DONE)
         rc = 0;
     else if (rc == 1 && m.type == AGENT_ERROR &&

@@ -27,6 +27,12 @@ void ac_free(struct agent_conn *c)
     free(c);
 }
 
+struct agent_conn *ac_ask(int fd, const uint8_t *f, ssize_t fl, int *rc)
+{
+    *rc = fl < 0 ? (int)fl : agent_send_all(fd, f, (size_t)fl);
+    return *rc ? NULL : ac_new(fd, rc);
+}
+
 int ac_verdict(struct agent_conn *c, uint16_t ok_type)
 {
     struct agent_msg m;

@@ -17,9 +17,17 @@ struct agent_conn {
 struct agent_conn *ac_new(int fd, int *rc);
 void ac_free(struct agent_conn *c);
 
+/* Sends one encoded request (fl: its encoder's result, which may be an
+ * error) and opens the reader for its answer; NULL with *rc = -errno. */
+struct agent_conn *ac_ask(int fd, const uint8_t *f, ssize_t fl, int *rc);
+
 /* Waits for a request's verdict: 0 when ok_type came, the guest's -errno
  * for an ERROR, -EPROTO for anything else, or the transport's -errno. */
 int ac_verdict(struct agent_conn *c, uint16_t ok_type);
+
+/* The next message by a deadline (agent_client_io.c): 1 with *m,
+ * -ETIMEDOUT, or -errno; reads never go past the message. */
+int ac_answer_by(struct agent_conn *c, int64_t deadline, struct agent_msg *m);
 
 /* CLOCK_MONOTONIC in milliseconds, for the requests' deadlines. */
 int64_t agent_mono_ms(void);

@@ -7,18 +7,12 @@
 
 #include "vmm/agent_client/agent_conn.h"
 
-/* Sends one encoded request and opens the reader for its answer. */
-static struct agent_conn *ask(int fd, const uint8_t *f, ssize_t fl, int *rc)
-{
-    *rc = fl < 0 ? (int)fl : agent_send_all(fd, f, (size_t)fl);
-    return *rc ? NULL : ac_new(fd, rc);
-}
-
 int agent_stat(int fd, const char *path, struct agent_entry *e, char *target_buf)
 {
     uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_PATH];
     int rc;
-    struct agent_conn *c = ask(fd, f, agent_encode_path_req(f, sizeof(f), AGENT_STAT, path), &rc);
+    struct agent_conn *c =
+        ac_ask(fd, f, agent_encode_path_req(f, sizeof(f), AGENT_STAT, path), &rc);
     if (!c)
         return rc;
     struct agent_msg m;
@@ -40,7 +34,8 @@ int agent_list(int fd, const char *path, agent_entry_fn *each, void *opaque)
 {
     uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_PATH];
     int rc;
-    struct agent_conn *c = ask(fd, f, agent_encode_path_req(f, sizeof(f), AGENT_LIST, path), &rc);
+    struct agent_conn *c =
+        ac_ask(fd, f, agent_encode_path_req(f, sizeof(f), AGENT_LIST, path), &rc);
     if (!c)
         return rc;
     for (;;) {
@@ -72,7 +67,7 @@ int agent_list(int fd, const char *path, agent_entry_fn *each, void *opaque)
 static int ask_done(int fd, const uint8_t *f, ssize_t fl)
 {
     int rc;
-    struct agent_conn *c = ask(fd, f, fl, &rc);
+    struct agent_conn *c = ac_ask(fd, f, fl, &rc);
     if (!c)
         return rc;
     rc = ac_verdict(c, AGENT_DONE);

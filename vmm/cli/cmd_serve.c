@@ -69,7 +69,7 @@ static void serve_usage(void)
            "\n"
            "Paths (docs/sandboxes.md): GET /v1/version, GET /v1/pool, GET|POST /v1/sandboxes,\n"
            "GET|PATCH|DELETE /v1/sandboxes/ID, and under it commands[/CID[/output|/stdin|\n"
-           "/signal]], files, directory, stat, archive, audit, snapshot; GET|DELETE\n"
+           "/signal]], files, directory, stat, archive, watch, audit, snapshot; GET|DELETE\n"
            "/v1/snapshots[/SID].  SIGTERM or SIGINT destroys every sandbox and ends the\n"
            "daemon; when the daemon dies, its VMs die with it.\n",
            SERVE_DEFAULT_MAX_SANDBOXES, SANDBOX_MAX);

@@ -21,6 +21,7 @@
 #include "vmm/sandbox/files.h"
 #include "vmm/sandbox/image_defaults.h"
 #include "vmm/sandbox/vm_proc.h"
+#include "vmm/sandbox/watch_stream.h"
 #include "vmm/util/base64.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/version.h"
@@ -44,6 +45,7 @@ static json_t *sandbox_json(const struct sandbox *sb)
     json_object_set_new(o, "timeout_s", json_integer(sb->lease_s));
     json_object_set_new(o, "max_lifetime_s", json_integer(sb->max_lifetime_s));
     json_object_set_new(o, "commands_running", json_integer(sb->running));
+    json_object_set_new(o, "watches", json_integer(sb->watches));
     json_object_set_new(o, "commands_run", json_integer((json_int_t)sb->commands));
     json_object_set(o, "labels", sb->labels);
     json_object_set(o, "env", sb->env);
@@ -421,7 +423,8 @@ void api_handle(struct api_server *srv, struct api_conn *c)
         *rest++ = '\0';
     bool commands = rest && !strncmp(rest, "commands", 8) && (!rest[8] || rest[8] == '/');
     bool ports = rest && !strncmp(rest, "ports", 5) && (!rest[5] || rest[5] == '/');
-    if (rest && !commands && !ports && !files_route_known(rest) && strcmp(rest, "audit") &&
+    bool watch = rest && !strcmp(rest, "watch");
+    if (rest && !commands && !ports && !watch && !files_route_known(rest) && strcmp(rest, "audit") &&
         strcmp(rest, "snapshot"))
         return api_error(c, 404, NULL, "no such path: %.200s", c->req.target);
     struct sandbox *sb = registry_get(&srv->reg, id);
@@ -431,15 +434,21 @@ void api_handle(struct api_server *srv, struct api_conn *c)
      * (an upload or a stdin write may take long): every request but a GET,
      * and the GETs that read the guest's files.  The GETs of the daemon's
      * own records (the sandbox, its commands' records, its audit) do not,
-     * so a dashboard polling them keeps no sandbox alive.  A command, and
-     * reading a command's output, hold the lease while they last
-     * (api_commands.c). */
-    bool uses = !method_is(c, "GET") || (rest && files_route_known(rest)) ||
+     * so a dashboard polling them keeps no sandbox alive.  A command,
+     * reading a command's output, and a watch of its files hold the lease
+     * while they last (api_commands.c, watch_stream.c): each is someone
+     * using the sandbox now, and each ends when its client hangs up. */
+    bool uses = !method_is(c, "GET") || (rest && files_route_known(rest)) || watch ||
                 (ports && api_ports_is_route(rest + 5)); /* a guest port's HTTP */
     if (uses)
         touch(srv, sb);
     if (rest && files_route_known(rest)) {
         files_route(c, sb, rest);
+    } else if (watch) {
+        if (method_is(c, "GET"))
+            watch_get(c, &srv->reg, sb);
+        else
+            api_method_not_allowed(c, "GET");
     } else if (rest && !strcmp(rest, "snapshot")) {
         if (method_is(c, "POST"))
             take_snapshot(srv, c, sb);
@@ -522,7 +531,7 @@ void api_supervise(struct api_server *srv)
             bool connected = sandbox_ports_busy(sb) > 0;
             if (connected) /* its lease counts from its last connection's end */
                 sb->last_used_mono_ms = now;
-            bool idle = !sb->running && !sb->proxying && !connected;
+            bool idle = !sb->running && !sb->proxying && !sb->watches && !connected;
             due = ended || (idle && sb->lease_s && age_ms > (int64_t)sb->lease_s * 1000) ||
                   (sb->max_lifetime_s &&
                    agent_wall_ms() - sb->created_ms > (int64_t)sb->max_lifetime_s * 1000);

@@ -59,8 +59,7 @@ void guest_fs_error(struct api_conn *c, const char *path, int e)
         api_error(c, status, "path", "%s: %s", printable(path, p, sizeof(p)), strerror(e));
 }
 
-/* s as "key", or as "key_b64" when it is not UTF-8 (JSON cannot carry it). */
-static void set_text(json_t *o, const char *key, const char *s)
+void guest_fs_set_text(json_t *o, const char *key, const char *s)
 {
     json_t *v = json_string(s);
     if (v) {
@@ -79,12 +78,12 @@ json_t *guest_fs_entry_json(const struct agent_entry *e, const char *name)
     static const char *const kinds[] = {"file", "dir", "symlink", "other"};
     json_t *o = json_object();
     if (name)
-        set_text(o, "name", name);
+        guest_fs_set_text(o, "name", name);
     json_object_set_new(o, "type", json_string(kinds[e->kind <= 3 ? e->kind : 3]));
     json_object_set_new(o, "size", json_integer((json_int_t)e->size));
     json_object_set_new(o, "mode", json_integer(e->mode));
     json_object_set_new(o, "mtime", json_integer(e->mtime));
     if (e->kind == AGENT_ENTRY_SYMLINK)
-        set_text(o, "target", e->target);
+        guest_fs_set_text(o, "target", e->target);
     return o;
 }

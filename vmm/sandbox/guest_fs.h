@@ -30,5 +30,8 @@ int guest_fs_status(int e);
  * name when given ("name", or "name_b64" when it is not UTF-8; likewise
  * "target_b64"). */
 json_t *guest_fs_entry_json(const struct agent_entry *e, const char *name);
+/* s as o's "key", or as "key_b64" when it is not UTF-8 (JSON cannot carry
+ * it). */
+void guest_fs_set_text(json_t *o, const char *key, const char *s);
 
 #endif

@@ -53,6 +53,7 @@ struct sandbox {
     int64_t last_used_mono_ms;
     unsigned running;     /* commands running now */
     unsigned proxying;    /* requests on a guest port's HTTP route now */
+    unsigned watches;     /* file watches open now (vmm/sandbox/watch_stream.h) */
     uint64_t commands;    /* commands run so far */
     struct bg_table *bg;  /* background commands (vmm/sandbox/background.h), made on first use */
     int pool;             /* SB_POOLED, or taken from it: its pool's index; else -1 */
