@@ -20,23 +20,29 @@ static long port_of(const char *s, size_t len, int zero_ok)
     return v > 65535 || (v == 0 && !zero_ok) ? -1 : v;
 }
 
-int forward_spec_make(const char *ip, long host_port, long guest_port, struct forward_spec *out,
-                      char *err, size_t errlen)
+int forward_spec_make_part(const char *ip, long host_port, long guest_port,
+                           struct forward_spec *out, char *err, size_t errlen, const char **part)
 {
+    const char *unused;
+    if (!part)
+        part = &unused;
     if (!ip || !*ip)
         ip = FORWARD_DEFAULT_IP;
     unsigned char raw[16];
     if (strlen(ip) >= FORWARD_IP_MAX ||
         (inet_pton(AF_INET, ip, raw) != 1 && inet_pton(AF_INET6, ip, raw) != 1)) {
         snprintf(err, errlen, "'%.64s' is not an IP address", ip);
+        *part = "host_ip";
         return -EINVAL;
     }
     if (host_port < 0 || host_port > 65535) {
         snprintf(err, errlen, "host port %ld is not 0..65535", host_port);
+        *part = "host_port";
         return -EINVAL;
     }
     if (guest_port < 1 || guest_port > 65535) {
         snprintf(err, errlen, "guest port %ld is not 1..65535", guest_port);
+        *part = "guest_port";
         return -EINVAL;
     }
     memset(out, 0, sizeof(*out));
@@ -44,6 +50,12 @@ int forward_spec_make(const char *ip, long host_port, long guest_port, struct fo
     out->host_port = (uint16_t)host_port;
     out->guest_port = (uint16_t)guest_port;
     return 0;
+}
+
+int forward_spec_make(const char *ip, long host_port, long guest_port, struct forward_spec *out,
+                      char *err, size_t errlen)
+{
+    return forward_spec_make_part(ip, host_port, guest_port, out, err, errlen, NULL);
 }
 
 /* Each mistake gets a message naming its part of `text`.  Unbracketed

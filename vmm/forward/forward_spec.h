@@ -25,6 +25,10 @@ int forward_spec_parse(const char *text, struct forward_spec *out, char *err, si
  * or "" is the default. */
 int forward_spec_make(const char *ip, long host_port, long guest_port, struct forward_spec *out,
                       char *err, size_t errlen);
+/* The same, and which part was refused: "host_ip", "host_port" or
+ * "guest_port" (the API's field names); part may be NULL. */
+int forward_spec_make_part(const char *ip, long host_port, long guest_port,
+                           struct forward_spec *out, char *err, size_t errlen, const char **part);
 /* "IP:PORT", IPv6 in brackets, for messages and answers. */
 void forward_addr_format(const char *ip, uint16_t port, char *out, size_t outlen);
 

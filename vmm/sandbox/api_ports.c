@@ -9,9 +9,12 @@
 #include "vmm/sandbox/port_proxy.h"
 #include "vmm/sandbox/sandbox_ports.h"
 
-/* One port as the API gives it: an object, or docker's string. */
-static int spec_of(json_t *v, struct forward_spec *s, char *err, size_t errlen)
+/* One port as the API gives it: an object, or docker's string; *field
+ * names the object's member that was refused (NULL: the whole). */
+static int spec_of(json_t *v, struct forward_spec *s, char *err, size_t errlen,
+                   const char **field)
 {
+    *field = NULL;
     if (json_is_string(v))
         return forward_spec_parse(json_string_value(v), s, err, errlen);
     if (!json_is_object(v)) {
@@ -31,20 +34,23 @@ static int spec_of(json_t *v, struct forward_spec *s, char *err, size_t errlen)
            *ip = json_object_get(v, "host_ip");
     if (!json_is_integer(g)) {
         snprintf(err, errlen, "guest_port: want a port number, 1..65535");
+        *field = "guest_port";
         return -EINVAL;
     }
     if (h && !json_is_integer(h)) {
         snprintf(err, errlen, "host_port: want a port number, 0 (any) to 65535");
+        *field = "host_port";
         return -EINVAL;
     }
     if (ip && !json_is_string(ip)) {
         snprintf(err, errlen, "host_ip: want an IP address as a string");
+        *field = "host_ip";
         return -EINVAL;
     }
     long long gp = json_integer_value(g), hp = h ? json_integer_value(h) : 0;
-    return forward_spec_make(ip ? json_string_value(ip) : NULL,
-                             hp < -1 || hp > 65536 ? -1 : (long)hp,
-                             gp < 0 || gp > 65536 ? 0 : (long)gp, s, err, errlen);
+    return forward_spec_make_part(ip ? json_string_value(ip) : NULL,
+                                  hp < -1 || hp > 65536 ? -1 : (long)hp,
+                                  gp < 0 || gp > 65536 ? 0 : (long)gp, s, err, errlen, field);
 }
 
 void api_ports_parse(struct fields *f, struct forward_spec *out, unsigned *n)
@@ -61,7 +67,8 @@ void api_ports_parse(struct fields *f, struct forward_spec *out, unsigned *n)
     json_t *v;
     json_array_foreach(a, i, v) {
         char err[200], msg[260];
-        if (spec_of(v, &out[i], err, sizeof(err))) {
+        const char *member;
+        if (spec_of(v, &out[i], err, sizeof(err), &member)) {
             snprintf(msg, sizeof(msg), "ports[%zu]: %s", i, err);
             return field_error(f, "ports", "%s", msg);
         }
@@ -110,11 +117,8 @@ static void publish(struct api_conn *c, struct sandbox *sb)
         return;
     struct forward_spec s;
     char err[300];
-    if (spec_of(o, &s, err, sizeof(err))) {
-        const char *field = strncmp(err, "host_ip", 7) == 0 || strstr(err, "IP address") ? "host_ip"
-                            : strncmp(err, "host_port", 9) == 0 || strstr(err, "host port") ? "host_port"
-                            : strncmp(err, "guest_port", 10) == 0 || strstr(err, "guest port") ? "guest_port"
-                                                                                              : NULL;
+    const char *field;
+    if (spec_of(o, &s, err, sizeof(err), &field)) {
         json_decref(o);
         return api_error(c, 400, field, "%s", err);
     }
