@@ -15,22 +15,12 @@
 #include "vmm/sandbox/background.h"
 #include "vmm/sandbox/exec_stream.h"
 #include "vmm/sandbox/sandbox_audit.h"
+#include "vmm/sandbox/sandbox_life.h"
 #include "vmm/util/base64.h"
-
-/* A request that runs or follows a command holds its sandbox's lease
- * while it lasts (+1 at its start, -1 at its end: a sandbox is not idle
- * while a command streams to someone).  Either end renews the lease. */
-static void lease_hold(struct api_server *srv, struct sandbox *sb, int delta)
-{
-    pthread_mutex_lock(&srv->reg.lock);
-    sb->running = (unsigned)((int)sb->running + delta);
-    sb->last_used_mono_ms = agent_mono_ms();
-    pthread_mutex_unlock(&srv->reg.lock);
-}
 
 static const char *const command_fields[] = {
     "argv", "cmd", "env", "cwd", "user", "timeout_s", "stdin", "stdin_b64", "max_output_mib",
-    "background", "stdin_open", "buffer_kib", "nproc", "nofile", "fsize_mib", "pty", NULL,
+    "background", "stdin_open", "buffer_kib", "nproc", "nofile", "fsize_mib", "pty", "tag", NULL,
 };
 
 /* "UID" or "UID:GID", numbers only. */
@@ -88,11 +78,41 @@ static size_t build_env(const json_t *mine, const json_t *box, const char **envp
     return n;
 }
 
-static void run_command(struct api_server *srv, struct api_conn *c, struct sandbox *sb)
+/* A command request's fields, checked, as the agent's request and the
+ * background record's parts.  The strings point into the body object
+ * (kept by the caller) or into `owned`. */
+struct command_call {
+    struct agent_exec_req req;
+    const char *args[FIELD_MAX_LIST + 1];
+    const char *envp[2 * FIELD_MAX_VARS + COMMAND_DEFAULT_ENVS + 1];
+    char *owned[2 * FIELD_MAX_VARS];
+    unsigned char *stdin_raw;
+    struct exec_input in;
+    bool background, stdin_open, on_pty;
+    struct pty_size pty;
+    long long buffer_kib, max_out;
+    json_t *describe; /* what the background record shows of the request */
+};
+
+static void command_call_free(struct command_call *k)
 {
-    json_t *o = body_object(c);
-    if (!o)
-        return;
+    for (size_t i = 0; i < sizeof(k->owned) / sizeof(k->owned[0]); i++)
+        free(k->owned[i]);
+    free(k->stdin_raw);
+    json_decref(k->describe);
+    free(k);
+}
+
+/* The body's fields checked into a new call; NULL with the 400 answered
+ * (or on no memory, with a 503). */
+static struct command_call *command_parse(struct api_server *srv, struct api_conn *c,
+                                          struct sandbox *sb, json_t *o)
+{
+    struct command_call *k = calloc(1, sizeof(*k));
+    if (!k) {
+        api_error(c, 503, NULL, "%s", "out of memory");
+        return NULL;
+    }
     struct fields f = {c, o, false};
     only_known(&f, command_fields);
     json_t *argv_j = get_list(&f, "argv", COMMAND_MAX_ARG);
@@ -100,18 +120,18 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
     json_t *env = get_vars(&f, "env");
     const char *cwd = get_text(&f, "cwd");
     const char *user = get_text(&f, "user");
+    const char *tag = get_text(&f, "tag");
     long long timeout = get_uint(&f, "timeout_s", 0, COMMAND_MAX_TIMEOUT_S, COMMAND_DEFAULT_TIMEOUT_S);
-    long long max_out = get_uint(&f, "max_output_mib", 0, 16777216, COMMAND_DEFAULT_MAX_OUTPUT_MIB);
+    k->max_out = get_uint(&f, "max_output_mib", 0, 16777216, COMMAND_DEFAULT_MAX_OUTPUT_MIB);
     json_t *stdin_j = json_object_get(o, "stdin"), *stdin_b64 = json_object_get(o, "stdin_b64");
-    unsigned char *stdin_raw = NULL;
     size_t stdin_len = 0;
     if (!f.failed && stdin_j && !json_is_string(stdin_j))
         field_error(&f, "stdin", "%s: want a string", "stdin");
     if (!f.failed && stdin_j && stdin_b64)
         field_error(&f, "stdin_b64", "%s", "give stdin (text) or stdin_b64 (base64), not both");
     if (!f.failed && stdin_b64 &&
-        (!json_is_string(stdin_b64) || !(stdin_raw = base64_decode(json_string_value(stdin_b64),
-                                                                   &stdin_len))))
+        (!json_is_string(stdin_b64) || !(k->stdin_raw = base64_decode(json_string_value(stdin_b64),
+                                                                      &stdin_len))))
         field_error(&f, "stdin_b64", "%s", "stdin_b64: want base64 (RFC 4648, padded)");
     if (!f.failed && !!argv_j == !!cmd)
         field_error(&f, argv_j ? "cmd" : "argv", "%s", "give either argv (an array) or cmd (a shell string)");
@@ -120,118 +140,154 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
     long long nproc = get_uint(&f, "nproc", 1, 1 << 22, COMMAND_DEFAULT_NPROC);
     long long nofile = get_uint(&f, "nofile", 4, 1 << 20, COMMAND_DEFAULT_NOFILE);
     long long fsize = get_uint(&f, "fsize_mib", 1, 1LL << 24, -1); /* as run --fsize */
-    struct pty_size pty = {0, 0};
-    bool on_pty = get_pty(&f, "pty", &pty);
-    bool background = get_bool(&f, "background", false);
-    bool stdin_open = get_bool(&f, "stdin_open", false);
-    long long buffer_kib = get_uint(&f, "buffer_kib", BG_BUFFER_MIN >> 10, BG_BUFFER_MAX >> 10,
-                                    BG_BUFFER_DEFAULT >> 10);
-    if (!f.failed && !background && (stdin_open || json_object_get(o, "buffer_kib")))
-        field_error(&f, stdin_open ? "stdin_open" : "buffer_kib", "%s",
-                    "stdin_open and buffer_kib are for background commands (\"background\": true)");
-    struct agent_exec_req req;
-    agent_exec_req_init(&req);
-    if (on_pty) { /* one stream (stdout), the terminal's */
-        req.flags |= AGENT_EXEC_F_TTY;
-        req.tty_rows = pty.rows;
-        req.tty_cols = pty.cols;
+    k->on_pty = get_pty(&f, "pty", &k->pty);
+    k->background = get_bool(&f, "background", false);
+    k->stdin_open = get_bool(&f, "stdin_open", false);
+    k->buffer_kib = get_uint(&f, "buffer_kib", BG_BUFFER_MIN >> 10, BG_BUFFER_MAX >> 10,
+                             BG_BUFFER_DEFAULT >> 10);
+    if (!f.failed && !k->background &&
+        (k->stdin_open || json_object_get(o, "buffer_kib") || tag))
+        field_error(&f, k->stdin_open ? "stdin_open" : tag ? "tag" : "buffer_kib", "%s",
+                    "stdin_open, buffer_kib and tag are for background commands "
+                    "(\"background\": true)");
+    struct agent_exec_req *req = &k->req;
+    agent_exec_req_init(req);
+    if (k->on_pty) { /* one stream (stdout), the terminal's */
+        req->flags |= AGENT_EXEC_F_TTY;
+        req->tty_rows = k->pty.rows;
+        req->tty_cols = k->pty.cols;
     }
-    if (!f.failed && user && parse_user(user, &req.uid, &req.gid))
+    if (!f.failed && user && parse_user(user, &req->uid, &req->gid))
         field_error(&f, "user", "user '%.64s': want UID or UID:GID (numbers)", user);
     if (!f.failed && !user && sb->user_error[0])
         field_error(&f, "user", "the image's %s: give \"user\"", sb->user_error);
     if (!user && sb->has_user) {
-        req.uid = sb->uid;
-        req.gid = sb->gid;
+        req->uid = sb->uid;
+        req->gid = sb->gid;
     }
     if (f.failed) {
-        free(stdin_raw);
-        json_decref(o);
-        return;
+        command_call_free(k);
+        return NULL;
     }
-    const char *args[FIELD_MAX_LIST + 1];
     size_t argc = 0;
     if (cmd) {
-        req.flags |= AGENT_EXEC_F_SCRIPT; /* past 64 KiB it goes through a memfd */
-        args[argc++] = "/bin/sh";
-        args[argc++] = "-c";
-        args[argc++] = cmd;
+        req->flags |= AGENT_EXEC_F_SCRIPT; /* past 64 KiB it goes through a memfd */
+        k->args[argc++] = "/bin/sh";
+        k->args[argc++] = "-c";
+        k->args[argc++] = cmd;
     } else {
         json_t *e;
         size_t i;
-        json_array_foreach(argv_j, i, e) args[argc++] = json_string_value(e);
+        json_array_foreach(argv_j, i, e) k->args[argc++] = json_string_value(e);
     }
-    const char *envp[2 * FIELD_MAX_VARS + COMMAND_DEFAULT_ENVS + 1];
-    char *owned[2 * FIELD_MAX_VARS];
-    memset(owned, 0, sizeof(owned));
-    req.argv = args;
-    req.argc = (uint32_t)argc;
+    req->argv = k->args;
+    req->argc = (uint32_t)argc;
     json_t *none = json_object();
-    req.envc = (uint32_t)build_env(env ? env : none, sb->env, envp, owned,
-                                   sizeof(envp) / sizeof(envp[0]) - 1);
+    req->envc = (uint32_t)build_env(env ? env : none, sb->env, k->envp, k->owned,
+                                    sizeof(k->envp) / sizeof(k->envp[0]) - 1);
     json_decref(none);
-    req.envp = envp;
-    req.cwd = cwd ? cwd : sb->cwd[0] ? sb->cwd : NULL;
-    req.timeout_ms = (uint32_t)(timeout * 1000);
-    req.rlim_nproc = (uint64_t)nproc;
-    req.rlim_nofile = (uint64_t)nofile;
+    req->envp = k->envp;
+    req->cwd = cwd ? cwd : sb->cwd[0] ? sb->cwd : NULL;
+    req->timeout_ms = (uint32_t)(timeout * 1000);
+    req->rlim_nproc = (uint64_t)nproc;
+    req->rlim_nofile = (uint64_t)nofile;
     if (fsize > 0)
-        req.rlim_fsize = (uint64_t)fsize << 20;
-    struct exec_input in = {stdin_j ? json_string_value(stdin_j) : (const char *)stdin_raw,
-                            stdin_j ? json_string_length(stdin_j) : stdin_len};
+        req->rlim_fsize = (uint64_t)fsize << 20;
+    k->in = (struct exec_input){stdin_j ? json_string_value(stdin_j) : (const char *)k->stdin_raw,
+                                stdin_j ? json_string_length(stdin_j) : stdin_len};
+    k->describe = json_object();
+    json_object_set(k->describe, cmd ? "cmd" : "argv", cmd ? json_object_get(o, "cmd") : argv_j);
+    if (env)
+        json_object_set(k->describe, "env", env);
+    if (cwd)
+        json_object_set_new(k->describe, "cwd", json_string(cwd));
+    if (tag)
+        json_object_set_new(k->describe, "tag", json_string(tag));
+    if (k->on_pty)
+        json_object_set_new(k->describe, "pty", json_pack("{s:i,s:i}", "cols", k->pty.cols,
+                                                          "rows", k->pty.rows));
     pthread_mutex_lock(&srv->reg.lock);
     sb->commands++;
     pthread_mutex_unlock(&srv->reg.lock);
-    if (background) {
-        json_t *describe = json_object();
-        json_object_set(describe, cmd ? "cmd" : "argv", cmd ? json_object_get(o, "cmd") : argv_j);
-        if (on_pty)
-            json_object_set_new(describe, "pty", json_pack("{s:i,s:i}", "cols", pty.cols,
-                                                           "rows", pty.rows));
-        struct bg_spec spec = {.req = &req, .in = &in, .stdin_open = stdin_open,
-                               .buffer = (size_t)buffer_kib << 10,
-                               .max_output = (uint64_t)max_out << 20, .describe = describe};
-        char id[BG_ID_MAX];
-        int rc = bg_start(&srv->reg, sb, &spec, id);
-        json_decref(describe);
-        struct bg_cmd *bc = rc ? NULL : bg_find(&srv->reg, sb, id);
+    return k;
+}
+
+/* The call started in the background: its record with a reference, and
+ * *stdin_written; or NULL with the error answered. */
+static struct bg_cmd *start_background(struct api_server *srv, struct api_conn *c,
+                                       struct sandbox *sb, struct command_call *k,
+                                       size_t *stdin_written)
+{
+    struct bg_spec spec = {.req = &k->req, .in = &k->in, .stdin_open = k->stdin_open,
+                           .buffer = (size_t)k->buffer_kib << 10,
+                           .max_output = (uint64_t)k->max_out << 20, .describe = k->describe};
+    char id[BG_ID_MAX];
+    int rc = bg_start(&srv->reg, sb, &spec, id);
+    struct bg_cmd *bc = rc ? NULL : bg_find(&srv->reg, sb, id);
+    *stdin_written = 0;
+    if (bc) {
+        if (k->stdin_open && k->in.data) /* the first bytes, then it stays open */
+            bg_write_stdin(bc, k->in.data, k->in.len, false, stdin_written);
+    } else if (rc == -ENOSPC) {
+        api_error(c, 503, NULL, "%d background commands run in this sandbox already", BG_MAX);
+    } else if (rc == -ENOMEM) {
+        api_error(c, 503, "buffer_kib", "the buffers of this sandbox's background commands "
+                  "would pass %u MiB", BG_BUFFER_BUDGET >> 20);
+    } else {
+        api_error(c, 503, NULL, "the sandbox's agent does not answer: %s",
+                  strerror(rc ? -rc : ENOENT));
+    }
+    return bc;
+}
+
+struct bg_cmd *api_command_start(struct api_server *srv, struct api_conn *c, struct sandbox *sb,
+                                 json_t *o)
+{
+    json_object_set_new(o, "background", json_true());
+    struct command_call *k = command_parse(srv, c, sb, o);
+    if (!k)
+        return NULL;
+    size_t written;
+    struct bg_cmd *bc = start_background(srv, c, sb, k, &written);
+    command_call_free(k);
+    return bc;
+}
+
+static void run_command(struct api_server *srv, struct api_conn *c, struct sandbox *sb)
+{
+    json_t *o = body_object(c);
+    if (!o)
+        return;
+    struct command_call *k = command_parse(srv, c, sb, o);
+    if (!k) {
+        json_decref(o);
+        return;
+    }
+    uint64_t max_out = (uint64_t)k->max_out << 20;
+    if (k->background) {
+        size_t written;
+        struct bg_cmd *bc = start_background(srv, c, sb, k, &written);
         if (bc) {
             json_t *rec = bg_json(bc);
-            if (stdin_open && in.data) { /* the first bytes, then it stays open */
-                size_t written;
-                bg_write_stdin(bc, in.data, in.len, false, &written);
+            if (k->stdin_open && k->in.data)
                 json_object_set_new(rec, "stdin_written", json_integer((json_int_t)written));
-            }
             api_reply(c, 201, rec);
             bg_put(bc);
-        } else if (rc == -ENOSPC) {
-            api_error(c, 503, NULL, "%d background commands run in this sandbox already",
-                      BG_MAX);
-        } else if (rc == -ENOMEM) {
-            api_error(c, 503, "buffer_kib", "the buffers of this sandbox's background commands "
-                      "would pass %u MiB", BG_BUFFER_BUDGET >> 20);
-        } else {
-            api_error(c, 503, NULL, "the sandbox's agent does not answer: %s",
-                      strerror(rc ? -rc : ENOENT));
         }
     } else {
-        lease_hold(srv, sb, 1);
+        sandbox_hold(srv, sb, 1);
         struct exec_outcome done;
-        sandbox_audit_exec(sb, &req);
-        int rc = exec_stream_run(c, sb->sock, &req, &in, (uint64_t)max_out << 20, &done);
+        sandbox_audit_exec(sb, &k->req);
+        int rc = exec_stream_run(c, sb->sock, &k->req, &k->in, max_out, &done);
         if (rc)
-            sandbox_audit_exit(sb, &req, (uint64_t)max_out << 20, rc,
-                               &(struct agent_exec_result){0}, 0);
+            sandbox_audit_exit(sb, &k->req, max_out, rc, &(struct agent_exec_result){0}, 0);
         else
-            sandbox_audit_exit(sb, &req, (uint64_t)max_out << 20, done.rc, &done.res,
-                               (uint64_t)done.ms);
-        lease_hold(srv, sb, -1);
+            sandbox_audit_exit(sb, &k->req, max_out, done.rc, &done.res, (uint64_t)done.ms);
+        sandbox_hold(srv, sb, -1);
         if (rc)
             api_error(c, 503, NULL, "the sandbox's agent does not answer: %s", strerror(-rc));
     }
-    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
-        free(owned[i]);
-    free(stdin_raw);
+    command_call_free(k);
     json_decref(o);
 }
 
@@ -315,9 +371,9 @@ static void output(struct api_server *srv, struct api_conn *c, struct sandbox *s
     bool follow = false;
     if (query_bool(c->req.target, "follow", &follow) < 0)
         return api_error(c, 400, "follow", "follow: want true or false");
-    lease_hold(srv, sb, 1);
+    sandbox_hold(srv, sb, 1);
     bg_follow(c, bc, offset, follow);
-    lease_hold(srv, sb, -1);
+    sandbox_hold(srv, sb, -1);
 }
 
 /* /commands/{cid}[/output|/stdin|/signal|/resize] */

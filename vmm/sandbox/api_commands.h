@@ -17,6 +17,15 @@
 
 #include "vmm/sandbox/api_routes.h"
 
+struct bg_cmd;
+
+/* Starts the command a command request's object describes (the fields
+ * above), in the background whatever its "background" says: its record
+ * with a reference (bg_put), or NULL with the error answered on c.  o
+ * stays the caller's.  The one way every API starts a command. */
+struct bg_cmd *api_command_start(struct api_server *srv, struct api_conn *c, struct sandbox *sb,
+                                 json_t *o);
+
 /* `sub` is the path after ".../commands": "" or "/{cid}[/...]". */
 void api_commands(struct api_server *srv, struct api_conn *c, struct sandbox *sb, const char *sub);
 

@@ -22,6 +22,7 @@ static const char *phrase(int status)
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
     case 409: return "Conflict";
+    case 429: return "Too Many Requests";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
@@ -29,7 +30,10 @@ static const char *phrase(int status)
     case 422: return "Unprocessable Content";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
     case 505: return "HTTP Version Not Supported";
     case 507: return "Insufficient Storage";
     default: return status < 400 ? "OK" : "Error";
@@ -119,9 +123,35 @@ void api_error(struct api_conn *c, int status, const char *field, const char *fm
 {
     va_list ap;
     va_start(ap, fmt);
+    if (c->error_hook) {
+        char msg[512];
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        return c->error_hook(c, status, field, msg);
+    }
     json_t *o = error_body(field, fmt, ap);
     va_end(ap);
     api_reply(c, status, o);
+}
+
+void api_reply_bytes(struct api_conn *c, int status, const char *type, const char *extra,
+                     const void *p, size_t n)
+{
+    char head[1024];
+    int k = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n%s", status, phrase(status),
+                     extra ? extra : "");
+    if (status != 204)
+        k += snprintf(head + k, sizeof(head) - (size_t)k, "Content-Type: %s\r\nContent-Length: %zu\r\n",
+                      type, n);
+    k += snprintf(head + k, sizeof(head) - (size_t)k, "%s\r\n",
+                  c->close ? "Connection: close\r\n" : "");
+    if (k >= (int)sizeof(head)) { /* extra too long: a bug of ours, never sent cut */
+        c->broken = true;
+        return;
+    }
+    send_all(c, head, (size_t)k);
+    if (n)
+        send_all(c, p, n);
 }
 
 void api_method_not_allowed(struct api_conn *c, const char *allow)
@@ -145,8 +175,13 @@ void api_unauthorized(struct api_conn *c)
 
 void api_chunked_begin(struct api_conn *c, int status, const char *type)
 {
+    api_chunked_begin_with(c, status, type, NULL);
+}
+
+void api_chunked_begin_with(struct api_conn *c, int status, const char *type, const char *extra)
+{
     c->streaming = true;
-    send_head(c, status, NULL, 0, type);
+    send_head(c, status, extra, 0, type);
 }
 
 void api_chunked_write(struct api_conn *c, const void *p, size_t n)

@@ -33,6 +33,10 @@ struct api_conn {
      * it on (a guest port's HTTP route, vmm/sandbox/port_proxy.h). */
     char *raw_head;
     size_t raw_head_len;
+    /* Set by a layer that speaks another API on this connection (the E2B
+     * layer, vmm/e2b/): every api_error of the operations it calls is
+     * answered in that API's shape instead of {"error", "field"}. */
+    void (*error_hook)(struct api_conn *c, int status, const char *field, const char *msg);
 };
 
 /* Reads the next request's head into c->req (its body is left for the
@@ -54,9 +58,14 @@ void api_request_done(struct api_conn *c);
 
 /* A whole JSON answer (takes the reference to `body`). */
 void api_reply(struct api_conn *c, int status, json_t *body);
+/* A body of n bytes with this Content-Type; extra: more header lines,
+ * each ending in CRLF (NULL: none). */
+void api_reply_bytes(struct api_conn *c, int status, const char *type, const char *extra,
+                     const void *p, size_t n);
 /* A body of `len` bytes read from fd, with this Content-Type. */
 void api_reply_fd(struct api_conn *c, int status, const char *type, int fd, uint64_t len);
-/* {"error": msg, "field": field} with status (field NULL: none). */
+/* {"error": msg, "field": field} with status (field NULL: none), or
+ * c->error_hook's answer. */
 void api_error(struct api_conn *c, int status, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* 405 naming the methods the path takes. */
@@ -71,6 +80,8 @@ void api_unauthorized(struct api_conn *c);
  * end cuts the connection without the last chunk, so the client sees a
  * broken body, never a short one passed off as whole. */
 void api_chunked_begin(struct api_conn *c, int status, const char *type);
+/* The same with more header lines (each ending in CRLF). */
+void api_chunked_begin_with(struct api_conn *c, int status, const char *type, const char *extra);
 void api_chunked_write(struct api_conn *c, const void *p, size_t n);
 void api_chunked_end(struct api_conn *c);
 void api_chunked_abort(struct api_conn *c);

@@ -25,7 +25,9 @@
 #include "vmm/util/base64.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/version.h"
+#include "vmm/sandbox/api_create.h"
 #include "vmm/sandbox/api_ports.h"
+#include "vmm/sandbox/sandbox_life.h"
 #include "vmm/sandbox/sandbox_ports.h"
 
 
@@ -53,14 +55,6 @@ static json_t *sandbox_json(const struct sandbox *sb)
     json_object_set(o, "allow", sb->allow);
     json_object_set(o, "allow_ip", sb->allow_ip);
     return o;
-}
-
-/* The sandbox's new audit lines into the daemon's --audit log. */
-static void forward_audit(struct api_server *srv, struct sandbox *sb)
-{
-    pthread_mutex_lock(&srv->audit_lock);
-    sandbox_audit_forward(sb, srv->audit_fd);
-    pthread_mutex_unlock(&srv->audit_lock);
 }
 
 /* GET .../audit: the sandbox's records as they are in its log. */
@@ -93,185 +87,16 @@ static void audit_get(struct api_conn *c, struct sandbox *sb)
         close(fd);
 }
 
-/* Stops the VM and frees the slot once unused; the caller's reference
- * is dropped. */
-static void destroy(struct api_server *srv, struct sandbox *sb)
-{
-    if (registry_retire(&srv->reg, sb)) {
-        forward_audit(srv, sb);
-        sandbox_teardown(sb);
-    }
-    registry_put(&srv->reg, sb);
-}
-
-static const char *const create_fields[] = {
-    "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
-    "append", "snapshot", "disk_cap_mib", "cpu_quota_pct", "egress_max_conns", "egress_max_mib",
-    "egress_rate", "secrets", "ca_file", "mounts", "ports", NULL,
-};
-
-/* The VM-wide limits a create may give, as `airlock run`'s flags (the VM
- * checks their values and names the field when it refuses one). */
-static const struct { const char *field, *flag; bool shapes; } vm_limits[] = {
-    {"disk_cap_mib", "--disk-cap", true}, /* a snapshot fixed its disks: cold only */
-    {"cpu_quota_pct", "--cpu-quota", false},
-    {"egress_max_conns", "--egress-max-conns", false},
-    {"egress_max_mib", "--egress-max-mib", false},
-    {"egress_rate", "--egress-rate", false},
-};
-#define VM_LIMITS (sizeof(vm_limits) / sizeof(vm_limits[0]))
-
 static void create(struct api_server *srv, struct api_conn *c)
 {
     json_t *o = body_object(c);
     if (!o)
         return;
-    struct fields f = {c, o, false};
-    only_known(&f, create_fields);
-    const char *image = get_text(&f, "image");
-    const char *append = get_text(&f, "append");
-    long long mem = get_uint(&f, "mem", 8, 1048576, SANDBOX_DEFAULT_MEM_MIB);
-    long long cpus = get_uint(&f, "cpus", 1, 64, 1);
-    json_t *allow = get_list(&f, "allow", FIELD_MAX_TEXT);
-    json_t *allow_ip = get_list(&f, "allow_ip", FIELD_MAX_TEXT);
-    json_t *env = get_vars(&f, "env"), *labels = get_vars(&f, "labels");
-    long long lease = get_uint(&f, "timeout_s", 0, 31536000, SANDBOX_DEFAULT_LEASE_S);
-    long long life = get_uint(&f, "max_lifetime_s", 0, 31536000, 0);
-    const char *snap_id = get_text(&f, "snapshot");
-    const char *ca_file = get_text(&f, "ca_file");
-    static __thread struct create_secrets secrets;
-    create_secrets_parse(&f, &secrets);
-    if (!f.failed && ca_file && !secrets.n)
-        field_error(&f, "ca_file", "%s", "ca_file is for the hosts of secrets");
-    static __thread struct create_mounts mounts;
-    create_mounts_parse(&f, &mounts);
-    static __thread struct forward_spec ports[API_PORTS_MAX];
-    unsigned nports;
-    api_ports_parse(&f, ports, &nports);
-    if (!f.failed && snap_id && mounts.n)
-        field_error(&f, "mounts", "%s", "mounts are fixed by the snapshot (its VM's disks)");
-    const char *limits[2 * VM_LIMITS + 1];
-    char limit_val[VM_LIMITS][24];
-    size_t nlimits = 0;
-    bool shaped = false; /* a limit that only a cold boot can give */
-    for (size_t i = 0; i < VM_LIMITS; i++) {
-        long long v = get_uint(&f, vm_limits[i].field, 0, 1LL << 40, -1);
-        if (v < 0)
-            continue;
-        snprintf(limit_val[i], sizeof(limit_val[i]), "%lld", v);
-        limits[nlimits++] = vm_limits[i].flag;
-        limits[nlimits++] = limit_val[i];
-        shaped = shaped || vm_limits[i].shapes;
-    }
-    limits[nlimits] = NULL;
-    if (!f.failed && snap_id && shaped)
-        field_error(&f, "disk_cap_mib", "%s", "disk_cap_mib is fixed by the snapshot");
-    struct snapshot_rec snap;
-    if (!f.failed && snap_id) {
-        /* The snapshot fixed the VM: its image, memory and vCPUs. */
-        static const char *const fixed[] = {"image", "mem", "cpus", "append"};
-        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) && !f.failed; i++)
-            if (json_object_get(o, fixed[i]))
-                field_error(&f, fixed[i], "%s is fixed by the snapshot", fixed[i]);
-        if (!f.failed && !snapshots_find(&srv->snaps, snap_id, &snap)) {
-            api_error(c, 404, "snapshot", "no snapshot '%.64s'", snap_id);
-            json_decref(o); /* snap_id is its */
-            return;
-        }
-        if (!f.failed) {
-            image = snap.image;
-            mem = snap.mem_mib;
-            cpus = snap.cpus;
-        }
-    }
-    /* The image must exist before a VM is asked for; an imported one's
-     * config gives its commands their defaults. */
-    struct image_ref ref = {0};
-    char image_err[600];
-    if (!f.failed && image_ref_resolve(image, &ref, image_err, sizeof(image_err)))
-        field_error(&f, "image", "%s", image_err);
-    if (f.failed) {
-        create_secrets_close(&secrets);
-        json_decref(o);
-        return;
-    }
-    int64_t t0 = agent_mono_ms();
-    if (!image)
-        image = "python";
-    /* The pool when the create asks for exactly its VM; a restore of the
-     * pool's snapshot when only the egress rules differ (they are the
-     * VM's own flags); else a cold boot. */
-    int k = snap_id ? -1 : pool_match(&srv->pool, image, (unsigned)mem, (unsigned)cpus);
-    bool plain = !append && !json_array_size(allow) && !json_array_size(allow_ip) && !nlimits &&
-                 !secrets.n && !mounts.n;
-    struct sandbox *sb = k >= 0 && plain ? pool_take(&srv->pool, k) : NULL;
-    int why = 0;
-    if (sb) {
-        sb->how = "pool";
-    } else {
-        while (!(sb = registry_add(&srv->reg, (unsigned)mem, &why)) && why != -EIO &&
-               pool_evict_one(&srv->pool))
-            ; /* a pooled VM makes room for one that is asked for */
-    }
-    if (!sb) {
-        api_error(c, 503, why == -ENOMEM ? "mem" : NULL,
-                  why == -ENOSPC ? "the daemon runs as many sandboxes as --max-sandboxes allows"
-                  : why == -ENOMEM ? "this sandbox's memory would pass the daemon's --max-mem"
-                                   : "cannot make a sandbox id");
-        create_secrets_close(&secrets);
-        image_ref_release(&ref);
-        json_decref(o);
-        return;
-    }
-    sb->cpus = (unsigned)cpus;
-    sb->lease_s = (unsigned)lease;
-    sb->max_lifetime_s = (unsigned)life;
-    image_defaults_apply(sb, ref.rec, env);
-    image_ref_release(&ref);
-    sb->labels = labels ? json_incref(labels) : json_object();
-    sandbox_egress_init(sb, allow, allow_ip);
-    if (!sb->how) {
-        snprintf(sb->image, sizeof(sb->image), "%s", image);
-        char pool_snap[PATH_MAX];
-        struct sandbox_boot_req b = {.append = append, .allow = allow, .allow_ip = allow_ip,
-                                     .limits = limits, .secrets = &secrets, .ca_file = ca_file,
-                                     .mounts = &mounts};
-        if (snap_id) {
-            b.from_snapshot = snap.dir;
-            snprintf(sb->snapshot, sizeof(sb->snapshot), "%s", snap.id);
-        } else if (k >= 0 && !append && !shaped && !mounts.n && /* disks: cold only */
-                   pool_snapshot(&srv->pool, k, pool_snap, sizeof(pool_snap))) {
-            b.from_snapshot = pool_snap;
-        }
-        sb->how = b.from_snapshot ? "restore" : "cold";
-        char err[600];
-        const char *field;
-        int http = sandbox_boot(srv->state_dir, sb, &b, err, sizeof(err), &field);
-        create_secrets_close(&secrets); /* the VM has them, or never will */
-        if (http) {
-            json_decref(o);
-            api_error(c, http, field, "%s", err);
-            registry_retire(&srv->reg, sb);
-            registry_put(&srv->reg, sb);
-            return;
-        }
-    }
+    struct sandbox *sb = api_create_sandbox(srv, c, o);
     json_decref(o);
-    char port_err[300];
-    const char *port_field;
-    int port_http = api_ports_publish(sb, ports, nports, port_err, sizeof(port_err), &port_field);
-    if (port_http) {
-        api_error(c, port_http, port_field, "%s", port_err);
-        registry_ref(&srv->reg, sb);
-        destroy(srv, sb); /* its VM too */
-        registry_put(&srv->reg, sb);
+    if (!sb)
         return;
-    }
     pthread_mutex_lock(&srv->reg.lock);
-    sb->created_ms = agent_wall_ms();
-    sb->create_ms = (unsigned)(agent_mono_ms() - t0);
-    sb->last_used_mono_ms = agent_mono_ms();
-    sb->state = SB_RUNNING;
     json_t *out = sandbox_json(sb);
     pthread_mutex_unlock(&srv->reg.lock);
     registry_put(&srv->reg, sb);
@@ -378,14 +203,6 @@ static void snapshot_routes(struct api_server *srv, struct api_conn *c, const ch
 
 /* ---- routing ---- */
 
-/* A request that uses the sandbox renews its lease. */
-static void touch(struct api_server *srv, struct sandbox *sb)
-{
-    pthread_mutex_lock(&srv->reg.lock);
-    sb->last_used_mono_ms = agent_mono_ms();
-    pthread_mutex_unlock(&srv->reg.lock);
-}
-
 
 void api_handle(struct api_server *srv, struct api_conn *c)
 {
@@ -441,7 +258,7 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     bool uses = !method_is(c, "GET") || (rest && files_route_known(rest)) || watch ||
                 (ports && api_ports_is_route(rest + 5)); /* a guest port's HTTP */
     if (uses)
-        touch(srv, sb);
+        sandbox_touch(srv, sb);
     if (rest && files_route_known(rest)) {
         files_route(c, sb, rest);
     } else if (watch) {
@@ -479,7 +296,7 @@ void api_handle(struct api_server *srv, struct api_conn *c)
         api_reply(c, 200, o);
     } else if (method_is(c, "DELETE")) {
         registry_ref(&srv->reg, sb); /* destroy drops one; ours is dropped below */
-        destroy(srv, sb);
+        sandbox_destroy(srv, sb);
         api_reply(c, 204, NULL);
     } else if (method_is(c, "PATCH")) {
         update(srv, c, sb);
@@ -487,7 +304,7 @@ void api_handle(struct api_server *srv, struct api_conn *c)
         api_method_not_allowed(c, "GET, PATCH, DELETE");
     }
     if (uses)
-        touch(srv, sb);
+        sandbox_touch(srv, sb);
     registry_put(&srv->reg, sb);
 }
 
@@ -543,9 +360,9 @@ void api_supervise(struct api_server *srv)
             sb->refs++;
         pthread_mutex_unlock(&srv->reg.lock);
         if (due)
-            destroy(srv, sb);
+            sandbox_destroy(srv, sb);
         if (running) {
-            forward_audit(srv, sb);
+            sandbox_forward_audit(srv, sb);
             registry_put(&srv->reg, sb);
         }
     }
@@ -562,7 +379,7 @@ void api_destroy_all(struct api_server *srv)
             sb->refs++;
         pthread_mutex_unlock(&srv->reg.lock);
         if (live)
-            destroy(srv, sb);
+            sandbox_destroy(srv, sb);
     }
     snapshots_delete_all(&srv->snaps);
 }

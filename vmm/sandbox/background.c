@@ -449,68 +449,119 @@ json_t *bg_list(struct registry *reg, struct sandbox *sb)
     return o;
 }
 
-/* Under t->lock: the lines for output from *pos on, *pos moved past them. */
-static json_t *lines_from(const struct bg_cmd *cmd, uint64_t *pos)
+/* Output copied out of the buffer, to be handed to a sink unlocked. */
+struct bg_piece {
+    struct bg_piece *next;
+    uint64_t offset;
+    size_t len;
+    bool err;
+    char data[];
+};
+
+/* Under t->lock: the output from *pos on, *pos moved past it; *skipped
+ * the bytes before it that are gone. */
+static struct bg_piece *pieces_from(const struct bg_cmd *cmd, uint64_t *pos, uint64_t *skipped)
 {
-    json_t *lines = json_array();
+    struct bg_piece *first = NULL, **link = &first;
+    *skipped = 0;
     if (*pos < cmd->start) {
-        json_t *o = json_object();
-        json_object_set_new(o, "type", json_string("skipped"));
-        json_object_set_new(o, "offset", json_integer((json_int_t)*pos));
-        json_object_set_new(o, "bytes", json_integer((json_int_t)(cmd->start - *pos)));
-        json_array_append_new(lines, o);
+        *skipped = cmd->start - *pos;
         *pos = cmd->start;
     }
     for (const struct bg_chunk *k = cmd->head; k; k = k->next) {
         if (k->offset + k->len <= *pos)
             continue;
-        size_t skip = (size_t)(*pos - k->offset);
-        json_t *o = exec_output_line(k->err ? "stderr" : "stdout", k->data + skip, k->len - skip);
-        json_object_set_new(o, "offset", json_integer((json_int_t)*pos));
-        json_array_append_new(lines, o);
+        size_t skip = (size_t)(*pos - k->offset), n = k->len - skip;
+        struct bg_piece *p = malloc(sizeof(*p) + n);
+        if (!p)
+            break; /* the rest comes on the next round */
+        p->next = NULL;
+        p->offset = *pos;
+        p->len = n;
+        p->err = k->err;
+        memcpy(p->data, k->data + skip, n);
+        *link = p;
+        link = &p->next;
         *pos = k->offset + k->len;
     }
-    return lines;
+    return first;
 }
 
-/* The client hung up (or the socket failed) while we wait for output. */
-static bool client_gone(const struct api_conn *c)
-{
-    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
-    return c->broken || (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
-}
-
-void bg_follow(struct api_conn *c, struct bg_cmd *cmd, uint64_t offset, bool follow)
+void bg_follow_with(struct bg_cmd *cmd, uint64_t offset, bool follow, const struct bg_sink *sink,
+                    void *ctx)
 {
     struct bg_table *t = cmd->t;
     uint64_t pos = offset;
-    api_stream_begin(c, 200);
     for (;;) {
+        uint64_t skipped;
         pthread_mutex_lock(&t->lock);
-        json_t *lines = lines_from(cmd, &pos);
-        if (follow && !json_array_size(lines) && !cmd->done) {
+        uint64_t before = pos;
+        struct bg_piece *ps = pieces_from(cmd, &pos, &skipped);
+        bool idle = false;
+        if (follow && !ps && !skipped && !cmd->done) {
             struct timespec until;
             clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_sec += 1; /* then look whether the client is still there */
+            until.tv_sec += 1; /* then ask the sink whether to go on */
             pthread_cond_timedwait(&t->more, &t->lock, &until);
-            json_decref(lines);
-            lines = lines_from(cmd, &pos);
+            ps = pieces_from(cmd, &pos, &skipped);
+            idle = !ps && !skipped;
         }
         /* The runner marks it done after its last chunk: done and all
          * taken is the end. */
         json_t *exit = cmd->done && pos >= cmd->total ? json_incref(cmd->exit) : NULL;
         pthread_mutex_unlock(&t->lock);
-        json_t *line;
-        size_t i;
-        json_array_foreach(lines, i, line) api_stream_line(c, json_incref(line));
-        json_decref(lines);
-        if (exit) {
-            api_stream_line(c, exit);
-            break;
+        bool go = !skipped || sink->skipped(ctx, before, skipped);
+        while (ps) {
+            struct bg_piece *n = ps->next;
+            go = go && sink->chunk(ctx, ps->err, ps->data, ps->len, ps->offset);
+            free(ps);
+            ps = n;
         }
-        if (!follow || client_gone(c))
+        if (go && exit)
+            sink->exit(ctx, exit);
+        json_decref(exit);
+        if (!go || exit || !follow || (idle && !sink->waiting(ctx)))
             break;
     }
+}
+
+/* ---- bg_follow: the output as the API's JSON lines ---- */
+
+static bool line_skipped(void *ctx, uint64_t offset, uint64_t bytes)
+{
+    struct api_conn *c = ctx;
+    api_stream_line(c, json_pack("{s:s,s:I,s:I}", "type", "skipped", "offset", (json_int_t)offset,
+                                 "bytes", (json_int_t)bytes));
+    return !c->broken;
+}
+
+static bool line_chunk(void *ctx, bool err, const char *p, size_t n, uint64_t offset)
+{
+    struct api_conn *c = ctx;
+    json_t *o = exec_output_line(err ? "stderr" : "stdout", p, n);
+    json_object_set_new(o, "offset", json_integer((json_int_t)offset));
+    api_stream_line(c, o);
+    return !c->broken;
+}
+
+static void line_exit(void *ctx, json_t *exit)
+{
+    api_stream_line(ctx, json_incref(exit));
+}
+
+/* The client hung up (or the socket failed) while we wait for output. */
+static bool line_waiting(void *ctx)
+{
+    const struct api_conn *c = ctx;
+    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+    return !(c->broken || (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))));
+}
+
+void bg_follow(struct api_conn *c, struct bg_cmd *cmd, uint64_t offset, bool follow)
+{
+    static const struct bg_sink lines = {line_skipped, line_chunk, line_exit, line_waiting};
+    api_stream_begin(c, 200);
+    bg_follow_with(cmd, offset, follow, &lines, c);
     api_stream_end(c);
 }
 

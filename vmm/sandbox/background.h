@@ -77,6 +77,25 @@ json_t *bg_list(struct registry *reg, struct sandbox *sb);
  * the command ends or the client goes; else only what is there now. */
 void bg_follow(struct api_conn *c, struct bg_cmd *cmd, uint64_t offset, bool follow);
 
+/* What a follower does with a command's output (bg_follow_with), each
+ * called without the table's lock; a false answer stops the following. */
+struct bg_sink {
+    /* `bytes` of output from `offset` on are gone from the buffer */
+    bool (*skipped)(void *ctx, uint64_t offset, uint64_t bytes);
+    /* a piece of stdout (or stderr: err) at byte `offset` */
+    bool (*chunk)(void *ctx, bool err, const char *p, size_t n, uint64_t offset);
+    /* the command ended and all its output was given: its exit record */
+    void (*exit)(void *ctx, json_t *exit);
+    /* about once a second while nothing comes (follow): go on waiting? */
+    bool (*waiting)(void *ctx);
+};
+
+/* The output from byte `offset`, then the exit once the command ended,
+ * into the sink; follow: waits for more until the command ends or the
+ * sink says stop, else only what is there now. */
+void bg_follow_with(struct bg_cmd *cmd, uint64_t offset, bool follow, const struct bg_sink *sink,
+                    void *ctx);
+
 /* Writes to the command's stdin (waiting at most BG_STDIN_WAIT_MS for
  * the command to read), then closes it when eof.  0; -EBADF when its
  * stdin is not open (not stdin_open, or closed already); -EPIPE when the

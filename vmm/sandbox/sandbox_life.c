@@ -1,0 +1,36 @@
+#include "vmm/sandbox/sandbox_life.h"
+
+#include "vmm/agent_client/agent_conn.h"
+#include "vmm/sandbox/sandbox_audit.h"
+#include "vmm/sandbox/sandbox_boot.h"
+
+void sandbox_touch(struct api_server *srv, struct sandbox *sb)
+{
+    pthread_mutex_lock(&srv->reg.lock);
+    sb->last_used_mono_ms = agent_mono_ms();
+    pthread_mutex_unlock(&srv->reg.lock);
+}
+
+void sandbox_hold(struct api_server *srv, struct sandbox *sb, int delta)
+{
+    pthread_mutex_lock(&srv->reg.lock);
+    sb->running = (unsigned)((int)sb->running + delta);
+    sb->last_used_mono_ms = agent_mono_ms();
+    pthread_mutex_unlock(&srv->reg.lock);
+}
+
+void sandbox_forward_audit(struct api_server *srv, struct sandbox *sb)
+{
+    pthread_mutex_lock(&srv->audit_lock);
+    sandbox_audit_forward(sb, srv->audit_fd);
+    pthread_mutex_unlock(&srv->audit_lock);
+}
+
+void sandbox_destroy(struct api_server *srv, struct sandbox *sb)
+{
+    if (registry_retire(&srv->reg, sb)) {
+        sandbox_forward_audit(srv, sb);
+        sandbox_teardown(sb);
+    }
+    registry_put(&srv->reg, sb);
+}
