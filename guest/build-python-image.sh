@@ -198,6 +198,10 @@ else
     find "$tree/var/log" -type f -delete
     rm -f "$tree/etc/resolv.conf"
     echo airlock >"$tree/etc/hostname"
+    # An unprivileged account as E2B's templates have ("user", uid 1000,
+    # /home/user): the E2B layer's default user (docs/e2b.md), and a
+    # non-root user for anyone's commands ("user": "1000").
+    chroot "$tree" useradd --create-home --uid 1000 --user-group --shell /bin/bash user
     # Keep them out if someone apt-installs into the image later.
     mkdir -p "$tree/etc/dpkg/dpkg.cfg.d"
     cat >"$tree/etc/dpkg/dpkg.cfg.d/airlock-nodoc" <<'EOF'

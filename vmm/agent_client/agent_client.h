@@ -46,6 +46,10 @@ struct agent_exec_req {
      * it (ptrace PID 1, a process stuck in the kernel): the wall clock
      * must not depend on the guest.  AGENT_HOST_GRACE_MS by default. */
     uint32_t host_grace_ms;
+    /* Host side, never sent: called from agent_exec_signals once the
+     * command started, with its guest pid (NULL: nobody asks). */
+    void (*on_started)(void *arg, uint32_t pid);
+    void *on_started_arg;
 };
 
 /* Time the agent gets, past the timeout, to kill the command and report:

@@ -329,9 +329,10 @@ static int pass_some(struct agent_conn *c, struct pass *ps)
 
 /* deadline: CLOCK_MONOTONIC ms after which we stop waiting (-ETIMEDOUT);
  * stall_deadline: the same while our output takes nothing; -1: none. */
-static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *in,
-                     struct sigq *sq, int64_t deadline, int64_t stall_deadline,
-                     struct agent_output_cap *cap, struct agent_exec_result *res)
+static int exec_loop(const struct agent_exec_req *req, struct agent_conn *c, int out_fd,
+                     int err_fd, struct feed *in, struct sigq *sq, int64_t deadline,
+                     int64_t stall_deadline, struct agent_output_cap *cap,
+                     struct agent_exec_result *res)
 {
     int peer_gone = 0;
     struct pass ps = {.fd = -1};
@@ -340,6 +341,8 @@ static int exec_loop(struct agent_conn *c, int out_fd, int err_fd, struct feed *
         int rc = 0;
         while (!pass_busy(&ps) && (rc = agent_reader_next(&c->rd, &m)) == 1) {
             rc = exec_on_msg(&m, res);
+            if (!rc && m.type == AGENT_STARTED && req->on_started)
+                req->on_started(req->on_started_arg, res->pid);
             if (rc)
                 return rc < 0 ? rc : 0;
         }
@@ -444,7 +447,7 @@ int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int
     struct feed in = {.fd = in_fd, .pend = c->pend, .priv = {-1, -1}};
     struct sigq sq = {.fd = sig_fd};
     if (!rc)
-        rc = exec_loop(c, out_fd, err_fd, &in, &sq, deadline, stall_deadline, &cap, res);
+        rc = exec_loop(req, c, out_fd, err_fd, &in, &sq, deadline, stall_deadline, &cap, res);
     feed_close(&in);
     if (fl >= 0)
         fcntl(fd, F_SETFL, fl);

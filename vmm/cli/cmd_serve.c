@@ -20,6 +20,7 @@
 
 #include "vmm/cli/commands.h"
 #include "vmm/cli/serve_listen.h"
+#include "vmm/e2b/e2b.h"
 #include "vmm/sandbox/api_auth.h"
 #include "vmm/sandbox/api_routes.h"
 #include "vmm/sandbox/vm_proc.h"
@@ -82,7 +83,9 @@ static void *api_conn_thread(void *arg)
     setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     while (!c->close && !c->broken && api_read_request(c) == 1) {
-        if (c->token && !api_token_ok(c, c->token))
+        if (e2b_request(c)) /* E2B's API: its own keys and tokens (vmm/e2b/e2b.h) */
+            e2b_handle(&srv, c, c->token);
+        else if (c->token && !api_token_ok(c, c->token))
             api_unauthorized(c);
         else
             api_handle(&srv, c);

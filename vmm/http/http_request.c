@@ -450,6 +450,26 @@ int http_request_parse_server(const char *buf, size_t len, struct http_server_re
     return 1;
 }
 
+int http_header_value(const char *head, size_t head_len, const char *name, char *out, size_t cap)
+{
+    size_t head_end;
+    if (http_head_end(head, head_len, head_len, &head_end) != 1 || !cap)
+        return -1;
+    struct span first = http_first_line(head, head_end);
+    size_t pos = (size_t)(first.p - head) + first.n + 2, end = head_end - 2;
+    struct span line, fname, value;
+    int found = 0, rc;
+    while ((rc = http_field_next(head, end, &pos, &line, &fname, &value)) == 1) {
+        if (!http_span_is(fname, name))
+            continue;
+        if (found++ || value.n >= cap)
+            return -1;
+        memcpy(out, value.p, value.n);
+        out[value.n] = '\0';
+    }
+    return rc < 0 ? -1 : found;
+}
+
 void http_request_free(struct http_request *req)
 {
     free(req->origin_head);

@@ -113,6 +113,12 @@ struct http_server_request {
 /* As http_request_parse, for a request to the API: 1, 0 or -status. */
 int http_request_parse_server(const char *buf, size_t len, struct http_server_request *req);
 
+/* The value of header `name` (case-insensitive) in a head that
+ * http_request_parse_server accepted, OWS trimmed, into out (cap bytes,
+ * NUL-terminated).  1: found once; 0: absent; -1: sent more than once, or
+ * longer than cap - 1 bytes (a caller that needs one value refuses both). */
+int http_header_value(const char *head, size_t head_len, const char *name, char *out, size_t cap);
+
 /* Releases origin_head; safe on a zeroed request and twice. */
 void http_request_free(struct http_request *req);
 

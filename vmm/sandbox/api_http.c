@@ -134,6 +134,13 @@ void api_error(struct api_conn *c, int status, const char *field, const char *fm
     api_reply(c, status, o);
 }
 
+int api_header(const struct api_conn *c, const char *name, char *out, size_t cap)
+{
+    if (!c->raw_head)
+        return -1;
+    return http_header_value(c->raw_head, c->raw_head_len, name, out, cap);
+}
+
 void api_reply_bytes(struct api_conn *c, int status, const char *type, const char *extra,
                      const void *p, size_t n)
 {
@@ -280,7 +287,9 @@ int api_read_request(struct api_conn *c)
     }
     if (!c->req.keep_alive)
         c->close = true;
-    if (strstr(c->req.target, "/ports/") && (c->raw_head = malloc(c->req.head_len))) {
+    /* Kept for the routes that read more of the head than http/ keeps (the
+     * E2B layer's headers) or pass it on (a guest port's HTTP route). */
+    if ((c->raw_head = malloc(c->req.head_len))) {
         memcpy(c->raw_head, c->buf, c->req.head_len);
         c->raw_head_len = c->req.head_len;
     }

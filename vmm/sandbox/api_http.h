@@ -29,14 +29,16 @@ struct api_conn {
     bool streaming;          /* a chunked answer has begun */
     bool broken;             /* a write failed: the client is gone */
     const char *token;       /* each request must carry it (TCP); NULL: none needed */
-    /* The request's head as it came, kept only for the routes that pass
-     * it on (a guest port's HTTP route, vmm/sandbox/port_proxy.h). */
+    /* The request's head as it came, for the routes that pass it on (a
+     * guest port's HTTP route, vmm/sandbox/port_proxy.h) or read more of
+     * its headers (api_header). */
     char *raw_head;
     size_t raw_head_len;
     /* Set by a layer that speaks another API on this connection (the E2B
      * layer, vmm/e2b/): every api_error of the operations it calls is
      * answered in that API's shape instead of {"error", "field"}. */
     void (*error_hook)(struct api_conn *c, int status, const char *field, const char *msg);
+    void *error_ctx; /* the hook's */
 };
 
 /* Reads the next request's head into c->req (its body is left for the
@@ -53,6 +55,8 @@ int api_body_to_fd(struct api_conn *c, int fd, uint64_t max);
  * away or stalled (the connection is then closed). */
 int api_body_check(struct api_conn *c, uint64_t max);
 ssize_t api_body_read(struct api_conn *c, void *p, size_t n);
+/* Header `name` of the request (http_header_value's results). */
+int api_header(const struct api_conn *c, const char *name, char *out, size_t cap);
 /* After the answer: a body left unread closes the connection. */
 void api_request_done(struct api_conn *c);
 

@@ -52,6 +52,7 @@ struct bg_cmd {
     uint64_t total, start;
     struct bg_chunk *head, *tail;
     bool done;
+    uint32_t pid;         /* its guest pid once it started, else 0 */
     json_t *exit;
     struct registry *reg;
     struct sandbox *sb;
@@ -153,6 +154,17 @@ struct exec_job {
     struct agent_exec_result res;
     int rc;
 };
+
+/* agent_exec_signals' word that the command started. */
+static void on_started(void *arg, uint32_t pid)
+{
+    struct bg_cmd *cmd = arg;
+    pthread_mutex_lock(&cmd->t->lock);
+    cmd->pid = pid;
+    json_object_set_new(cmd->info, "pid", json_integer(pid));
+    pthread_cond_broadcast(&cmd->t->more);
+    pthread_mutex_unlock(&cmd->t->lock);
+}
 
 static void *exec_thread(void *arg)
 {
@@ -281,6 +293,8 @@ static int copy_req(struct bg_cmd *cmd, const struct agent_exec_req *req)
         if (!(envp[i] = own(cmd, req->envp[i])))
             return -ENOMEM;
     cmd->req.cwd = req->cwd ? own(cmd, req->cwd) : NULL;
+    cmd->req.on_started = on_started;
+    cmd->req.on_started_arg = cmd;
     return req->cwd && !cmd->req.cwd ? -ENOMEM : 0;
 }
 
@@ -412,6 +426,49 @@ struct bg_cmd *bg_find(struct registry *reg, struct sandbox *sb, const char *id)
         }
     pthread_mutex_unlock(&t->lock);
     return found;
+}
+
+struct bg_cmd *bg_find_pid(struct registry *reg, struct sandbox *sb, uint32_t pid)
+{
+    struct bg_table *t = table_of(reg, sb, false);
+    if (!t || !pid)
+        return NULL;
+    struct bg_cmd *found = NULL;
+    pthread_mutex_lock(&t->lock);
+    for (unsigned i = 0; i < BG_MAX && t->cmds[i] && !found; i++)
+        if (t->cmds[i]->pid == pid) {
+            found = t->cmds[i];
+            found->refs++;
+        }
+    pthread_mutex_unlock(&t->lock);
+    return found;
+}
+
+uint32_t bg_pid(struct bg_cmd *cmd, unsigned wait_ms)
+{
+    struct bg_table *t = cmd->t;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += wait_ms / 1000;
+    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&t->lock);
+    while (!cmd->pid && !cmd->done && pthread_cond_timedwait(&t->more, &t->lock, &until) == 0)
+        ;
+    uint32_t pid = cmd->pid;
+    pthread_mutex_unlock(&t->lock);
+    return pid;
+}
+
+bool bg_running(struct bg_cmd *cmd)
+{
+    pthread_mutex_lock(&cmd->t->lock);
+    bool r = !cmd->done;
+    pthread_mutex_unlock(&cmd->t->lock);
+    return r;
 }
 
 /* Under t->lock. */

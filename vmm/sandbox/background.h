@@ -63,8 +63,15 @@ int bg_start(struct registry *reg, struct sandbox *sb, const struct bg_spec *spe
 /* The record `id` of sb, with a reference (bg_put), or NULL. */
 struct bg_cmd *bg_find(struct registry *reg, struct sandbox *sb, const char *id);
 void bg_put(struct bg_cmd *cmd);
+/* The record whose command has guest pid `pid`, with a reference, or NULL. */
+struct bg_cmd *bg_find_pid(struct registry *reg, struct sandbox *sb, uint32_t pid);
+/* Its guest pid, waiting at most wait_ms for the command to start: 0
+ * when it never started (its exit record says why) or not in time. */
+uint32_t bg_pid(struct bg_cmd *cmd, unsigned wait_ms);
+/* Whether it still runs. */
+bool bg_running(struct bg_cmd *cmd);
 
-/* {"id", "argv"|"cmd", "started_ms", "running", "output_bytes",
+/* {"id", "pid" (once started), "argv"|"cmd", "env", "cwd", "tag", "pty", "started_ms", "running", "output_bytes",
  *  "buffer_start", "exit": exit record or null} */
 json_t *bg_json(struct bg_cmd *cmd);
 /* {"commands": [bg_json...]} of sb, oldest first. */

@@ -74,6 +74,11 @@ struct sandbox {
     char snapshot[SANDBOX_ID_HEX + 1]; /* restored from this snapshot of the API, or "" */
     uint64_t audit_forwarded; /* bytes of it copied to the daemon's --audit */
     const char *how;      /* "pool", "restore" or "cold" */
+    /* The E2B layer's (vmm/e2b/): the sandbox plane's access token, made
+     * when first handed out (hex of 32 random bytes, "" until then), and
+     * the template name a create gave. */
+    char access_token[65];
+    char template_id[128];
 };
 
 struct registry {

@@ -1,0 +1,459 @@
+#include "vmm/e2b/e2b_control.h"
+
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/agent_client/agent_conn.h"
+#include "vmm/e2b/e2b_sandbox.h"
+#include "vmm/e2b/proto_json.h"
+#include "vmm/http/http_query.h"
+#include "vmm/sandbox/api_create.h"
+#include "vmm/sandbox/api_fields.h"
+#include "vmm/sandbox/sandbox_life.h"
+
+/* E2B's default when a create gives no timeout (its openapi.yml). */
+#define E2B_DEFAULT_TIMEOUT_S 15
+#define E2B_LIST_MAX 100 /* a v2 page's most (the SDK asks for 100 at most) */
+
+void e2b_rest_error_hook(struct api_conn *c, int status, const char *field, const char *msg)
+{
+    json_t *m = json_sprintf(field ? "%s (%s)" : "%s", msg, field);
+    json_t *o = json_pack("{s:i,s:o}", "code", status,
+                          "message", m ? m : json_string("(a message that was not UTF-8)"));
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    api_reply_bytes(c, status, "application/json", NULL, text ? text : "{}", text ? strlen(text) : 2);
+    free(text);
+}
+
+void e2b_rest_error(struct api_conn *c, int status, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    e2b_rest_error_hook(c, status, NULL, msg);
+}
+
+static void reply(struct api_conn *c, int status, json_t *o)
+{
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!text)
+        return e2b_rest_error(c, 500, "out of memory");
+    api_reply_bytes(c, status, "application/json", NULL, text, strlen(text));
+    free(text);
+}
+
+bool e2b_control_path(const char *path)
+{
+    return !strcmp(path, "/sandboxes") || !strncmp(path, "/sandboxes/", 11) ||
+           !strcmp(path, "/v2/sandboxes");
+}
+
+/* ---- a sandbox as E2B shows it ---- */
+
+/* Under the registry's lock. */
+static int64_t end_at_ms(const struct sandbox *sb)
+{
+    if (!sb->lease_s) /* never idles out: E2B has no "never", so far off */
+        return agent_wall_ms() + 315360000000LL;
+    return agent_wall_ms() + (int64_t)sb->lease_s * 1000 - (agent_mono_ms() - sb->last_used_mono_ms);
+}
+
+/* Under the registry's lock: a ListedSandbox (detail: a SandboxDetail). */
+static json_t *listed(const struct sandbox *sb, bool detail)
+{
+    json_t *o = json_object();
+    const char *tmpl = sb->template_id[0] ? sb->template_id : sb->image;
+    json_object_set_new(o, "templateID", json_string(tmpl));
+    json_object_set_new(o, "alias", json_string(tmpl));
+    json_object_set_new(o, "sandboxID", json_string(sb->id));
+    json_object_set_new(o, "clientID", json_string("airlock"));
+    json_object_set_new(o, "startedAt", pj_timestamp_new(sb->created_ms));
+    json_object_set_new(o, "endAt", pj_timestamp_new(end_at_ms(sb)));
+    json_object_set_new(o, "cpuCount", json_integer(sb->cpus));
+    json_object_set_new(o, "memoryMB", json_integer(sb->mem_mib));
+    json_object_set_new(o, "diskSizeMB", json_integer(0)); /* copy-on-write: no fixed size */
+    json_object_set(o, "metadata", sb->labels);
+    json_object_set_new(o, "state", json_string("running"));
+    json_object_set_new(o, "envdVersion", json_string(E2B_ENVD_VERSION));
+    if (detail)
+        json_object_set_new(o, "domain", json_null());
+    return o;
+}
+
+/* A create's or a connect's answer (a Sandbox). */
+static json_t *created(struct api_server *srv, struct sandbox *sb)
+{
+    char token[65];
+    if (e2b_access_token(srv, sb, token))
+        return NULL;
+    pthread_mutex_lock(&srv->reg.lock);
+    const char *tmpl = sb->template_id[0] ? sb->template_id : sb->image;
+    json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:n}", "templateID", tmpl, "alias", tmpl,
+                          "sandboxID", sb->id, "clientID", "airlock", "envdVersion",
+                          E2B_ENVD_VERSION, "envdAccessToken", token, "domain");
+    pthread_mutex_unlock(&srv->reg.lock);
+    explicit_bzero(token, sizeof(token));
+    return o;
+}
+
+/* ---- create ---- */
+
+/* E2B's allowOut entries into /v1's rules: addresses and CIDR blocks are
+ * allow_ip rules, names allow rules.  -1 with the entry refused. */
+static int split_allow_out(struct api_conn *c, json_t *list, json_t *allow, json_t *allow_ip)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e) {
+        if (!json_is_string(e) || !json_string_length(e)) {
+            e2b_rest_error(c, 400, "network.allowOut: want an array of non-empty strings");
+            return -1;
+        }
+        const char *s = json_string_value(e);
+        char addr[64];
+        size_t n = strcspn(s, "/");
+        unsigned char buf[16];
+        bool ip = n < sizeof(addr) && (memcpy(addr, s, n), addr[n] = '\0',
+                                       inet_pton(AF_INET, addr, buf) == 1 ||
+                                       inet_pton(AF_INET6, addr, buf) == 1);
+        json_array_append(ip ? allow_ip : allow, e);
+    }
+    return 0;
+}
+
+/* The /v1 create object a POST /sandboxes asks for; NULL with the error
+ * answered.  *tmpl: its template's name. */
+static json_t *create_request(struct api_conn *c, json_t *in, const char **tmpl)
+{
+    static const char *const known[] = {
+        "templateID", "timeout", "autoPause", "autoPauseMemory", "autoResume", "secure",
+        "allow_internet_access", "network", "metadata", "envVars", "mcp", "volumeMounts",
+        "airlock", NULL,
+    };
+    const char *k;
+    json_t *v;
+    json_object_foreach(in, k, v) {
+        bool ok = false;
+        for (size_t i = 0; known[i] && !ok; i++)
+            ok = !strcmp(known[i], k);
+        if (!ok) {
+            e2b_rest_error(c, 400, "unknown field '%.64s'", k);
+            return NULL;
+        }
+    }
+    bool bad = false;
+    *tmpl = pj_string(json_object_get(in, "templateID"), &bad);
+    if (bad || (*tmpl && (!**tmpl || strlen(*tmpl) > 127))) {
+        e2b_rest_error(c, 400, "templateID: want a template name (an airlock image)");
+        return NULL;
+    }
+    if (!*tmpl)
+        *tmpl = E2B_DEFAULT_TEMPLATE;
+    if (json_is_true(json_object_get(in, "allow_internet_access"))) {
+        e2b_rest_error(c, 400, "allow_internet_access: airlock opens no general internet access; "
+                       "name what the sandbox may reach in network.allowOut (domains, addresses, "
+                       "CIDR blocks: airlock's egress allowlist)");
+        return NULL;
+    }
+    if (json_is_true(json_object_get(in, "autoPause")) ||
+        json_is_true(pj_field(json_object_get(in, "autoResume"), "enabled", NULL))) {
+        e2b_rest_error(c, 400, "autoPause, autoResume: airlock sandboxes cannot pause yet");
+        return NULL;
+    }
+    if (json_object_get(in, "mcp") && !json_is_null(json_object_get(in, "mcp"))) {
+        e2b_rest_error(c, 400, "mcp: airlock runs no MCP gateway in sandboxes (airlock mcp is "
+                       "the host's MCP server)");
+        return NULL;
+    }
+    if (json_array_size(json_object_get(in, "volumeMounts"))) {
+        e2b_rest_error(c, 400, "volumeMounts: airlock has no E2B volumes; use the airlock "
+                       "extension's mounts");
+        return NULL;
+    }
+    json_t *o = json_object();
+    const char *image = strcmp(*tmpl, E2B_DEFAULT_TEMPLATE) ? *tmpl : E2B_DEFAULT_IMAGE;
+    json_object_set_new(o, "image", json_string(image));
+    json_t *t = json_object_get(in, "timeout");
+    if (t && !json_is_integer(t)) {
+        e2b_rest_error(c, 400, "timeout: want whole seconds");
+        json_decref(o);
+        return NULL;
+    }
+    json_object_set_new(o, "timeout_s", json_integer(t ? json_integer_value(t)
+                                                       : E2B_DEFAULT_TIMEOUT_S));
+    if (json_object_get(in, "metadata"))
+        json_object_set(o, "labels", json_object_get(in, "metadata"));
+    if (json_object_get(in, "envVars"))
+        json_object_set(o, "env", json_object_get(in, "envVars"));
+    json_t *net = json_object_get(in, "network");
+    if (net && !json_is_null(net)) {
+        json_t *out = json_object_get(net, "allowOut");
+        json_t *deny = json_object_get(net, "denyOut");
+        const char *nk;
+        json_t *nv;
+        json_object_foreach(net, nk, nv) {
+            if (strcmp(nk, "allowOut") && strcmp(nk, "denyOut") && strcmp(nk, "allowPublicTraffic")) {
+                e2b_rest_error(c, 400, "network.%.64s: not supported by airlock (it takes "
+                               "allowOut and denyOut)", nk);
+                json_decref(o);
+                return NULL;
+            }
+        }
+        if ((out && !json_is_array(out)) || (deny && !json_is_array(deny))) {
+            e2b_rest_error(c, 400, "network.allowOut, network.denyOut: want arrays of strings");
+            json_decref(o);
+            return NULL;
+        }
+        /* denyOut needs nothing: whatever allowOut does not name is denied,
+         * and E2B's allowed entries win over denied ones. */
+        if (json_array_size(out)) {
+            json_t *allow = json_array(), *allow_ip = json_array();
+            json_object_set_new(o, "allow", allow);
+            json_object_set_new(o, "allow_ip", allow_ip);
+            if (split_allow_out(c, out, allow, allow_ip)) {
+                json_decref(o);
+                return NULL;
+            }
+        }
+    }
+    json_t *ext = json_object_get(in, "airlock");
+    if (ext && !json_is_object(ext)) {
+        e2b_rest_error(c, 400, "airlock: want an object of airlock's create fields");
+        json_decref(o);
+        return NULL;
+    }
+    const char *ek;
+    json_t *ev;
+    json_object_foreach(ext, ek, ev) {
+        if (json_object_get(o, ek)) {
+            e2b_rest_error(c, 400, "airlock.%.64s: given by E2B's own field", ek);
+            json_decref(o);
+            return NULL;
+        }
+        json_object_set(o, ek, ev);
+    }
+    return o;
+}
+
+static json_t *body_json(struct api_conn *c)
+{
+    if (api_read_body(c))
+        return NULL;
+    json_error_t err;
+    json_t *o = c->req.body_len ? json_loadb(c->body, c->req.body_len, JSON_REJECT_DUPLICATES, &err)
+                                : json_object();
+    if (!json_is_object(o)) {
+        e2b_rest_error(c, 400, "the body is not a JSON object%s%s", o ? "" : ": ", o ? "" : err.text);
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static void create(struct api_server *srv, struct api_conn *c)
+{
+    json_t *in = body_json(c);
+    if (!in)
+        return;
+    const char *tmpl;
+    json_t *o = create_request(c, in, &tmpl);
+    if (o) {
+        struct sandbox *sb = api_create_sandbox(srv, c, o); /* its errors: E2B's shape */
+        json_decref(o);
+        if (sb) {
+            pthread_mutex_lock(&srv->reg.lock);
+            snprintf(sb->template_id, sizeof(sb->template_id), "%s", tmpl);
+            pthread_mutex_unlock(&srv->reg.lock);
+            json_t *out = created(srv, sb);
+            if (out) {
+                registry_put(&srv->reg, sb);
+                reply(c, 201, out);
+            } else {
+                sandbox_destroy(srv, sb);
+                e2b_rest_error(c, 500, "no randomness for the sandbox's access token");
+            }
+        }
+    }
+    json_decref(in);
+}
+
+/* ---- listing ---- */
+
+/* "k=v&k2=v2" (each part URL-encoded): whether sb's labels have them all. */
+static int metadata_match(const struct sandbox *sb, const char *query, bool *match)
+{
+    *match = true;
+    const char *p = query;
+    while (*p) {
+        size_t n = strcspn(p, "&");
+        char part[1024], key[512], val[512];
+        if (n >= sizeof(part))
+            return -1;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        /* decode both halves through the query parser: "?k=v" */
+        char probe[1100], *eq = strchr(part, '=');
+        if (!eq)
+            return -1;
+        *eq = '\0';
+        snprintf(probe, sizeof(probe), "?x=%s", part);
+        if (query_param(probe, "x", key, sizeof(key)) != 1)
+            return -1;
+        snprintf(probe, sizeof(probe), "?x=%s", eq + 1);
+        if (query_param(probe, "x", val, sizeof(val)) < 0)
+            return -1;
+        const char *have = json_string_value(json_object_get(sb->labels, key));
+        if (!have || strcmp(have, val))
+            *match = false;
+        p += n + (p[n] == '&');
+    }
+    return 0;
+}
+
+static void list(struct api_server *srv, struct api_conn *c, bool v2)
+{
+    char meta[2048] = "", state[64] = "", limit_s[16] = "", next[32] = "";
+    if (query_param(c->req.target, "metadata", meta, sizeof(meta)) < 0 ||
+        query_param(c->req.target, "state", state, sizeof(state)) < 0 ||
+        query_param(c->req.target, "limit", limit_s, sizeof(limit_s)) < 0 ||
+        query_param(c->req.target, "nextToken", next, sizeof(next)) < 0)
+        return e2b_rest_error(c, 400, "a malformed query parameter");
+    unsigned long limit = limit_s[0] ? strtoul(limit_s, NULL, 10) : E2B_LIST_MAX;
+    if (!limit || limit > E2B_LIST_MAX)
+        limit = E2B_LIST_MAX;
+    /* Only running sandboxes exist: a state filter without "running" lists none. */
+    bool running = !state[0] || strstr(state, "running");
+    /* nextToken: the sandbox id the page ends after (oldest first). */
+    json_t *arr = json_array();
+    bool more = false, past = !next[0];
+    char last[SANDBOX_ID_HEX + 1] = "";
+    pthread_mutex_lock(&srv->reg.lock);
+    for (unsigned i = 0; i < SANDBOX_MAX && running; i++) {
+        struct sandbox *sb = &srv->reg.slots[i];
+        if (sb->state != SB_RUNNING)
+            continue;
+        if (!past) {
+            past = !strcmp(sb->id, next);
+            continue;
+        }
+        bool match;
+        if (meta[0] && metadata_match(sb, meta, &match)) {
+            pthread_mutex_unlock(&srv->reg.lock);
+            json_decref(arr);
+            return e2b_rest_error(c, 400, "metadata: want key=value pairs joined by '&'");
+        }
+        if (meta[0] && !match)
+            continue;
+        if (v2 && json_array_size(arr) == limit) {
+            more = true;
+            break;
+        }
+        json_array_append_new(arr, listed(sb, false));
+        snprintf(last, sizeof(last), "%s", sb->id);
+    }
+    pthread_mutex_unlock(&srv->reg.lock);
+    char *text = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    char extra[64] = "";
+    if (more)
+        snprintf(extra, sizeof(extra), "X-Next-Token: %s\r\n", last);
+    api_reply_bytes(c, 200, "application/json", extra, text ? text : "[]", text ? strlen(text) : 2);
+    free(text);
+}
+
+/* ---- one sandbox ---- */
+
+/* {"timeout": N} or {"duration": N}: the lease, renewed from now. */
+static void set_lease(struct api_server *srv, struct api_conn *c, struct sandbox *sb,
+                      const char *name, bool answer)
+{
+    json_t *in = body_json(c);
+    if (!in)
+        return;
+    json_t *t = json_object_get(in, name);
+    if (!json_is_integer(t) || json_integer_value(t) < 0 || json_integer_value(t) > 31536000) {
+        json_decref(in);
+        return e2b_rest_error(c, 400, "%s: want whole seconds, 0 to 31536000", name);
+    }
+    pthread_mutex_lock(&srv->reg.lock);
+    sb->lease_s = (unsigned)json_integer_value(t);
+    sb->last_used_mono_ms = agent_mono_ms();
+    pthread_mutex_unlock(&srv->reg.lock);
+    json_decref(in);
+    if (!answer)
+        return api_reply_bytes(c, 204, NULL, NULL, NULL, 0);
+    json_t *out = created(srv, sb);
+    if (!out)
+        return e2b_rest_error(c, 500, "no randomness for the sandbox's access token");
+    reply(c, 200, out);
+}
+
+static void one(struct api_server *srv, struct api_conn *c, const char *id, const char *what)
+{
+    struct sandbox *sb = registry_get(&srv->reg, id);
+    if (!sb)
+        return e2b_rest_error(c, 404, "sandbox \"%.64s\" not found", id);
+    const char *m = c->req.method;
+    if (!what) {
+        if (!strcmp(m, "GET")) {
+            pthread_mutex_lock(&srv->reg.lock);
+            json_t *o = listed(sb, true);
+            pthread_mutex_unlock(&srv->reg.lock);
+            reply(c, 200, o);
+        } else if (!strcmp(m, "DELETE")) {
+            registry_ref(&srv->reg, sb); /* sandbox_destroy drops one, ours goes below */
+            sandbox_destroy(srv, sb);
+            api_reply_bytes(c, 204, NULL, NULL, NULL, 0);
+        } else {
+            e2b_rest_error(c, 405, "%s is not allowed on a sandbox (GET, DELETE)", m);
+        }
+    } else if (strcmp(m, "POST")) {
+        e2b_rest_error(c, 405, "%s is not allowed here (POST)", m);
+    } else if (!strcmp(what, "timeout")) {
+        set_lease(srv, c, sb, "timeout", false);
+    } else if (!strcmp(what, "refreshes")) {
+        set_lease(srv, c, sb, "duration", false);
+    } else if (!strcmp(what, "connect")) {
+        set_lease(srv, c, sb, "timeout", true);
+    } else if (!strcmp(what, "pause") || !strcmp(what, "resume") || !strcmp(what, "snapshots")) {
+        e2b_rest_error(c, 501, "airlock sandboxes cannot %s yet", what);
+    } else {
+        e2b_rest_error(c, 404, "no such path: %.200s", c->req.target);
+    }
+    registry_put(&srv->reg, sb);
+}
+
+void e2b_control(struct api_server *srv, struct api_conn *c, const char *path)
+{
+    c->error_hook = e2b_rest_error_hook;
+    c->error_ctx = NULL;
+    const char *m = c->req.method;
+    if (!strcmp(path, "/sandboxes") || !strcmp(path, "/v2/sandboxes")) {
+        bool v2 = path[1] == 'v';
+        if (!strcmp(m, "GET"))
+            list(srv, c, v2);
+        else if (!v2 && !strcmp(m, "POST"))
+            create(srv, c);
+        else
+            e2b_rest_error(c, 405, "%s is not allowed here", m);
+    } else {
+        char id[SANDBOX_ID_HEX + 2];
+        const char *p = path + strlen("/sandboxes/");
+        size_t n = strcspn(p, "/");
+        if (n > SANDBOX_ID_HEX) {
+            e2b_rest_error(c, 404, "sandbox \"%.64s\" not found", p);
+        } else {
+            memcpy(id, p, n);
+            id[n] = '\0';
+            one(srv, c, id, p[n] ? p + n + 1 : NULL);
+        }
+    }
+    c->error_hook = NULL;
+}
