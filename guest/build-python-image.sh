@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the python3 guest disk from Debian's own packages:
-#   debootstrap --variant=minbase --include=python3,ca-certificates,curl bookworm (from the mirror
+#   debootstrap --variant=minbase --include=python3,ca-certificates,curl,sudo bookworm (from the mirror
 #   this machine's apt uses), stripped of what a guest never reads, cached
 #   outside the repo, then copied into an ext4 image with mke2fs -d (no loop
 #   mount). Boots with the same init as the busybox images (guest/init, run by
@@ -100,7 +100,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 self=$here/$(basename "$0")
 list=$here/../scripts/packages/python-image.list
 suite=bookworm
-include=python3,ca-certificates,curl
+include=python3,ca-certificates,curl,sudo
 agent=${AIRLOCK_AGENT:-$(dirname "$out")/agent}
 headroom=${PYTHON_IMAGE_HEADROOM:-30}
 min_mb=${PYTHON_IMAGE_MIN_MB:-64}
@@ -202,6 +202,10 @@ else
     # /home/user): the E2B layer's default user (docs/e2b.md), and a
     # non-root user for anyone's commands ("user": "1000").
     chroot "$tree" useradd --create-home --uid 1000 --user-group --shell /bin/bash user
+    # ... who may become root without a password, as there: the VM is the
+    # boundary, and root in it is what /v1's commands run as anyway.
+    echo 'user ALL=(ALL:ALL) NOPASSWD: ALL' >"$tree/etc/sudoers.d/user"
+    chmod 440 "$tree/etc/sudoers.d/user"
     # Keep them out if someone apt-installs into the image later.
     mkdir -p "$tree/etc/dpkg/dpkg.cfg.d"
     cat >"$tree/etc/dpkg/dpkg.cfg.d/airlock-nodoc" <<'EOF'

@@ -170,6 +170,7 @@ Suite *credential_suite(void), *credential_proxy_suite(void), *layer_apply_suite
       *rootfs_disk_suite(void), *image_source_suite(void), *dir_disk_suite(void);
 Suite *image_user_suite(void);
 Suite *base64_suite(void);
+Suite *e2b_wire_suite(void);
 Suite *api_pty_suite(void);
 Suite *exec_output_suite(void);
 Suite *exec_stream_suite(void);

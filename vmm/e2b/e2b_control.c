@@ -1,6 +1,8 @@
 #include "vmm/e2b/e2b_control.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,12 +59,22 @@ bool e2b_control_path(const char *path)
 
 /* ---- a sandbox as E2B shows it ---- */
 
-/* Under the registry's lock. */
+/* The wall clock's time of a monotonic one, through one offset taken
+ * once, so a sandbox's endAt reads the same however often it is asked. */
+static int64_t wall_offset_ms;
+static void take_offset(void)
+{
+    wall_offset_ms = agent_wall_ms() - agent_mono_ms();
+}
+
+/* Under the registry's lock: when its lease runs out if nobody uses it. */
 static int64_t end_at_ms(const struct sandbox *sb)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, take_offset);
     if (!sb->lease_s) /* never idles out: E2B has no "never", so far off */
         return agent_wall_ms() + 315360000000LL;
-    return agent_wall_ms() + (int64_t)sb->lease_s * 1000 - (agent_mono_ms() - sb->last_used_mono_ms);
+    return wall_offset_ms + sb->last_used_mono_ms + (int64_t)sb->lease_s * 1000;
 }
 
 /* Under the registry's lock: a ListedSandbox (detail: a SandboxDetail). */
@@ -82,8 +94,10 @@ static json_t *listed(const struct sandbox *sb, bool detail)
     json_object_set(o, "metadata", sb->labels);
     json_object_set_new(o, "state", json_string("running"));
     json_object_set_new(o, "envdVersion", json_string(E2B_ENVD_VERSION));
-    if (detail)
+    if (detail) {
         json_object_set_new(o, "domain", json_null());
+        json_object_set_new(o, "allowInternetAccess", json_false()); /* only the allowlist */
+    }
     return o;
 }
 
@@ -156,10 +170,14 @@ static json_t *create_request(struct api_conn *c, json_t *in, const char **tmpl)
     }
     if (!*tmpl)
         *tmpl = E2B_DEFAULT_TEMPLATE;
-    if (json_is_true(json_object_get(in, "allow_internet_access"))) {
-        e2b_rest_error(c, 400, "allow_internet_access: airlock opens no general internet access; "
-                       "name what the sandbox may reach in network.allowOut (domains, addresses, "
-                       "CIDR blocks: airlock's egress allowlist)");
+    /* allow_internet_access: the SDKs send true unless told otherwise, so
+     * a true here is no request for anything: airlock never opens general
+     * egress.  The sandbox reaches what network.allowOut names (airlock's
+     * allowlist) and nothing else, and its detail says
+     * allowInternetAccess: false (docs/e2b.md). */
+    json_t *inet = json_object_get(in, "allow_internet_access");
+    if (inet && !json_is_boolean(inet)) {
+        e2b_rest_error(c, 400, "allow_internet_access: want true or false");
         return NULL;
     }
     if (json_is_true(json_object_get(in, "autoPause")) ||
@@ -317,51 +335,106 @@ static int metadata_match(const struct sandbox *sb, const char *query, bool *mat
     return 0;
 }
 
+/* One sandbox a list may show: when it started, and its id. */
+struct row {
+    int64_t started_ms;
+    char id[SANDBOX_ID_HEX + 1];
+    json_t *item;
+};
+
+static int by_start_asc(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    if (x->started_ms != y->started_ms)
+        return x->started_ms < y->started_ms ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
+static int by_start_desc(const void *a, const void *b)
+{
+    return by_start_asc(b, a);
+}
+
+/* GET /sandboxes and /v2/sandboxes: running sandboxes whose labels hold
+ * every metadata pair, of the template asked, started at or after
+ * startedAfter, by start time (v2: "order" asc or desc, newest first by
+ * default; pages of "limit" with X-Next-Token, the start time and id of
+ * the page's last sandbox). */
 static void list(struct api_server *srv, struct api_conn *c, bool v2)
 {
-    char meta[2048] = "", state[64] = "", limit_s[16] = "", next[32] = "";
+    char meta[2048] = "", state[64] = "", limit_s[16] = "", next[64] = "", order[8] = "",
+         after_s[64] = "", tmpl[128] = "";
     if (query_param(c->req.target, "metadata", meta, sizeof(meta)) < 0 ||
         query_param(c->req.target, "state", state, sizeof(state)) < 0 ||
         query_param(c->req.target, "limit", limit_s, sizeof(limit_s)) < 0 ||
-        query_param(c->req.target, "nextToken", next, sizeof(next)) < 0)
-        return e2b_rest_error(c, 400, "a malformed query parameter");
-    unsigned long limit = limit_s[0] ? strtoul(limit_s, NULL, 10) : E2B_LIST_MAX;
-    if (!limit || limit > E2B_LIST_MAX)
-        limit = E2B_LIST_MAX;
+        query_param(c->req.target, "nextToken", next, sizeof(next)) < 0 ||
+        query_param(c->req.target, "order", order, sizeof(order)) < 0 ||
+        query_param(c->req.target, "startedAfter", after_s, sizeof(after_s)) < 0 ||
+        query_param(c->req.target, "template", tmpl, sizeof(tmpl)) < 0)
+        return e2b_rest_error(c, 400, "a query parameter is malformed or too long");
+    char *end = NULL;
+    unsigned long limit = limit_s[0] ? strtoul(limit_s, &end, 10) : E2B_LIST_MAX;
+    if ((limit_s[0] && (*end || !limit || limit > E2B_LIST_MAX)))
+        return e2b_rest_error(c, 400, "limit: want 1 to %d", E2B_LIST_MAX);
+    if (order[0] && strcmp(order, "asc") && strcmp(order, "desc"))
+        return e2b_rest_error(c, 400, "order: want asc or desc");
+    int64_t after = 0;
+    if (after_s[0] && pj_timestamp_parse(after_s, &after))
+        return e2b_rest_error(c, 400, "startedAfter: want an RFC 3339 time");
+    struct row cursor = {0};
+    if (next[0] && (sscanf(next, "%" SCNd64 "-%16[0-9a-f]", &cursor.started_ms, cursor.id) != 2))
+        return e2b_rest_error(c, 400, "nextToken: not one this server gave");
+    bool asc = !strcmp(order, "asc");
     /* Only running sandboxes exist: a state filter without "running" lists none. */
     bool running = !state[0] || strstr(state, "running");
-    /* nextToken: the sandbox id the page ends after (oldest first). */
-    json_t *arr = json_array();
-    bool more = false, past = !next[0];
-    char last[SANDBOX_ID_HEX + 1] = "";
+    struct row *rows = calloc(SANDBOX_MAX, sizeof(*rows));
+    if (!rows)
+        return e2b_rest_error(c, 500, "out of memory");
+    size_t n = 0;
     pthread_mutex_lock(&srv->reg.lock);
     for (unsigned i = 0; i < SANDBOX_MAX && running; i++) {
         struct sandbox *sb = &srv->reg.slots[i];
-        if (sb->state != SB_RUNNING)
+        if (sb->state != SB_RUNNING || sb->created_ms < after)
             continue;
-        if (!past) {
-            past = !strcmp(sb->id, next);
+        const char *t = sb->template_id[0] ? sb->template_id : sb->image;
+        if (tmpl[0] && strcmp(tmpl, t))
             continue;
-        }
-        bool match;
+        bool match = true;
         if (meta[0] && metadata_match(sb, meta, &match)) {
             pthread_mutex_unlock(&srv->reg.lock);
-            json_decref(arr);
+            free(rows);
             return e2b_rest_error(c, 400, "metadata: want key=value pairs joined by '&'");
         }
-        if (meta[0] && !match)
+        if (!match)
             continue;
-        if (v2 && json_array_size(arr) == limit) {
+        rows[n].started_ms = sb->created_ms;
+        snprintf(rows[n].id, sizeof(rows[n].id), "%s", sb->id);
+        rows[n++].item = listed(sb, false);
+    }
+    pthread_mutex_unlock(&srv->reg.lock);
+    int (*cmp)(const void *, const void *) = asc ? by_start_asc : by_start_desc;
+    qsort(rows, n, sizeof(*rows), cmp);
+    json_t *arr = json_array();
+    size_t taken = 0;
+    bool more = false;
+    char last[64] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (next[0] && cmp(&rows[i], &cursor) <= 0)
+            continue; /* on an earlier page */
+        if (v2 && taken == limit) {
             more = true;
             break;
         }
-        json_array_append_new(arr, listed(sb, false));
-        snprintf(last, sizeof(last), "%s", sb->id);
+        json_array_append(arr, rows[i].item);
+        snprintf(last, sizeof(last), "%" PRId64 "-%s", rows[i].started_ms, rows[i].id);
+        taken++;
     }
-    pthread_mutex_unlock(&srv->reg.lock);
+    for (size_t i = 0; i < n; i++)
+        json_decref(rows[i].item);
+    free(rows);
     char *text = json_dumps(arr, JSON_COMPACT);
     json_decref(arr);
-    char extra[64] = "";
+    char extra[96] = "";
     if (more)
         snprintf(extra, sizeof(extra), "X-Next-Token: %s\r\n", last);
     api_reply_bytes(c, 200, "application/json", extra, text ? text : "[]", text ? strlen(text) : 2);
@@ -370,7 +443,8 @@ static void list(struct api_server *srv, struct api_conn *c, bool v2)
 
 /* ---- one sandbox ---- */
 
-/* {"timeout": N} or {"duration": N}: the lease, renewed from now. */
+/* {"timeout": N} or {"duration": N}: the lease, N seconds from now.  A
+ * connect (answer) only ever lengthens it, as E2B's does. */
 static void set_lease(struct api_server *srv, struct api_conn *c, struct sandbox *sb,
                       const char *name, bool answer)
 {
@@ -382,9 +456,13 @@ static void set_lease(struct api_server *srv, struct api_conn *c, struct sandbox
         json_decref(in);
         return e2b_rest_error(c, 400, "%s: want whole seconds, 0 to 31536000", name);
     }
+    int64_t now = agent_mono_ms(), want = (int64_t)json_integer_value(t);
     pthread_mutex_lock(&srv->reg.lock);
-    sb->lease_s = (unsigned)json_integer_value(t);
-    sb->last_used_mono_ms = agent_mono_ms();
+    int64_t left_ms = sb->last_used_mono_ms + (int64_t)sb->lease_s * 1000 - now;
+    if (!answer || (sb->lease_s && want * 1000 > left_ms)) {
+        sb->lease_s = (unsigned)want;
+        sb->last_used_mono_ms = now;
+    }
     pthread_mutex_unlock(&srv->reg.lock);
     json_decref(in);
     if (!answer)

@@ -155,3 +155,43 @@ json_t *pj_timestamp_new(int64_t unix_ms)
     snprintf(s + n, sizeof(s) - n, ".%03dZ", (int)(unix_ms % 1000));
     return json_string(s);
 }
+
+int pj_timestamp_parse(const char *s, int64_t *unix_ms)
+{
+    struct tm tm = {0};
+    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!p || strlen(s) < 19 || s[4] != '-' || s[10] != 'T')
+        return -1;
+    int64_t ms = 0;
+    if (*p == '.') { /* up to nanoseconds: milliseconds kept */
+        int digits = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+            if (digits < 3)
+                ms = ms * 10 + (*p - '0');
+        if (!digits || digits > 9)
+            return -1;
+        for (; digits < 3; digits++)
+            ms *= 10;
+    }
+    int64_t offset_s = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if ((*p == '+' || *p == '-') && p[1] >= '0' && p[1] <= '2' && p[2] >= '0' &&
+               p[2] <= '9' && p[3] == ':' && p[4] >= '0' && p[4] <= '5' && p[5] >= '0' &&
+               p[5] <= '9') {
+        int h = (p[1] - '0') * 10 + (p[2] - '0'), m = (p[4] - '0') * 10 + (p[5] - '0');
+        if (h > 23)
+            return -1;
+        offset_s = (*p == '-' ? -1 : 1) * (h * 3600 + m * 60);
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p)
+        return -1;
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1 && !(tm.tm_year == 69 && tm.tm_mon == 11 && tm.tm_mday == 31))
+        return -1;
+    *unix_ms = ((int64_t)t - offset_s) * 1000 + ms;
+    return 0;
+}

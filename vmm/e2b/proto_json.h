@@ -41,5 +41,8 @@ json_t *pj_bytes_new(const void *p, size_t n);
 json_t *pj_int64_new(int64_t v);
 /* A google.protobuf.Timestamp: "2026-12-06T22:39:04.123Z" (UTC). */
 json_t *pj_timestamp_new(int64_t unix_ms);
+/* RFC 3339 text ("2026-12-06T22:39:04Z", fractions and a +hh:mm offset
+ * allowed) into ms since the epoch: 0, or -1 when it is not one. */
+int pj_timestamp_parse(const char *s, int64_t *unix_ms);
 
 #endif
