@@ -72,13 +72,15 @@ FUZZ_SRCS_fuzz_oci_config := vmm/runtime/oci_config.c vmm/runtime/oci_json.c
 # functions stubbed in the target, the hello's codec and the -p syntax.
 FUZZ_SRCS_fuzz_forward := guest/agent/forward.c vmm/agent_client/forward_hello.c vmm/forward/forward_spec.c
 FUZZ_LIBS_fuzz_oci_config := -ljansson -lcap
+FUZZ_SRCS_fuzz_e2b_wire := vmm/e2b/connect_wire.c vmm/e2b/proto_json.c vmm/e2b/e2b_passwd.c vmm/util/base64.c
+FUZZ_LIBS_fuzz_e2b_wire := -ljansson -lcrypto
 SNAP_FILE_SRCS := vmm/snapshot/snapshot_file.c vmm/snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
               fuzz_http_request fuzz_api_request fuzz_http_response fuzz_scrub fuzz_snapshot \
               fuzz_credential_request fuzz_layer_apply \
-              fuzz_tar_in fuzz_copy_tree fuzz_oci_config fuzz_forward
+              fuzz_tar_in fuzz_copy_tree fuzz_oci_config fuzz_forward fuzz_e2b_wire
 FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 

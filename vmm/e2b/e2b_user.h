@@ -30,8 +30,14 @@ int e2b_user_resolve(struct api_conn *c, struct sandbox *sb, struct e2b_user *u)
  * out (cap bytes), -1 when too long. */
 int e2b_user_path(const struct e2b_user *u, const char *path, char *out, size_t cap);
 
-/* The same lookups on passwd bytes already read (unit tests and the fuzz
- * target): by name (NULL: by uid).  0 with *u, -1 when absent. */
+/* The pure parts (e2b_passwd.c: unit-tested and fuzzed). */
+
+/* A lookup in passwd bytes already read: by name (NULL: by uid).  0 with
+ * *u, -1 when absent or unusable (a home that is not absolute or too long). */
 int e2b_passwd_find(const char *bytes, size_t n, const char *name, uint32_t uid, struct e2b_user *u);
+
+/* The user an Authorization value names ("Basic " + base64 of "NAME:"):
+ * 1 with name, 0 when the value is empty (none named), -1 malformed. */
+int e2b_basic_name(const char *auth, char name[E2B_USER_NAME_MAX + 1]);
 
 #endif
