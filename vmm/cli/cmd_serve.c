@@ -71,7 +71,8 @@ static void serve_usage(void)
            "Paths (docs/sandboxes.md): GET /v1/version, GET /v1/pool, GET|POST /v1/sandboxes,\n"
            "GET|PATCH|DELETE /v1/sandboxes/ID, and under it commands[/CID[/output|/stdin|\n"
            "/signal]], files, directory, stat, archive, watch, audit, snapshot; GET|DELETE\n"
-           "/v1/snapshots[/SID].  SIGTERM or SIGINT destroys every sandbox and ends the\n"
+           "/v1/snapshots[/SID].  E2B's API too, on the same listeners: its SDKs take the\n"
+           "token as their API key (docs/e2b.md).  SIGTERM or SIGINT destroys every sandbox and ends the\n"
            "daemon; when the daemon dies, its VMs die with it.\n",
            SERVE_DEFAULT_MAX_SANDBOXES, SANDBOX_MAX);
 }

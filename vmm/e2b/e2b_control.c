@@ -250,8 +250,13 @@ static json_t *create_request(struct api_conn *c, json_t *in, const char **tmpl)
     const char *ek;
     json_t *ev;
     json_object_foreach(ext, ek, ev) {
-        if (json_object_get(o, ek)) {
-            e2b_rest_error(c, 400, "airlock.%.64s: given by E2B's own field", ek);
+        static const char *const mapped[] = {"image", "timeout_s", "labels", "env", NULL};
+        bool taken = false;
+        for (size_t i = 0; mapped[i] && !taken; i++)
+            taken = !strcmp(mapped[i], ek);
+        if (taken || json_object_get(o, ek)) {
+            e2b_rest_error(c, 400, "airlock.%.64s: given by E2B's own field (templateID, "
+                           "timeout, metadata, envVars, network)", ek);
             json_decref(o);
             return NULL;
         }
