@@ -158,9 +158,14 @@ class Commands:
             env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
             user: Optional[str] = None, timeout: Optional[int] = None,
             stdin: Union[str, bytes, None] = None, on_stdout: Optional[Output] = None,
-            on_stderr: Optional[Output] = None) -> Union[CommandResult, CommandHandle]:
+            on_stderr: Optional[Output] = None,
+            envs: Optional[Dict[str, str]] = None) -> Union[CommandResult, CommandHandle]:
         """Without background, sb.run(...).  With it: starts cmd and returns
-        its handle at once."""
+        its handle at once.  envs is env by E2B's name."""
+        if envs is not None:
+            if env is not None:
+                raise TypeError("run: give env or envs (E2B's name for it), not both")
+            env = envs
         if not background:
             return self._sb.run(cmd, env=env, cwd=cwd, user=user, timeout=timeout, stdin=stdin,
                                 on_stdout=on_stdout, on_stderr=on_stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ._client import Client, files_path
 from ._commands import CommandResult, Commands, Output, collect, command_body, event_data
@@ -137,6 +137,16 @@ class Sandbox:
         self.id: str = self.info["id"]
 
     @classmethod
+    def create(cls, template: str = "python", **kwargs: Any) -> "Sandbox":
+        """Sandbox(template, ...) as E2B's SDK spells it, so code moves both ways."""
+        return cls(template, **kwargs)
+
+    @property
+    def sandbox_id(self) -> str:
+        """The sandbox's id, by E2B's name."""
+        return self.id
+
+    @classmethod
     def connect(cls, sandbox_id: str, socket: Optional[str] = None,
                 token: Optional[str] = None) -> "Sandbox":
         """The sandbox `sandbox_id`, made earlier (by this process or another)."""
@@ -218,6 +228,10 @@ class Sandbox:
     def close(self) -> None:
         """Destroys the sandbox (its VM and everything written in it)."""
         self._client.request("DELETE", f"/v1/sandboxes/{self.id}", want=204).read()
+
+    def kill(self) -> None:
+        """close(), by E2B's name."""
+        self.close()
 
     def __enter__(self) -> "Sandbox":
         return self

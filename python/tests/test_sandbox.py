@@ -503,3 +503,18 @@ def test_ports_expose(sb):
     assert [p["guest_port"] for p in sb.ports.list()] == [8000]
     sb.ports.close(8000)
     assert sb.ports.list() == []
+
+
+def test_e2b_names(daemon):
+    """E2B's spellings beside ours, so code moves both ways: Sandbox.create,
+    sandbox_id, commands.run(envs=...), kill()."""
+    s = Sandbox.create("small", mem=128)
+    try:
+        assert s.sandbox_id == s.id
+        r = s.commands.run("echo $A", envs={"A": "from-envs"})
+        assert (r.exit_code, r.stdout) == (0, "from-envs\n")
+        with pytest.raises(TypeError):
+            s.commands.run("true", env={"A": "1"}, envs={"A": "2"})
+    finally:
+        s.kill()
+    assert s.id not in [x["id"] for x in Sandbox.list()]

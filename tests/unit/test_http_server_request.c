@@ -59,6 +59,19 @@ START_TEST(fields_kept)
     ck_assert(req.keep_alive);
     ck_assert_int_eq(parse("GET / HTTP/1.1\r\nConnection: foo, close\r\n\r\n"), 1);
     ck_assert(!req.keep_alive);
+    ck_assert(!req.chunked);
+    /* a chunked body: the API decodes it (fetch's streamed bodies) */
+    ck_assert_int_eq(parse("POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n"), 1);
+    ck_assert(req.chunked);
+    ck_assert_uint_eq(req.body_len, 0);
+    /* the header lookup */
+    static const char head[] = "GET / HTTP/1.1\r\nX-A:  one \r\nx-b: 2\r\nX-B: 3\r\n\r\n";
+    char v[8];
+    ck_assert_int_eq(http_header_value(head, sizeof(head) - 1, "x-a", v, sizeof(v)), 1);
+    ck_assert_str_eq(v, "one");
+    ck_assert_int_eq(http_header_value(head, sizeof(head) - 1, "X-B", v, sizeof(v)), -1);
+    ck_assert_int_eq(http_header_value(head, sizeof(head) - 1, "X-C", v, sizeof(v)), 0);
+    ck_assert_int_eq(http_header_value(head, sizeof(head) - 1, "X-A", v, 3), -1);
 }
 END_TEST
 
@@ -89,7 +102,10 @@ static const struct {
     {"POST / HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\n", -400},
     {"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", -400},
     {"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", -400},
-    {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", -411},
+    {"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", -400},
+    {"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", -400},
+    {"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", -400},
+    {"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", -400},
     {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", -400},
     {"GET / HTTP/2.0\r\n\r\n", -505},
     {"GET / HTTP/1.1\r\nX: a\x01z\r\n\r\n", -400},

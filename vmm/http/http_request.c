@@ -244,6 +244,7 @@ struct framing {
     struct span content_length; /* n == 0: none seen */
     struct span last_te;
     bool te;
+    int tes;                    /* Transfer-Encoding lines */
     /* The API's requests (http_request_parse_server) only: */
     bool server;
     struct span authorization;  /* n == 0: none seen */
@@ -278,6 +279,7 @@ static int note_framing(struct span name, struct span value, struct framing *f)
         return status_of(http_content_length(value, &f->content_length));
     if (http_span_is(name, "Transfer-Encoding")) {
         f->te = true;
+        f->tes++;
         f->last_te = value;
     }
     return 0;
@@ -435,12 +437,15 @@ int http_request_parse_server(const char *buf, size_t len, struct http_server_re
         rc = parse_headers(buf, head_len, line, &f, NULL);
     if (!rc)
         rc = framing_check(&f, req->http_minor);
-    if (!rc && f.te)
-        rc = E_LENGTH;
+    /* A chunked body, and only that coding: the API decodes it itself
+     * (clients that stream, and fetch's bodies, send one). */
+    if (!rc && f.te && (f.tes > 1 || !http_span_is(f.last_te, "chunked")))
+        rc = E_BAD;
     if (rc) {
         memset(req, 0, sizeof(*req));
         return rc;
     }
+    req->chunked = f.te;
     req->body_len = http_digits_value(f.content_length);
     if (f.authorization.n)
         memcpy(req->authorization, f.authorization.p, f.authorization.n);

@@ -92,8 +92,9 @@ int http_request_parse(const char *buf, size_t len, struct http_request *req);
  *     anything else is -400; it is kept as sent, NUL-terminated;
  *   - Host may be anything a field value may be (clients on a Unix socket
  *     send "localhost" or an encoded socket path), but only once;
- *   - Transfer-Encoding is -411: request bodies come with Content-Length
- *     (every API client sends one);
+ *   - Transfer-Encoding must be exactly "chunked" (chunked set, body_len
+ *     0: the caller decodes the body, http_chunked.h); any other coding,
+ *     or a list of them, is -400;
  *   - Authorization is kept (for the TCP listener's bearer token), up to
  *     HTTP_AUTH_MAX bytes (longer: -431);
  *   - keep_alive: HTTP/1.1 without "Connection: close", or HTTP/1.0 with
@@ -108,6 +109,7 @@ struct http_server_request {
     bool keep_alive;
     size_t head_len;
     uint64_t body_len; /* Content-Length, 0 when absent */
+    bool chunked;      /* Transfer-Encoding: chunked */
 };
 
 /* As http_request_parse, for a request to the API: 1, 0 or -status. */

@@ -295,40 +295,113 @@ int api_read_request(struct api_conn *c)
     }
     c->have -= c->req.head_len;
     memmove(c->buf, c->buf + c->req.head_len, c->have);
-    c->body_left = c->req.body_len;
+    c->body_left = c->req.chunked ? UINT64_MAX : c->req.body_len;
+    c->body_got = 0;
+    c->body_max = 0;
+    c->body_bad = false;
+    http_chunked_init(&c->chunks);
     return 1;
 }
 
-/* Up to n body bytes into p: first what is buffered, then the socket. */
-static ssize_t body_some(struct api_conn *c, char *p, size_t n)
+/* Up to n raw body bytes into p: first what is buffered, then the socket. */
+static ssize_t raw_some(struct api_conn *c, char *p, size_t n)
 {
-    if (n > c->body_left)
-        n = (size_t)c->body_left;
-    if (!n)
-        return 0;
     ssize_t got;
     if (c->have) {
         got = (ssize_t)(n < c->have ? n : c->have);
         memcpy(p, c->buf, (size_t)got);
         memmove(c->buf, c->buf + got, c->have - (size_t)got);
         c->have -= (size_t)got;
-    } else {
-        while ((got = recv(c->fd, p, n, 0)) < 0 && errno == EINTR)
-            ;
-        if (got <= 0) {
+        return got;
+    }
+    while ((got = recv(c->fd, p, n, 0)) < 0 && errno == EINTR)
+        ;
+    if (got <= 0) {
+        c->close = true;
+        return -1;
+    }
+    return got;
+}
+
+/* A chunked body's next data bytes, at most n, into p: 0 at its end, -1
+ * when it is malformed, passes its bound, or the client went. */
+static ssize_t chunked_some(struct api_conn *c, char *p, size_t n)
+{
+    for (;;) {
+        if (!c->have) {
+            ssize_t got;
+            while ((got = recv(c->fd, c->buf, sizeof(c->buf), 0)) < 0 && errno == EINTR)
+                ;
+            if (got <= 0) {
+                c->close = true;
+                return -1;
+            }
+            c->have = (size_t)got;
+        }
+        /* At most n bytes in: the data span found is then at most n. */
+        size_t used;
+        const char *data;
+        size_t data_len;
+        int rc = http_chunked_feed(&c->chunks, c->buf, c->have < n ? c->have : n, &used, &data,
+                                   &data_len);
+        if (rc == HTTP_CHUNKED_BAD) {
+            c->close = true;
+            c->body_bad = true;
+            return -1;
+        }
+        if (data_len)
+            memcpy(p, data, data_len); /* before the buffer moves */
+        memmove(c->buf, c->buf + used, c->have - used);
+        c->have -= used;
+        uint64_t max = c->body_max ? c->body_max : API_BODY_MAX;
+        c->body_got += data_len;
+        if (c->body_got > max) {
             c->close = true;
             return -1;
         }
+        if (rc == HTTP_CHUNKED_DONE) {
+            c->body_left = 0;
+            c->req.body_len = c->body_got;
+            return (ssize_t)data_len;
+        }
+        if (data_len)
+            return (ssize_t)data_len;
     }
-    c->body_left -= (uint64_t)got;
+}
+
+/* Up to n body bytes into p. */
+static ssize_t body_some(struct api_conn *c, char *p, size_t n)
+{
+    if (n > c->body_left)
+        n = (size_t)c->body_left;
+    if (!n)
+        return 0;
+    if (c->req.chunked)
+        return chunked_some(c, p, n);
+    ssize_t got = raw_some(c, p, n);
+    if (got > 0)
+        c->body_left -= (uint64_t)got;
     return got;
 }
 
 static int too_large(struct api_conn *c, uint64_t max)
 {
     c->close = true; /* the body stays unread */
-    api_error(c, 413, NULL, "request body of %llu bytes: at most %llu",
-              (unsigned long long)c->req.body_len, (unsigned long long)max);
+    if (c->req.chunked)
+        api_error(c, 413, NULL, "chunked request body of more than %llu bytes",
+                  (unsigned long long)max);
+    else
+        api_error(c, 413, NULL, "request body of %llu bytes: at most %llu",
+                  (unsigned long long)c->req.body_len, (unsigned long long)max);
+    return -1;
+}
+
+/* -1, with a 400 when the chunked body was malformed (else the client
+ * went: nobody to answer). */
+static int bad_chunks(struct api_conn *c)
+{
+    if (c->body_bad)
+        api_error(c, 400, NULL, "%s", "malformed chunked request body (RFC 9112 7.1)");
     return -1;
 }
 
@@ -336,6 +409,38 @@ int api_read_body(struct api_conn *c)
 {
     if (c->req.body_len > API_BODY_MAX)
         return too_large(c, API_BODY_MAX);
+    if (c->req.chunked) { /* its length is known at its end */
+        size_t cap = 4096, got = 0;
+        c->body = malloc(cap + 1);
+        while (c->body && c->body_left) {
+            if (got == cap) {
+                if (cap >= API_BODY_MAX) { /* full, and more is coming */
+                    c->body_got = API_BODY_MAX + 1ull;
+                    return too_large(c, API_BODY_MAX);
+                }
+                char *more = realloc(c->body, 2 * cap + 1);
+                if (!more)
+                    break;
+                c->body = more;
+                cap *= 2;
+            }
+            ssize_t n = body_some(c, c->body + got, cap - got);
+            if (n < 0) {
+                if (c->body_got > API_BODY_MAX)
+                    return too_large(c, API_BODY_MAX);
+                return bad_chunks(c);
+            }
+            got += (size_t)n;
+        }
+        if (!c->body || c->body_left) {
+            c->close = true;
+            api_error(c, 503, NULL, "out of memory");
+            return -1;
+        }
+        c->body[got] = '\0';
+        c->req.body_len = got;
+        return 0;
+    }
     size_t len = (size_t)c->req.body_len, got = 0;
     c->body = malloc(len + 1);
     if (!c->body) {
@@ -355,6 +460,7 @@ int api_read_body(struct api_conn *c)
 
 int api_body_check(struct api_conn *c, uint64_t max)
 {
+    c->body_max = max; /* a chunked body is held to it as it comes */
     return c->req.body_len > max ? too_large(c, max) : 0;
 }
 
@@ -367,10 +473,15 @@ int api_body_to_fd(struct api_conn *c, int fd, uint64_t max)
 {
     if (c->req.body_len > max)
         return too_large(c, max);
+    c->body_max = max;
     char chunk[65536];
     while (c->body_left) {
         ssize_t n = body_some(c, chunk, sizeof(chunk));
-        if (n <= 0)
+        if (n < 0 && c->req.chunked && c->body_got > max)
+            return too_large(c, max);
+        if (n < 0 && c->body_bad)
+            return bad_chunks(c);
+        if (n < 0 || (n == 0 && c->body_left))
             return -1;
         int rc = agent_write_all(fd, chunk, (size_t)n);
         if (rc) {
@@ -395,8 +506,8 @@ void api_request_done(struct api_conn *c)
      * a large one ends the connection. */
     char junk[4096];
     if (c->body_left && c->req.body_len <= API_BODY_MAX && !c->close)
-        while (c->body_left && body_some(c, junk, sizeof(junk)) > 0)
-            ;
+        while (c->body_left && body_some(c, junk, sizeof(junk)) >= 0 && !c->close)
+            ; /* a chunked body's framing may give 0 data bytes at a time */
     if (c->body_left)
         c->close = true;
 }

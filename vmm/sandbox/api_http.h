@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "vmm/http/http_chunked.h"
 #include "vmm/http/http_request.h"
 
 /* A request body larger than this is refused (413) unread. */
@@ -24,7 +25,12 @@ struct api_conn {
     size_t have;
     struct http_server_request req;
     char *body;              /* api_read_body: NUL-terminated, body_len bytes */
-    uint64_t body_left;      /* body bytes not read yet */
+    uint64_t body_left;      /* body bytes not read yet (a chunked body: UINT64_MAX
+                              * until its end) */
+    struct http_chunked chunks; /* a chunked body's decoder (req.chunked) */
+    uint64_t body_got;       /* a chunked body's bytes so far */
+    uint64_t body_max;       /* a chunked body's most (api_body_check), 0: API_BODY_MAX */
+    bool body_bad;           /* a chunked body broke its framing */
     bool close;              /* answer, then close */
     bool streaming;          /* a chunked answer has begun */
     bool broken;             /* a write failed: the client is gone */
@@ -42,7 +48,9 @@ struct api_conn {
 };
 
 /* Reads the next request's head into c->req (its body is left for the
- * handler).  1: one is there; 0: the client closed between requests; -1:
+ * handler).  A chunked body (Transfer-Encoding: chunked) is decoded as it
+ * is read, bounded as a Content-Length one is; once a reader below has
+ * read it whole, c->req.body_len is its length.  1: one is there; 0: the client closed between requests; -1:
  * the connection is done (an error answer, if any, was sent). */
 int api_read_request(struct api_conn *c);
 /* The body into c->body (at most API_BODY_MAX: else 413).  0, or -1 with
