@@ -244,6 +244,7 @@ struct framing {
     struct span content_length; /* n == 0: none seen */
     struct span last_te;
     bool te;
+    int tes; /* Transfer-Encoding lines */
     /* The API's requests (http_request_parse_server) only: */
     bool server;
     struct span authorization;  /* n == 0: none seen */
@@ -278,6 +279,7 @@ static int note_framing(struct span name, struct span value, struct framing *f)
         return status_of(http_content_length(value, &f->content_length));
     if (http_span_is(name, "Transfer-Encoding")) {
         f->te = true;
+        f->tes++;
         f->last_te = value;
     }
     return 0;
@@ -422,6 +424,12 @@ static int parse_server_line(struct span line, struct http_server_request *req)
 
 int http_request_parse_server(const char *buf, size_t len, struct http_server_request *req)
 {
+    return http_request_parse_server_ex(buf, len, req, 0);
+}
+
+int http_request_parse_server_ex(const char *buf, size_t len, struct http_server_request *req,
+                                 unsigned flags)
+{
     size_t head_len = 0;
     struct framing f = {.server = true};
 
@@ -435,13 +443,23 @@ int http_request_parse_server(const char *buf, size_t len, struct http_server_re
         rc = parse_headers(buf, head_len, line, &f, NULL);
     if (!rc)
         rc = framing_check(&f, req->http_minor);
-    if (!rc && f.te)
+    if (!rc && f.te && !(flags & HTTP_SERVER_CHUNKED))
         rc = E_LENGTH;
+    if (!rc && f.te) { /* decoded here: "chunked" alone, on one line */
+        struct span list = f.last_te, coding = {0};
+        int n = 0;
+        while (http_list_next(&list, &coding))
+            n++;
+        if (f.tes != 1 || n != 1)
+            rc = E_BAD;
+    }
     if (rc) {
         memset(req, 0, sizeof(*req));
         return rc;
     }
     req->body_len = http_digits_value(f.content_length);
+    req->chunked = f.te; /* checked above: "chunked" alone */
+    req->chunked = f.te; /* framing_check: then chunked is the last coding, and the only one */
     if (f.authorization.n)
         memcpy(req->authorization, f.authorization.p, f.authorization.n);
     req->keep_alive = req->http_minor == 1 ? !http_list_has(f.connection, "close")

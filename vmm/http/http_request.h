@@ -108,10 +108,19 @@ struct http_server_request {
     bool keep_alive;
     size_t head_len;
     uint64_t body_len; /* Content-Length, 0 when absent */
+    bool chunked;      /* HTTP_SERVER_CHUNKED: the body is chunked (body_len 0) */
 };
 
 /* As http_request_parse, for a request to the API: 1, 0 or -status. */
 int http_request_parse_server(const char *buf, size_t len, struct http_server_request *req);
+/* The same; with HTTP_SERVER_CHUNKED a body in chunked transfer coding
+ * ("Transfer-Encoding: chunked" alone, on HTTP/1.1, without
+ * Content-Length: anything else is still -400) is accepted and marked
+ * `chunked`, for a caller that decodes it (http_chunked.h) and refuses it
+ * where it does not. */
+#define HTTP_SERVER_CHUNKED 0x1u
+int http_request_parse_server_ex(const char *buf, size_t len, struct http_server_request *req,
+                                 unsigned flags);
 
 /* The value of header `name` (case-insensitive) in a head that
  * http_request_parse_server accepted, OWS trimmed, into out (cap bytes,

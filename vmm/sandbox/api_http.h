@@ -48,8 +48,14 @@ int api_read_request(struct api_conn *c);
 /* The body into c->body (at most API_BODY_MAX: else 413).  0, or -1 with
  * the answer sent and the connection to be closed. */
 int api_read_body(struct api_conn *c);
-/* The body written to fd (at most max bytes: else 413).  0 or -1 as above. */
+/* The body written to fd (at most max bytes: else 413).  0 or -1 as above.
+ * A chunked body (Transfer-Encoding: chunked) gets 411 here and in every
+ * reader above: only the routes that call api_body_to_fd_any take one. */
 int api_body_to_fd(struct api_conn *c, int fd, uint64_t max);
+/* The same for a body with Content-Length or chunked (decoded; at most
+ * max bytes of data: else 413; 400 when malformed); afterwards
+ * c->req.body_len is the bytes written. */
+int api_body_to_fd_any(struct api_conn *c, int fd, uint64_t max);
 /* A streamed body: refuse one over max bytes (413, sent: -1; else 0), then
  * read it piecewise: up to n bytes, 0 at its end, -1 when the client went
  * away or stalled (the connection is then closed). */
