@@ -1,6 +1,8 @@
 /* vmm/http/multipart: the boundary, well-formed bodies as fetch's
  * FormData sends them, and hostile ones, each refused with a reason. */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/unit/helpers.h"

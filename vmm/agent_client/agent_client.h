@@ -82,9 +82,9 @@ struct agent_entry {
     uint32_t mode;       /* & 07777 */
     uint64_t size;
     int64_t mtime;       /* seconds */
-    uint32_t uid, gid;   /* the owner (since version 11) */
     const char *name;    /* one component, or "" for STAT */
     const char *target;  /* a symlink's, else "" */
+    uint32_t uid, gid;   /* the owner (since version 11) */
 };
 
 /* FILE_GET, STAT or LIST of one path. */
