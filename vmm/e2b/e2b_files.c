@@ -70,23 +70,16 @@ static void get_file(struct api_conn *c, struct sandbox *sb)
         return e2b_rest_error(c, 400, "path: want ?path=FILE");
     if (user_of(c, sb, &u) || path_of(c, &u, given, path))
         return;
-    int fd = memfd_create("airlock-e2b-get", MFD_CLOEXEC);
-    if (fd < 0)
-        return e2b_rest_error(c, 503, "cannot hold the download: %s", strerror(errno));
     int agent = guest_fs_dial(c, sb);
-    if (agent < 0) {
-        close(fd);
+    if (agent < 0)
         return;
-    }
-    int rc = agent_file_get(agent, path, fd, FILES_MAX);
+    int fd;
+    uint64_t size;
+    int rc = guest_read(agent, path, FILES_MAX, &fd, &size);
     close(agent);
-    if (rc) {
-        close(fd);
+    if (rc)
         return file_error(c, path, -rc);
-    }
-    off_t size = lseek(fd, 0, SEEK_END);
-    lseek(fd, 0, SEEK_SET);
-    api_reply_fd(c, 200, "application/octet-stream", fd, (uint64_t)size);
+    api_reply_fd(c, 200, "application/octet-stream", fd, size);
     close(fd);
 }
 

@@ -96,6 +96,20 @@ static json_t *stat_entry(struct fs_call *f, const char *path)
     return e2b_entry_info(&f->names, path, &e);
 }
 
+/* Whether path is a folder: 1, 0 with invalid_argument answered, -1 with
+ * its stat's error answered. */
+static int is_dir(struct fs_call *f, const char *path)
+{
+    json_t *self = stat_entry(f, path);
+    if (!self)
+        return -1;
+    bool dir = !strcmp(json_string_value(json_object_get(self, "type")), "FILE_TYPE_DIRECTORY");
+    json_decref(self);
+    if (!dir)
+        connect_fail(f->k, "invalid_argument", "path is not a directory: %.1000s", path);
+    return dir;
+}
+
 static void stat_call(struct fs_call *f, const json_t *msg)
 {
     char path[AGENT_MAX_PATH];
@@ -176,13 +190,8 @@ static void list_dir(struct fs_call *f, const json_t *msg)
         return connect_fail(f->k, "invalid_argument", "depth: want a number");
     if (depth < 1)
         depth = 1;
-    json_t *self = stat_entry(f, path);
-    if (!self)
+    if (is_dir(f, path) != 1)
         return;
-    bool dir = !strcmp(json_string_value(json_object_get(self, "type")), "FILE_TYPE_DIRECTORY");
-    json_decref(self);
-    if (!dir)
-        return connect_fail(f->k, "invalid_argument", "path is not a directory: %.1000s", path);
     struct list_ctx l = {f, path, json_array()};
     int rc = guest_list(f->agent, path, depth > GUEST_LIST_MAX_DEPTH ? GUEST_LIST_MAX_DEPTH : depth,
                         list_one, &l);
@@ -319,13 +328,8 @@ static void watch_dir(struct fs_call *f, const json_t *msg)
     bool recursive = pj_bool(pj_field(msg, "recursive", NULL), false, &bad);
     if (bad)
         return connect_fail(f->k, "invalid_argument", "recursive: want a bool");
-    json_t *self = stat_entry(f, path);
-    if (!self)
+    if (is_dir(f, path) != 1)
         return;
-    bool dir = !strcmp(json_string_value(json_object_get(self, "type")), "FILE_TYPE_DIRECTORY");
-    json_decref(self);
-    if (!dir)
-        return connect_fail(f->k, "invalid_argument", "path %.1000s is not a directory", path);
     if (!watch_lease_hold(&f->srv->reg, f->sb, 1))
         return connect_fail(f->k, "resource_exhausted", "%d watches are open on this sandbox "
                             "already", WATCH_MAX);

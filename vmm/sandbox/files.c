@@ -116,29 +116,18 @@ void files_get(struct api_conn *c, const struct sandbox *sb)
     char path[AGENT_MAX_PATH];
     if (guest_fs_path(c, path))
         return;
-    int fd = memfd_create("airlock-get", MFD_CLOEXEC);
-    if (fd < 0) {
-        api_error(c, 503, NULL, "cannot hold the download: %s", strerror(errno));
-        return;
-    }
     int agent = guest_fs_dial(c, sb);
-    if (agent < 0) {
-        close(fd);
+    if (agent < 0)
         return;
-    }
-    int rc = agent_file_get(agent, path, fd, FILES_MAX);
+    int fd;
+    uint64_t size;
+    int rc = guest_read(agent, path, FILES_MAX, &fd, &size);
     close(agent);
-    if (rc) {
-        close(fd);
-        if (rc == -EFBIG)
-            api_error(c, 413, "path", "%.1000s: larger than %llu bytes", path, FILES_MAX);
-        else
-            guest_fs_error(c, path, -rc);
-        return;
-    }
-    off_t size = lseek(fd, 0, SEEK_END);
-    lseek(fd, 0, SEEK_SET);
-    api_reply_fd(c, 200, "application/octet-stream", fd, (uint64_t)size);
+    if (rc == -EFBIG)
+        return api_error(c, 413, "path", "%.1000s: larger than %llu bytes", path, FILES_MAX);
+    if (rc)
+        return guest_fs_error(c, path, -rc);
+    api_reply_fd(c, 200, "application/octet-stream", fd, size);
     close(fd);
 }
 

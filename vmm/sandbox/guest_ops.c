@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 void guest_parent(const char *path, char *out)
 {
@@ -83,6 +85,24 @@ int guest_write(int agent, const char *path, uint32_t mode, struct guest_owner o
     if (!rc && owned(own))
         rc = agent_chown(agent, path, own.uid, own.gid);
     return rc;
+}
+
+int guest_read(int agent, const char *path, uint64_t max, int *fd, uint64_t *size)
+{
+    *fd = memfd_create("airlock-get", MFD_CLOEXEC);
+    if (*fd < 0)
+        return -ENOMEM;
+    int rc = agent_file_get(agent, path, *fd, max);
+    off_t end = rc ? -1 : lseek(*fd, 0, SEEK_END);
+    if (!rc && (end < 0 || lseek(*fd, 0, SEEK_SET) < 0))
+        rc = -EIO;
+    if (rc) {
+        close(*fd);
+        *fd = -1;
+        return rc;
+    }
+    *size = (uint64_t)end;
+    return 0;
 }
 
 /* ---- listings ---- */

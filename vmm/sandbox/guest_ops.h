@@ -35,6 +35,10 @@ int guest_mkdir(int agent, const char *path, uint32_t mode, struct guest_owner o
 int guest_write(int agent, const char *path, uint32_t mode, struct guest_owner own, bool parents,
                 uint64_t size, agent_read_fn *read_fn, void *opaque);
 
+/* The file at path read whole (at most max bytes: -EFBIG past it) into
+ * a new memfd, *fd (rewound) and *size; -errno (-ENOMEM without a memfd). */
+int guest_read(int agent, const char *path, uint64_t max, int *fd, uint64_t *size);
+
 /* path's entries, and with depth > 1 those of its subfolders (links are
  * not followed) to that depth, in name order, each folder's entries
  * after it: each(opaque, rel, e) with rel the entry's path below `path`
