@@ -54,6 +54,7 @@ FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client/agent_client.c vmm/agent_client/a
 FUZZ_SRCS_fuzz_http_request := vmm/http/http_request.c vmm/http/http_head.c
 FUZZ_SRCS_fuzz_api_request := vmm/http/http_request.c vmm/http/http_head.c vmm/http/http_query.c
 FUZZ_SRCS_fuzz_http_response := vmm/http/http_response.c vmm/http/http_chunked.c vmm/http/http_head.c
+FUZZ_SRCS_fuzz_multipart := vmm/http/multipart.c
 FUZZ_SRCS_fuzz_scrub := vmm/util/scrub.c tests/unit/scrub_ref.c
 FUZZ_SRCS_fuzz_credential_request := vmm/egress/credential_request.c vmm/egress/secret.c vmm/egress/egress_policy.c \
                                      vmm/http/http_request.c vmm/http/http_head.c vmm/util/parse.c
@@ -80,7 +81,7 @@ FUZZ_LIBS_fuzz_snapshot := -lfdt
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
               fuzz_http_request fuzz_api_request fuzz_http_response fuzz_scrub fuzz_snapshot \
               fuzz_credential_request fuzz_layer_apply \
-              fuzz_tar_in fuzz_copy_tree fuzz_oci_config fuzz_forward fuzz_e2b_wire
+              fuzz_tar_in fuzz_copy_tree fuzz_oci_config fuzz_forward fuzz_e2b_wire fuzz_multipart
 FUZZERS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 60
 

@@ -33,6 +33,10 @@ int agent_do_stat(struct aconn *c, const struct agent_msg *m);
 int agent_do_list(struct aconn *c, const struct agent_msg *m);
 int agent_do_mkdir(struct aconn *c, const struct agent_msg *m);
 int agent_do_symlink(struct aconn *c, const struct agent_msg *m);
+/* RENAME, REMOVE, CHOWN (moves.c). */
+int agent_do_rename(struct aconn *c, const struct agent_msg *m);
+int agent_do_remove(struct aconn *c, const struct agent_msg *m);
+int agent_do_chown(struct aconn *c, const struct agent_msg *m);
 /* RESEED: entropy and wall time from the host (reseed.c). */
 int agent_do_reseed(struct aconn *c, const struct agent_msg *m);
 /* CREDENTIALS: env entries and a CA for every later command (trust.c). */

@@ -51,6 +51,12 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
         return agent_do_mkdir(c, m);
     case AGENT_SYMLINK:
         return agent_do_symlink(c, m);
+    case AGENT_RENAME:
+        return agent_do_rename(c, m);
+    case AGENT_REMOVE:
+        return agent_do_remove(c, m);
+    case AGENT_CHOWN:
+        return agent_do_chown(c, m);
     case AGENT_CREDENTIALS:
         return agent_do_credentials(c, m);
     case AGENT_MOUNT:

@@ -28,6 +28,8 @@ static int send_entry(struct aconn *c, int dirfd, const char *name, const char *
         .mode = st.st_mode & 07777,
         .size = (uint64_t)st.st_size,
         .mtime = st.st_mtim.tv_sec,
+        .uid = st.st_uid,
+        .gid = st.st_gid,
         .name = as,
         .target = target,
     };

@@ -30,7 +30,7 @@
  *   agent: ENTRY (the path itself, name "")        or  ERROR (op FILE)
  *   host:  LIST
  *   agent: ENTRY* DONE                             or  ERROR (op FILE)
- *   host:  MKDIR | SYMLINK
+ *   host:  MKDIR | SYMLINK | RENAME | REMOVE | CHOWN
  *   agent: DONE                                    or  ERROR (op FILE)
  *   host:  CREDENTIALS                             once per VM (after boot or
  *                                                  restore and RESEED, before
@@ -80,7 +80,11 @@
 /* 10: WATCH and EVENT (a path's changes, from inotify, streamed until the
  * host closes or the path goes); a version-9 agent would end the
  * conversation at the WATCH. */
-#define AGENT_VERSION 10
+/* 11: RENAME, REMOVE and CHOWN (the sandbox API's move and remove, and
+ * the owner of what an upload made for a user), and ENTRY carries the
+ * owner's uid and gid; a version-10 agent would end the conversation at
+ * the new requests, and its ENTRY would be 8 bytes short. */
+#define AGENT_VERSION 11
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -179,6 +183,10 @@ enum agent_type {
                              * since version 6) */
     AGENT_WATCH     = 0x12, /* a path's changes as EVENTs (below; since
                              * version 10) */
+    AGENT_RENAME    = 0x13, /* a path moved (below; since version 11) */
+    AGENT_REMOVE    = 0x14, /* a path removed, a folder with what it holds
+                             * (below; since version 11) */
+    AGENT_CHOWN     = 0x15, /* a path's owner (below; since version 11) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -323,18 +331,53 @@ enum agent_type {
  *      stored as given (never resolved by the agent) */
 #define AGENT_SYMLINK_FIXED 4
 
+/* RENAME payload (since version 11):
+ *   0  u32 flags    AGENT_RENAME_F_*; unknown bits are an error
+ *   4  from, NUL-terminated: absolute, 2..AGENT_MAX_PATH bytes with its NUL
+ *      to,   NUL-terminated: the same rules
+ * rename(2) of from to to, as the kernel does it: a file or link at `to`
+ * is replaced (with AGENT_RENAME_F_NOREPLACE: EEXIST instead), an empty
+ * folder at `to` is replaced by a folder, links are moved, not followed.
+ * Neither may be "/" (EBUSY). */
+#define AGENT_RENAME_FIXED      4
+#define AGENT_RENAME_F_NOREPLACE 0x1u
+#define AGENT_RENAME_F_ALL      AGENT_RENAME_F_NOREPLACE
+
+/* REMOVE payload (since version 11):
+ *   0  u32 flags    AGENT_REMOVE_F_*; unknown bits are an error
+ *   4  path, NUL-terminated: absolute, 2..AGENT_MAX_PATH bytes with its NUL
+ * A file, link (never followed) or empty folder goes; with
+ * AGENT_REMOVE_F_RECURSIVE a folder goes with everything it holds, each
+ * folder opened beneath its parent's fd with no symlink followed, at most
+ * AGENT_REMOVE_MAX_DEPTH folders deep (ELOOP past it: what was removed
+ * stays removed).  "/" is refused (EBUSY); ENOENT when nothing is there. */
+#define AGENT_REMOVE_FIXED       4
+#define AGENT_REMOVE_F_RECURSIVE 0x1u
+#define AGENT_REMOVE_F_ALL       AGENT_REMOVE_F_RECURSIVE
+#define AGENT_REMOVE_MAX_DEPTH   256
+
+/* CHOWN payload (since version 11):
+ *   0  u32 uid      the new owner; 0xffffffff leaves it (as chown(2))
+ *   4  u32 gid      the new group; 0xffffffff leaves it
+ *   8  path, NUL-terminated: absolute, 2..AGENT_MAX_PATH bytes with its NUL
+ * lchown: a link itself is changed, never what it points at. */
+#define AGENT_CHOWN_FIXED 8
+#define AGENT_CHOWN_KEEP  0xffffffffu
+
 /* ENTRY payload (agent -> host):
  *   0  u32 kind     AGENT_ENTRY_FILE/DIR/SYMLINK/OTHER (lstat's)
  *   4  u32 mode     permission bits (st_mode & 07777)
  *   8  u64 size     st_size
  *   16 i64 mtime    seconds since the epoch
- *   24 name,   NUL-terminated: one path component (1..AGENT_MAX_NAME
+ *   24 u32 uid      st_uid (since version 11)
+ *   28 u32 gid      st_gid (since version 11)
+ *   32 name,   NUL-terminated: one path component (1..AGENT_MAX_NAME
  *              bytes, no '/', not "." or ".."), or "" for STAT's answer
  *      target, NUL-terminated: a symlink's target (1.. bytes), "" for any
  *              other kind
  * The two strings fill the rest of the payload exactly.  LIST sends its
  * entries in readdir order, "." and ".." left out. */
-#define AGENT_ENTRY_FIXED 24
+#define AGENT_ENTRY_FIXED 32
 #define AGENT_MAX_NAME    255
 #define AGENT_ENTRY_FILE    0u
 #define AGENT_ENTRY_DIR     1u
@@ -515,7 +558,8 @@ enum agent_op {
     AGENT_OP_CRED   = 3, /* setgroups/setgid/setuid, capabilities, no_new_privs */
     AGENT_OP_CHDIR  = 4,
     AGENT_OP_EXEC   = 5, /* execve after the PATH search */
-    AGENT_OP_FILE   = 6, /* FILE_PUT / FILE_GET / the folder requests /
+    AGENT_OP_FILE   = 6, /* FILE_PUT / FILE_GET / the folder requests
+                          * (RENAME, REMOVE, CHOWN too) /
                           * CREDENTIALS on the guest side */
     AGENT_OP_RESEED = 7, /* RNDADDENTROPY / RNDRESEEDCRNG */
     AGENT_OP_CLOCK  = 8, /* clock_settime */

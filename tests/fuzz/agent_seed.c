@@ -105,7 +105,10 @@ static int requests(void)
            add(cred(AT, 0, NULL)) || add(agent_encode_mount(AT, 1, AGENT_MOUNT_F_RO, "/src")) ||
            add(agent_encode_mount(AT, 2, 0, "/home/u/work")) || add(agent_encode_exec(AT, &pr)) ||
            add(agent_encode_winsize(AT, 50, 132)) ||
-           add(agent_encode_watch(AT, "/tmp/w", AGENT_WATCH_F_RECURSIVE));
+           add(agent_encode_watch(AT, "/tmp/w", AGENT_WATCH_F_RECURSIVE)) ||
+           add(agent_encode_rename(AT, "/a", "/b c", AGENT_RENAME_F_NOREPLACE)) ||
+           add(agent_encode_remove(AT, "/tmp/d", AGENT_REMOVE_F_RECURSIVE)) ||
+           add(agent_encode_chown(AT, "/home/user/f", 1000, 1000));
 }
 
 static ssize_t event(uint8_t *b, size_t cap, uint32_t kind, uint32_t flags, const char *path,
@@ -132,7 +135,7 @@ static int watch_replies(void)
 /* The agent's side: every reply airlock decodes. */
 static int replies(void)
 {
-    struct agent_entry e = {AGENT_ENTRY_SYMLINK, 0777, 1, 0, "l", "t"};
+    struct agent_entry e = {AGENT_ENTRY_SYMLINK, 0777, 1, 0, "l", "t", 0, 0};
     return add(agent_encode_ready(AT, AGENT_VERSION, 0)) || add(agent_encode_started(AT, 5)) ||
            add(agent_encode(AT, AGENT_STDOUT, "out", 3)) ||
            add(agent_encode(AT, AGENT_STDERR, "err", 3)) ||
@@ -160,8 +163,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *d = argv[1];
-    struct agent_entry file = {AGENT_ENTRY_FILE, 0644, 3, 0, "a", ""};
-    struct agent_entry self = {AGENT_ENTRY_DIR, 0755, 0, 0, "", ""};
+    struct agent_entry file = {AGENT_ENTRY_FILE, 0644, 3, 0, "a", "", 1000, 1000};
+    struct agent_entry self = {AGENT_ENTRY_DIR, 0755, 0, 0, "", "", 0, 0};
     int bad = 0;
     start(0, 3);
     bad |= replies() || save(d, "rep");

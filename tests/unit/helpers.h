@@ -166,6 +166,7 @@ Suite *vsock_suite(void);
 Suite *http_request_suite(void);
 Suite *http_server_request_suite(void);
 Suite *http_response_suite(void), *http_chunked_suite(void), *scrub_suite(void);
+Suite *multipart_suite(void);
 Suite *credential_suite(void), *credential_proxy_suite(void), *layer_apply_suite(void),
       *rootfs_disk_suite(void), *image_source_suite(void), *dir_disk_suite(void);
 Suite *image_user_suite(void);

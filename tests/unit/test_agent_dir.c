@@ -35,6 +35,13 @@ static int decode(enum agent_dir dir, const uint8_t *f, size_t n, struct agent_m
         } else if (m->type == AGENT_SYMLINK) {
             m->u.symlink.path += shift;
             m->u.symlink.target += shift;
+        } else if (m->type == AGENT_RENAME) {
+            m->u.rename.from += shift;
+            m->u.rename.to += shift;
+        } else if (m->type == AGENT_REMOVE) {
+            m->u.remove.path += shift;
+        } else if (m->type == AGENT_CHOWN) {
+            m->u.chown.path += shift;
         } else if (m->type == AGENT_FILE_PUT) {
             m->u.file_put.path += shift;
         } else if (m->type == AGENT_LIST || m->type == AGENT_STAT) {
@@ -59,7 +66,7 @@ static size_t raw_entry(uint32_t kind, uint32_t mode, const char *strings, size_
 
 START_TEST(entry_round_trip)
 {
-    struct agent_entry e = {AGENT_ENTRY_SYMLINK, 0777, 15, -5, "link", "sub dir/private"};
+    struct agent_entry e = {AGENT_ENTRY_SYMLINK, 0777, 15, -5, "link", "sub dir/private", 1000, 4294967294u};
     ssize_t n = agent_encode_entry(buf, sizeof(buf), &e);
     ck_assert_int_gt(n, 0);
     struct agent_msg m;
@@ -70,7 +77,9 @@ START_TEST(entry_round_trip)
     ck_assert_int_eq(m.u.entry.mtime, -5);
     ck_assert_str_eq(m.u.entry.name, "link");
     ck_assert_str_eq(m.u.entry.target, "sub dir/private");
-    struct agent_entry st = {AGENT_ENTRY_DIR, 0755, 4096, 1, "", ""};
+    ck_assert_uint_eq(m.u.entry.uid, 1000);
+    ck_assert_uint_eq(m.u.entry.gid, 4294967294u);
+    struct agent_entry st = {AGENT_ENTRY_DIR, 0755, 4096, 1, "", "", 0, 0};
     n = agent_encode_entry(buf, sizeof(buf), &st);
     ck_assert_int_eq(decode(AGENT_DIR_REPLY, buf, (size_t)n, &m), 1);
     ck_assert_str_eq(m.u.entry.name, "");
@@ -112,7 +121,7 @@ START_TEST(entry_hostile)
     memcpy(hdr + 8, &huge, 4);
     ck_assert_int_eq(decode(AGENT_DIR_REPLY, hdr, sizeof(hdr), &m), -EMSGSIZE);
     /* the encoder refuses what the decoder would */
-    struct agent_entry e = {AGENT_ENTRY_FILE, 0644, 0, 0, "a/b", ""};
+    struct agent_entry e = {AGENT_ENTRY_FILE, 0644, 0, 0, "a/b", "", 0, 0};
     ck_assert_int_eq(agent_encode_entry(buf, sizeof(buf), &e), -EINVAL);
     e.name = "..";
     ck_assert_int_eq(agent_encode_entry(buf, sizeof(buf), &e), -EINVAL);
@@ -205,11 +214,97 @@ static int list_with(const uint8_t *script, size_t len, agent_entry_fn *fn, int 
     return rc;
 }
 
+/* A request frame with a payload laid out by hand: fixed words, then bytes. */
+static size_t raw_req(uint16_t type, const uint32_t *w, size_t nw, const char *bytes, size_t blen)
+{
+    uint8_t p[64 + 2 * AGENT_MAX_PATH + 16] = {0};
+    if (nw)
+        memcpy(p, w, 4 * nw);
+    if (blen)
+        memcpy(p + 4 * nw, bytes, blen);
+    ssize_t n = agent_encode(buf, sizeof(buf), type, p, 4 * nw + blen);
+    ck_assert_int_gt(n, 0);
+    return (size_t)n;
+}
+
+START_TEST(moves)
+{
+    struct agent_msg m;
+    ssize_t n = agent_encode_rename(buf, sizeof(buf), "/a/b", "/c", AGENT_RENAME_F_NOREPLACE);
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_eq(decode(AGENT_DIR_REQUEST, buf, (size_t)n, &m), 1);
+    ck_assert_str_eq(m.u.rename.from, "/a/b");
+    ck_assert_str_eq(m.u.rename.to, "/c");
+    ck_assert_uint_eq(m.u.rename.flags, AGENT_RENAME_F_NOREPLACE);
+    /* an agent's decoder refuses them as replies, and the host's encoders
+     * refuse what the agent would */
+    ck_assert_int_eq(decode(AGENT_DIR_REPLY, buf, (size_t)n, &m), -EPROTO);
+    ck_assert_int_eq(agent_encode_rename(buf, sizeof(buf), "a", "/c", 0), -EINVAL);
+    ck_assert_int_eq(agent_encode_rename(buf, sizeof(buf), "/a", "", 0), -EINVAL);
+    ck_assert_int_eq(agent_encode_rename(buf, sizeof(buf), "/a", NULL, 0), -EINVAL);
+    ck_assert_int_eq(agent_encode_rename(buf, sizeof(buf), "/a", "/b", 2), -EINVAL);
+    ck_assert_int_eq(agent_encode_remove(buf, sizeof(buf), "/", 4), -EINVAL);
+    ck_assert_int_eq(agent_encode_remove(buf, sizeof(buf), "rel", 0), -EINVAL);
+    ck_assert_int_eq(agent_encode_chown(buf, sizeof(buf), NULL, 0, 0), -EINVAL);
+    static char lng[AGENT_MAX_PATH + 1];
+    memset(lng, 'a', AGENT_MAX_PATH);
+    lng[0] = '/';
+    ck_assert_int_eq(agent_encode_remove(buf, sizeof(buf), lng, 0), -EINVAL);
+    lng[AGENT_MAX_PATH - 1] = '\0'; /* 4095 bytes and the NUL: the longest */
+    ck_assert_int_gt(agent_encode_remove(buf, sizeof(buf), lng, 0), 0);
+
+    n = agent_encode_remove(buf, sizeof(buf), "/tmp/x", AGENT_REMOVE_F_RECURSIVE);
+    ck_assert_int_eq(decode(AGENT_DIR_REQUEST, buf, (size_t)n, &m), 1);
+    ck_assert_str_eq(m.u.remove.path, "/tmp/x");
+    ck_assert_uint_eq(m.u.remove.flags, AGENT_REMOVE_F_RECURSIVE);
+    n = agent_encode_chown(buf, sizeof(buf), "/f", 1000, AGENT_CHOWN_KEEP);
+    ck_assert_int_eq(decode(AGENT_DIR_REQUEST, buf, (size_t)n, &m), 1);
+    ck_assert_str_eq(m.u.chown.path, "/f");
+    ck_assert_uint_eq(m.u.chown.uid, 1000);
+    ck_assert_uint_eq(m.u.chown.gid, AGENT_CHOWN_KEEP);
+
+    /* hostile payloads */
+    uint32_t zero = 0, two = 2, ids[2] = {1, 2};
+    static const struct { const char *b; size_t n; } bad_rename[] = {
+        {"/a\0", 3},          /* one string */
+        {"/a\0/b", 5},        /* no NUL at the end */
+        {"/a\0/b\0x", 7},    /* bytes after the second */
+        {"a\0/b\0", 5},      /* relative */
+        {"/a\0b\0", 5},
+        {"\0/b\0", 4},       /* empty */
+        {"", 0},
+    };
+    for (size_t i = 0; i < sizeof(bad_rename) / sizeof(bad_rename[0]); i++)
+        ck_assert_msg(decode(AGENT_DIR_REQUEST, buf,
+                             raw_req(AGENT_RENAME, &zero, 1, bad_rename[i].b, bad_rename[i].n),
+                             &m) == -EPROTO, "rename %zu", i);
+    ck_assert_int_eq(decode(AGENT_DIR_REQUEST, buf, raw_req(AGENT_RENAME, &two, 1, "/a\0/b\0", 6),
+                            &m), -EPROTO); /* an unknown flag */
+    ck_assert_int_eq(decode(AGENT_DIR_REQUEST, buf, raw_req(AGENT_RENAME, NULL, 0, "", 0), &m),
+                     -EPROTO); /* shorter than its fixed part */
+    static const struct { const char *b; size_t n; } bad_path[] = {
+        {"/a", 2}, {"a\0", 2}, {"\0", 1}, {"/a\0\0", 4}, {"/\0b\0", 4}, {"", 0},
+    };
+    for (size_t i = 0; i < sizeof(bad_path) / sizeof(bad_path[0]); i++) {
+        ck_assert_msg(decode(AGENT_DIR_REQUEST, buf,
+                             raw_req(AGENT_REMOVE, &zero, 1, bad_path[i].b, bad_path[i].n),
+                             &m) == -EPROTO, "remove %zu", i);
+        ck_assert_msg(decode(AGENT_DIR_REQUEST, buf,
+                             raw_req(AGENT_CHOWN, ids, 2, bad_path[i].b, bad_path[i].n),
+                             &m) == -EPROTO, "chown %zu", i);
+    }
+    ck_assert_int_eq(decode(AGENT_DIR_REQUEST, buf, raw_req(AGENT_REMOVE, &two, 1, "/a\0", 3), &m),
+                     -EPROTO);
+    ck_assert_int_eq(decode(AGENT_DIR_REQUEST, buf, raw_req(AGENT_CHOWN, ids, 1, "/a", 2), &m),
+                     -EPROTO); /* fixed part cut: the path would start inside it */
+}
+END_TEST
+
 START_TEST(list_helper)
 {
     static uint8_t script[1 << 16];
     size_t n = 0;
-    struct agent_entry e = {AGENT_ENTRY_FILE, 0644, 1, 0, "a", ""};
+    struct agent_entry e = {AGENT_ENTRY_FILE, 0644, 1, 0, "a", "", 0, 0};
     for (int i = 0; i < 3; i++)
         n += (size_t)agent_encode_entry(script + n, sizeof(script) - n, &e);
     size_t three = n;
@@ -223,7 +318,7 @@ START_TEST(list_helper)
     /* no DONE: the stream's end is an error, not a short listing */
     ck_assert_int_eq(list_with(script, three, count_entries, &count), -ECONNRESET);
     /* STAT's answer (name "") inside a listing is refused */
-    struct agent_entry st = {AGENT_ENTRY_FILE, 0644, 1, 0, "", ""};
+    struct agent_entry st = {AGENT_ENTRY_FILE, 0644, 1, 0, "", "", 0, 0};
     n = (size_t)agent_encode_entry(script, sizeof(script), &st);
     ck_assert_int_eq(list_with(script, n, count_entries, &count), -EPROTO);
     /* an ERROR is the guest's errno */
@@ -243,6 +338,7 @@ Suite *agent_dir_suite(void)
     tcase_add_test(tc, entry_hostile);
     tcase_add_test(tc, requests);
     tcase_add_test(tc, list_helper);
+    tcase_add_test(tc, moves);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -235,6 +235,29 @@ ssize_t agent_encode_symlink(uint8_t *buf, size_t cap, const char *path, uint32_
     return n ? agent_encode(buf, cap, AGENT_SYMLINK, p, n) : -EINVAL;
 }
 
+ssize_t agent_encode_rename(uint8_t *buf, size_t cap, const char *from, const char *to,
+                            uint32_t flags)
+{
+    uint8_t p[AGENT_RENAME_FIXED + 2 * AGENT_MAX_PATH];
+    size_t n = agent_rename_payload(p, from, to, flags);
+    return n ? agent_encode(buf, cap, AGENT_RENAME, p, n) : -EINVAL;
+}
+
+ssize_t agent_encode_remove(uint8_t *buf, size_t cap, const char *path, uint32_t flags)
+{
+    uint8_t p[AGENT_REMOVE_FIXED + AGENT_MAX_PATH];
+    size_t n = agent_remove_payload(p, path, flags);
+    return n ? agent_encode(buf, cap, AGENT_REMOVE, p, n) : -EINVAL;
+}
+
+ssize_t agent_encode_chown(uint8_t *buf, size_t cap, const char *path, uint32_t uid,
+                           uint32_t gid)
+{
+    uint8_t p[AGENT_CHOWN_FIXED + AGENT_MAX_PATH];
+    size_t n = agent_chown_payload(p, path, uid, gid);
+    return n ? agent_encode(buf, cap, AGENT_CHOWN, p, n) : -EINVAL;
+}
+
 ssize_t agent_encode_entry(uint8_t *buf, size_t cap, const struct agent_entry *e)
 {
     uint8_t p[AGENT_ENTRY_FIXED + AGENT_MAX_NAME + 1 + AGENT_MAX_PATH];

@@ -84,6 +84,7 @@ struct agent_entry {
     int64_t mtime;       /* seconds */
     const char *name;    /* one component, or "" for STAT */
     const char *target;  /* a symlink's, else "" */
+    uint32_t uid, gid;   /* the owner (since version 11) */
 };
 
 /* FILE_GET, STAT or LIST of one path. */
@@ -93,6 +94,13 @@ ssize_t agent_encode_mkdir(uint8_t *buf, size_t cap, const char *path, uint32_t 
 ssize_t agent_encode_symlink(uint8_t *buf, size_t cap, const char *path, uint32_t root_len,
                              const char *target);
 ssize_t agent_encode_entry(uint8_t *buf, size_t cap, const struct agent_entry *e);
+/* RENAME, REMOVE, CHOWN (proto.h has the rules): -EINVAL for arguments
+ * the rules refuse, -EMSGSIZE past `cap`. */
+ssize_t agent_encode_rename(uint8_t *buf, size_t cap, const char *from, const char *to,
+                            uint32_t flags);
+ssize_t agent_encode_remove(uint8_t *buf, size_t cap, const char *path, uint32_t flags);
+ssize_t agent_encode_chown(uint8_t *buf, size_t cap, const char *path, uint32_t uid,
+                           uint32_t gid);
 /* Whether root_len fits path (path_len bytes, no NUL): 0 (none), or a
  * '/'-ended prefix of an absolute path with a name after it. */
 int agent_root_len_ok(const char *path, size_t path_len, uint32_t root_len);
@@ -208,6 +216,9 @@ struct agent_msg {
         struct { const char *path; } file_get; /* also STAT's and LIST's */
         struct { uint32_t mode, root_len; const char *path; } mkdir;
         struct { uint32_t root_len; const char *path, *target; } symlink;
+        struct { uint32_t flags; const char *from, *to; } rename;
+        struct { uint32_t flags; const char *path; } remove;
+        struct { uint32_t uid, gid; const char *path; } chown;
         struct agent_entry entry;
         struct { uint64_t realtime_ns; const uint8_t *seed; } reseed; /* AGENT_RESEED_SEED bytes */
         struct { uint32_t signo; } signal;
@@ -236,7 +247,7 @@ size_t agent_dir_max(enum agent_dir dir);
 uint32_t agent_type_max(enum agent_dir dir, uint16_t type);
 /* The same for the folder requests and ENTRY (agent_dir_codec.c). */
 uint32_t agent_dir_type_max(enum agent_dir dir, uint16_t type);
-/* Checks a complete MKDIR, SYMLINK or ENTRY payload and fills m->u: 0 or
+/* Checks a complete MKDIR, SYMLINK, RENAME, REMOVE, CHOWN or ENTRY payload and fills m->u: 0 or
  * -EPROTO (any other type is -EPROTO too). */
 int agent_dir_check_payload(uint16_t type, const uint8_t *p, uint32_t len, struct agent_msg *m);
 /* [p, p+size) as a path: one NUL, at its end, and not empty (unless
@@ -248,6 +259,9 @@ const char *agent_path_in(const uint8_t *p, size_t size, int allow_empty);
 size_t agent_path_payload(const char *path);
 size_t agent_mkdir_payload(uint8_t *p, const char *path, uint32_t root_len, uint32_t mode);
 size_t agent_symlink_payload(uint8_t *p, const char *path, uint32_t root_len, const char *target);
+size_t agent_rename_payload(uint8_t *p, const char *from, const char *to, uint32_t flags);
+size_t agent_remove_payload(uint8_t *p, const char *path, uint32_t flags);
+size_t agent_chown_payload(uint8_t *p, const char *path, uint32_t uid, uint32_t gid);
 size_t agent_entry_payload(uint8_t *p, const struct agent_entry *e);
 
 struct agent_decoder {
@@ -505,6 +519,11 @@ typedef int agent_entry_fn(void *opaque, const struct agent_entry *e);
 int agent_list(int fd, const char *path, agent_entry_fn *each, void *opaque);
 int agent_mkdir(int fd, const char *path, uint32_t root_len, uint32_t mode);
 int agent_symlink(int fd, const char *path, uint32_t root_len, const char *target);
+/* RENAME, REMOVE, CHOWN (proto.h); -EINVAL for arguments the protocol
+ * refuses (nothing sent). */
+int agent_rename(int fd, const char *from, const char *to, uint32_t flags);
+int agent_remove(int fd, const char *path, uint32_t flags);
+int agent_chown(int fd, const char *path, uint32_t uid, uint32_t gid);
 
 /* The exit status airlock reports for a result: the command's code,
  * 128+signal, 124 on timeout, 127 not found, 126 cannot run, 141

@@ -86,3 +86,21 @@ int agent_symlink(int fd, const char *path, uint32_t root_len, const char *targe
     uint8_t f[AGENT_HDR_SIZE + AGENT_SYMLINK_FIXED + 2 * AGENT_MAX_PATH];
     return ask_done(fd, f, agent_encode_symlink(f, sizeof(f), path, root_len, target));
 }
+
+int agent_rename(int fd, const char *from, const char *to, uint32_t flags)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_RENAME_FIXED + 2 * AGENT_MAX_PATH];
+    return ask_done(fd, f, agent_encode_rename(f, sizeof(f), from, to, flags));
+}
+
+int agent_remove(int fd, const char *path, uint32_t flags)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_REMOVE_FIXED + AGENT_MAX_PATH];
+    return ask_done(fd, f, agent_encode_remove(f, sizeof(f), path, flags));
+}
+
+int agent_chown(int fd, const char *path, uint32_t uid, uint32_t gid)
+{
+    uint8_t f[AGENT_HDR_SIZE + AGENT_CHOWN_FIXED + AGENT_MAX_PATH];
+    return ask_done(fd, f, agent_encode_chown(f, sizeof(f), path, uid, gid));
+}

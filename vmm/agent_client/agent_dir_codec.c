@@ -87,6 +87,56 @@ size_t agent_symlink_payload(uint8_t *p, const char *path, uint32_t root_len, co
     return AGENT_SYMLINK_FIXED + pl + tl;
 }
 
+/* An absolute path the agent acts on: 2..AGENT_MAX_PATH bytes with its NUL. */
+static int abs_ok(const char *s, size_t len)
+{
+    return len >= 1 && len < AGENT_MAX_PATH && s[0] == '/' && !memchr(s, 0, len);
+}
+
+size_t agent_rename_payload(uint8_t *p, const char *from, const char *to, uint32_t flags)
+{
+    size_t fl = from ? strnlen(from, AGENT_MAX_PATH) : AGENT_MAX_PATH;
+    size_t tl = to ? strnlen(to, AGENT_MAX_PATH) : AGENT_MAX_PATH;
+    if ((flags & ~AGENT_RENAME_F_ALL) || !abs_ok(from, fl) || !abs_ok(to, tl))
+        return 0;
+    put32(p, flags);
+    memcpy(p + AGENT_RENAME_FIXED, from, fl + 1);
+    memcpy(p + AGENT_RENAME_FIXED + fl + 1, to, tl + 1);
+    return AGENT_RENAME_FIXED + fl + 1 + tl + 1;
+}
+
+/* REMOVE's and CHOWN's layout: fixed words, then one absolute path. */
+static size_t words_path(uint8_t *p, const uint32_t *w, size_t nw, const char *path)
+{
+    size_t pl = path ? strnlen(path, AGENT_MAX_PATH) : AGENT_MAX_PATH;
+    if (!abs_ok(path, pl))
+        return 0;
+    for (size_t i = 0; i < nw; i++)
+        put32(p + 4 * i, w[i]);
+    memcpy(p + 4 * nw, path, pl + 1);
+    return 4 * nw + pl + 1;
+}
+
+size_t agent_remove_payload(uint8_t *p, const char *path, uint32_t flags)
+{
+    return flags & ~AGENT_REMOVE_F_ALL ? 0 : words_path(p, &flags, 1, path);
+}
+
+size_t agent_chown_payload(uint8_t *p, const char *path, uint32_t uid, uint32_t gid)
+{
+    uint32_t w[2] = {uid, gid};
+    return words_path(p, w, 2, path);
+}
+
+/* The path after `fixed` bytes of words: absolute, the payload's end its NUL. */
+static const char *abs_in(const uint8_t *p, size_t len, size_t fixed)
+{
+    if (len < fixed + 2)
+        return NULL;
+    const char *s = agent_path_in(p + fixed, len - fixed, 0);
+    return s && s[0] == '/' ? s : NULL;
+}
+
 /* What an entry may hold, for the encoder and the decoder alike. */
 static int entry_ok(const struct agent_entry *e, size_t name_len, size_t target_len, int stat)
 {
@@ -113,6 +163,8 @@ size_t agent_entry_payload(uint8_t *p, const struct agent_entry *e)
     put32(p + 4, e->mode);
     put64(p + 8, e->size);
     put64(p + 16, (uint64_t)e->mtime);
+    put32(p + 24, e->uid);
+    put32(p + 28, e->gid);
     memcpy(p + AGENT_ENTRY_FIXED, c.name, nl + 1);
     memcpy(p + AGENT_ENTRY_FIXED + nl + 1, target, tl + 1);
     return AGENT_ENTRY_FIXED + nl + 1 + tl + 1;
@@ -125,6 +177,9 @@ uint32_t agent_dir_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_STAT: case AGENT_LIST: return AGENT_MAX_PATH;
         case AGENT_MKDIR: return AGENT_MKDIR_FIXED + AGENT_MAX_PATH;
         case AGENT_SYMLINK: return AGENT_SYMLINK_FIXED + 2 * AGENT_MAX_PATH;
+        case AGENT_RENAME: return AGENT_RENAME_FIXED + 2 * AGENT_MAX_PATH;
+        case AGENT_REMOVE: return AGENT_REMOVE_FIXED + AGENT_MAX_PATH;
+        case AGENT_CHOWN: return AGENT_CHOWN_FIXED + AGENT_MAX_PATH;
         default: return 0;
         }
     }
@@ -155,6 +210,28 @@ int agent_dir_check_payload(uint16_t type, const uint8_t *p, uint32_t len, struc
         m->u.symlink.path = a;
         m->u.symlink.target = b;
         return agent_root_len_ok(a, al, m->u.symlink.root_len) ? 0 : -EPROTO;
+    case AGENT_RENAME:
+        if (len < AGENT_RENAME_FIXED ||
+            two_strings(p + AGENT_RENAME_FIXED, len - AGENT_RENAME_FIXED, &a, &al, &b, &bl) ||
+            !abs_ok(a, al) || !abs_ok(b, bl))
+            return -EPROTO;
+        m->u.rename.flags = get32(p);
+        m->u.rename.from = a;
+        m->u.rename.to = b;
+        return m->u.rename.flags & ~AGENT_RENAME_F_ALL ? -EPROTO : 0;
+    case AGENT_REMOVE:
+        m->u.remove.path = abs_in(p, len, AGENT_REMOVE_FIXED);
+        if (!m->u.remove.path)
+            return -EPROTO;
+        m->u.remove.flags = get32(p);
+        return m->u.remove.flags & ~AGENT_REMOVE_F_ALL ? -EPROTO : 0;
+    case AGENT_CHOWN:
+        m->u.chown.path = abs_in(p, len, AGENT_CHOWN_FIXED);
+        if (!m->u.chown.path)
+            return -EPROTO;
+        m->u.chown.uid = get32(p);
+        m->u.chown.gid = get32(p + 4);
+        return 0;
     case AGENT_ENTRY: {
         if (len < AGENT_ENTRY_FIXED ||
             two_strings(p + AGENT_ENTRY_FIXED, len - AGENT_ENTRY_FIXED, &a, &al, &b, &bl))
@@ -164,6 +241,8 @@ int agent_dir_check_payload(uint16_t type, const uint8_t *p, uint32_t len, struc
         e->mode = get32(p + 4);
         e->size = get64(p + 8);
         e->mtime = (int64_t)get64(p + 16);
+        e->uid = get32(p + 24);
+        e->gid = get32(p + 28);
         e->name = a;
         e->target = b;
         return entry_ok(e, al, bl, al == 0) ? 0 : -EPROTO;

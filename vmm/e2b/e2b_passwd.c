@@ -1,5 +1,6 @@
 #include "vmm/e2b/e2b_user.h"
 
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,4 +66,32 @@ int e2b_user_path(const struct e2b_user *u, const char *path, char *out, size_t 
                            : snprintf(out, cap, "%s%s%s", u->home,
                                       strcmp(u->home, "/") ? "/" : "", path);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+const char *e2b_uid_name(const struct e2b_names *n, uint32_t uid, char *buf, size_t cap)
+{
+    struct e2b_user u;
+    if (!e2b_passwd_find(n->passwd, n->pn, NULL, uid, &u))
+        snprintf(buf, cap, "%s", u.name);
+    else
+        snprintf(buf, cap, "%u", uid);
+    return buf;
+}
+
+const char *e2b_gid_name(const struct e2b_names *n, uint32_t gid, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%u", gid);
+    if (!n->gn)
+        return buf;
+    FILE *f = fmemopen(n->group, n->gn, "r");
+    if (!f)
+        return buf;
+    struct group *gr;
+    while ((gr = fgetgrent(f)))
+        if (gr->gr_gid == gid && gr->gr_name && strlen(gr->gr_name) <= E2B_USER_NAME_MAX) {
+            snprintf(buf, cap, "%s", gr->gr_name);
+            break;
+        }
+    fclose(f);
+    return buf;
 }

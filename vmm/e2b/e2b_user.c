@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "vmm/agent_client/agent_client.h"
@@ -32,6 +33,28 @@ int e2b_user_resolve(struct api_conn *c, struct sandbox *sb, struct e2b_user *u)
     int given = e2b_basic_name(c->req.authorization, name);
     if (given < 0) {
         api_error(c, 401, NULL, "%s", "Authorization: want Basic with base64 of \"USER:\"");
+        return -1;
+    }
+    return e2b_user_resolve_name(c, sb, given ? name : NULL, u);
+}
+
+static bool name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (!n || n > E2B_USER_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) /* a name's letters (POSIX portable, and '$') */
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-$", name[i]))
+            return false;
+    return true;
+}
+
+int e2b_user_resolve_name(struct api_conn *c, struct sandbox *sb, const char *name,
+                          struct e2b_user *u)
+{
+    int given = name && name[0];
+    if (given && !name_ok(name)) {
+        api_error(c, 401, NULL, "%s", "the user's name: want 1 to 32 of [A-Za-z0-9._-$]");
         return -1;
     }
     int fd = guest_fs_dial(c, sb);
@@ -68,5 +91,35 @@ int e2b_user_resolve(struct api_conn *c, struct sandbox *sb, struct e2b_user *u)
         return -1;
     }
     return 0;
+}
+
+int e2b_names_load(int agent, struct e2b_names *n)
+{
+    memset(n, 0, sizeof(*n));
+    struct grow g = {0};
+    int rc = agent_file_get_to(agent, "/etc/passwd", E2B_PASSWD_MAX, take, &g);
+    if (rc && rc != -ENOENT) {
+        free(g.p);
+        return rc;
+    }
+    n->passwd = g.p;
+    n->pn = g.n;
+    g = (struct grow){0};
+    rc = agent_file_get_to(agent, "/etc/group", E2B_PASSWD_MAX, take, &g);
+    if (rc && rc != -ENOENT) {
+        free(g.p);
+        e2b_names_free(n);
+        return rc;
+    }
+    n->group = g.p;
+    n->gn = g.n;
+    return 0;
+}
+
+void e2b_names_free(struct e2b_names *n)
+{
+    free(n->passwd);
+    free(n->group);
+    memset(n, 0, sizeof(*n));
 }
 

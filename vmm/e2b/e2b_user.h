@@ -26,6 +26,24 @@ struct e2b_user {
  * as envd answers; 503 when the agent does not answer). */
 int e2b_user_resolve(struct api_conn *c, struct sandbox *sb, struct e2b_user *u);
 
+/* The same for a name given another way (/files' ?username=): NULL or ""
+ * means the default user. */
+int e2b_user_resolve_name(struct api_conn *c, struct sandbox *sb, const char *name,
+                          struct e2b_user *u);
+
+/* The guest's /etc/passwd and /etc/group, for owner and group names. */
+struct e2b_names {
+    char *passwd, *group;
+    size_t pn, gn;
+};
+/* Reads both through an agent connection (missing files are empty).
+ * 0 or -errno. */
+int e2b_names_load(int agent, struct e2b_names *n);
+void e2b_names_free(struct e2b_names *n);
+/* uid's or gid's name into buf (the number when the guest has none). */
+const char *e2b_uid_name(const struct e2b_names *n, uint32_t uid, char *buf, size_t cap);
+const char *e2b_gid_name(const struct e2b_names *n, uint32_t gid, char *buf, size_t cap);
+
 /* A path as the user gives it: relative ones are under their home; into
  * out (cap bytes), -1 when too long. */
 int e2b_user_path(const struct e2b_user *u, const char *path, char *out, size_t cap);

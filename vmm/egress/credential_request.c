@@ -161,9 +161,6 @@ int cred_request_judge(const char *buf, size_t len, const struct secret_set *set
         return 0;
     if (rc < 0)
         return refuse(r, -rc, -1, "%s", parse_reason(-rc));
-    /* The relay counts a body by its Content-Length: no chunked uploads. */
-    if (q.chunked)
-        return refuse(r, 411, -1, "%s", parse_reason(411));
     snprintf(r->method, sizeof(r->method), "%s", q.method);
     snprintf(r->target, sizeof(r->target), "%s", q.target);
     r->keep_alive = q.keep_alive;

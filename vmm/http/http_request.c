@@ -244,7 +244,7 @@ struct framing {
     struct span content_length; /* n == 0: none seen */
     struct span last_te;
     bool te;
-    int tes;                    /* Transfer-Encoding lines */
+    int tes; /* Transfer-Encoding lines */
     /* The API's requests (http_request_parse_server) only: */
     bool server;
     struct span authorization;  /* n == 0: none seen */
@@ -424,6 +424,12 @@ static int parse_server_line(struct span line, struct http_server_request *req)
 
 int http_request_parse_server(const char *buf, size_t len, struct http_server_request *req)
 {
+    return http_request_parse_server_ex(buf, len, req, 0);
+}
+
+int http_request_parse_server_ex(const char *buf, size_t len, struct http_server_request *req,
+                                 unsigned flags)
+{
     size_t head_len = 0;
     struct framing f = {.server = true};
 
@@ -437,16 +443,22 @@ int http_request_parse_server(const char *buf, size_t len, struct http_server_re
         rc = parse_headers(buf, head_len, line, &f, NULL);
     if (!rc)
         rc = framing_check(&f, req->http_minor);
-    /* A chunked body, and only that coding: the API decodes it itself
-     * (clients that stream, and fetch's bodies, send one). */
-    if (!rc && f.te && (f.tes > 1 || !http_span_is(f.last_te, "chunked")))
-        rc = E_BAD;
+    if (!rc && f.te && !(flags & HTTP_SERVER_CHUNKED))
+        rc = E_LENGTH;
+    if (!rc && f.te) { /* decoded here: "chunked" alone, on one line */
+        struct span list = f.last_te, coding = {0};
+        int n = 0;
+        while (http_list_next(&list, &coding))
+            n++;
+        if (f.tes != 1 || n != 1)
+            rc = E_BAD;
+    }
     if (rc) {
         memset(req, 0, sizeof(*req));
         return rc;
     }
-    req->chunked = f.te;
     req->body_len = http_digits_value(f.content_length);
+    req->chunked = f.te; /* checked above: "chunked" alone */
     if (f.authorization.n)
         memcpy(req->authorization, f.authorization.p, f.authorization.n);
     req->keep_alive = req->http_minor == 1 ? !http_list_has(f.connection, "close")

@@ -92,9 +92,9 @@ int http_request_parse(const char *buf, size_t len, struct http_request *req);
  *     anything else is -400; it is kept as sent, NUL-terminated;
  *   - Host may be anything a field value may be (clients on a Unix socket
  *     send "localhost" or an encoded socket path), but only once;
- *   - Transfer-Encoding must be exactly "chunked" (chunked set, body_len
- *     0: the caller decodes the body, http_chunked.h); any other coding,
- *     or a list of them, is -400;
+ *   - Transfer-Encoding is -411 (a relay that counts bodies by their
+ *     Content-Length, the credential proxy's), unless the caller decodes
+ *     chunked bodies (http_request_parse_server_ex, below: the API does);
  *   - Authorization is kept (for the TCP listener's bearer token), up to
  *     HTTP_AUTH_MAX bytes (longer: -431);
  *   - keep_alive: HTTP/1.1 without "Connection: close", or HTTP/1.0 with
@@ -109,11 +109,19 @@ struct http_server_request {
     bool keep_alive;
     size_t head_len;
     uint64_t body_len; /* Content-Length, 0 when absent */
-    bool chunked;      /* Transfer-Encoding: chunked */
+    bool chunked;      /* HTTP_SERVER_CHUNKED: the body is chunked (body_len 0) */
 };
 
 /* As http_request_parse, for a request to the API: 1, 0 or -status. */
 int http_request_parse_server(const char *buf, size_t len, struct http_server_request *req);
+/* The same; with HTTP_SERVER_CHUNKED a body in chunked transfer coding
+ * ("Transfer-Encoding: chunked" alone, on HTTP/1.1, without
+ * Content-Length: anything else is still -400) is accepted and marked
+ * `chunked`, for a caller that decodes it (http_chunked.h) and refuses it
+ * where it does not. */
+#define HTTP_SERVER_CHUNKED 0x1u
+int http_request_parse_server_ex(const char *buf, size_t len, struct http_server_request *req,
+                                 unsigned flags);
 
 /* The value of header `name` (case-insensitive) in a head that
  * http_request_parse_server accepted, OWS trimmed, into out (cap bytes,

@@ -269,7 +269,7 @@ int api_read_request(struct api_conn *c)
     int rc;
     c->body = NULL;
     c->body_left = 0;
-    while ((rc = http_request_parse_server(c->buf, c->have, &c->req)) == 0) {
+    while ((rc = http_request_parse_server_ex(c->buf, c->have, &c->req, HTTP_SERVER_CHUNKED)) == 0) {
         int f = fill(c);
         if (f <= 0) {
             if (f < 0 && c->have) {

@@ -50,13 +50,16 @@ struct api_conn {
 /* Reads the next request's head into c->req (its body is left for the
  * handler).  A chunked body (Transfer-Encoding: chunked) is decoded as it
  * is read, bounded as a Content-Length one is; once a reader below has
- * read it whole, c->req.body_len is its length.  1: one is there; 0: the client closed between requests; -1:
- * the connection is done (an error answer, if any, was sent). */
+ * read it whole, c->req.body_len is its length.  1: one is there; 0: the
+ * client closed between requests; -1: the connection is done (an error
+ * answer, if any, was sent). */
 int api_read_request(struct api_conn *c);
 /* The body into c->body (at most API_BODY_MAX: else 413).  0, or -1 with
  * the answer sent and the connection to be closed. */
 int api_read_body(struct api_conn *c);
-/* The body written to fd (at most max bytes: else 413).  0 or -1 as above. */
+/* The body written to fd (at most max bytes: else 413; a chunked one
+ * broken: 400); afterwards c->req.body_len is the bytes written.  0 or -1
+ * as above. */
 int api_body_to_fd(struct api_conn *c, int fd, uint64_t max);
 /* A streamed body: refuse one over max bytes (413, sent: -1; else 0), then
  * read it piecewise: up to n bytes, 0 at its end, -1 when the client went

@@ -1,22 +1,26 @@
 #include "vmm/sandbox/directory.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/http/http_query.h"
 #include "vmm/sandbox/guest_fs.h"
+#include "vmm/sandbox/guest_ops.h"
 
 struct listing {
     json_t *entries;
-    size_t n;
+    bool deep; /* depth > 1: each entry names its path below the folder */
 };
 
-static int add_entry(void *opaque, const struct agent_entry *e)
+static int add_entry(void *opaque, const char *rel, const struct agent_entry *e)
 {
     struct listing *l = opaque;
-    if (++l->n > DIRECTORY_MAX_ENTRIES)
-        return -E2BIG;
-    json_array_append_new(l->entries, guest_fs_entry_json(e, e->name));
+    json_t *o = guest_fs_entry_json(e, e->name);
+    if (l->deep)
+        guest_fs_set_text(o, "rel", rel);
+    json_array_append_new(l->entries, o);
     return 0;
 }
 
@@ -29,12 +33,17 @@ static int begin(struct api_conn *c, const struct sandbox *sb, char *path)
 
 void directory_list(struct api_conn *c, const struct sandbox *sb)
 {
-    char path[AGENT_MAX_PATH], target[AGENT_MAX_PATH];
+    char path[AGENT_MAX_PATH], target[AGENT_MAX_PATH], depth_s[8];
+    int d = query_param(c->req.target, "depth", depth_s, sizeof(depth_s));
+    char *end = NULL;
+    long depth = d > 0 ? strtol(depth_s, &end, 10) : 1;
+    if (d < 0 || (d > 0 && (*end || depth < 1 || depth > GUEST_LIST_MAX_DEPTH)))
+        return api_error(c, 400, "depth", "depth: want 1 to %d", GUEST_LIST_MAX_DEPTH);
     int agent = begin(c, sb, path);
     if (agent < 0)
         return;
-    struct listing l = {json_array(), 0};
-    int rc = agent_list(agent, path, add_entry, &l);
+    struct listing l = {json_array(), depth > 1};
+    int rc = guest_list(agent, path, (unsigned)depth, add_entry, &l);
     struct agent_entry st;
     /* ENOTDIR: the path is a file (400), or a file is on its way (404) */
     bool not_dir = rc == -ENOTDIR && agent_stat(agent, path, &st, target) == 0;
@@ -43,7 +52,7 @@ void directory_list(struct api_conn *c, const struct sandbox *sb)
         json_decref(l.entries);
         if (rc == -E2BIG)
             api_error(c, 413, "path", "%.1000s: more than %d entries", path,
-                      DIRECTORY_MAX_ENTRIES);
+                      GUEST_LIST_MAX_ENTRIES);
         else if (not_dir)
             api_error(c, 400, "path", "%.1000s: not a directory", path);
         else

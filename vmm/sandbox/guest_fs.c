@@ -83,6 +83,8 @@ json_t *guest_fs_entry_json(const struct agent_entry *e, const char *name)
     json_object_set_new(o, "size", json_integer((json_int_t)e->size));
     json_object_set_new(o, "mode", json_integer(e->mode));
     json_object_set_new(o, "mtime", json_integer(e->mtime));
+    json_object_set_new(o, "uid", json_integer(e->uid));
+    json_object_set_new(o, "gid", json_integer(e->gid));
     if (e->kind == AGENT_ENTRY_SYMLINK)
         guest_fs_set_text(o, "target", e->target);
     return o;

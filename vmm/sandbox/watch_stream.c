@@ -44,7 +44,8 @@ static void lines_add(struct lines *q, json_t *line)
     q->l[(q->head + q->n++) % RING] = line;
 }
 
-static void lines_push(struct lines *q, json_t *line, bool end)
+static void lines_push(struct lines *q, json_t *line, bool end, const struct watch_sink *sink,
+                       void *ctx)
 {
     if (end) { /* one, then DONE: only a lying agent sends more, and loses them */
         if (q->n < RING)
@@ -63,22 +64,28 @@ static void lines_push(struct lines *q, json_t *line, bool end)
         return;
     }
     json_decref(line);
-    lines_add(q, json_pack("{s:s}", "type", "overflow"));
+    lines_add(q, sink->overflow(ctx));
     q->lost = true;
 }
 
 /* Queued lines to the client while its socket takes them without
  * waiting (all of them, waiting, with `wait`): a client that reads slowly
  * must not stop the agent's events from being read. */
-static void lines_send(struct lines *q, struct api_conn *c, bool wait)
+static bool lines_send(struct lines *q, struct api_conn *c, bool wait,
+                       const struct watch_sink *sink, void *ctx)
 {
     for (; q->n && !c->broken; q->n--) {
         struct pollfd p = {.fd = c->fd, .events = POLLOUT};
         if (!wait && poll(&p, 1, 0) != 1)
-            return;
-        api_stream_line(c, q->l[q->head]);
+            return true;
+        json_t *line = q->l[q->head];
         q->head = (q->head + 1) % RING;
+        if (!sink->send(ctx, line)) {
+            q->n--;
+            return false;
+        }
     }
+    return !c->broken;
 }
 
 static void lines_free(struct lines *q)
@@ -99,7 +106,8 @@ static bool is_root(const char *root, const char *path)
 
 /* Every event the agent's bytes so far hold into q: 0 for more, 1 at the
  * watch's end, -errno for a broken stream. */
-static int take_events(struct agent_conn *ac, const char *root, struct lines *q)
+static int take_events(struct agent_conn *ac, const char *root, struct lines *q,
+                       const struct watch_sink *sink, void *ctx)
 {
     for (;;) {
         struct agent_event ev;
@@ -108,26 +116,29 @@ static int take_events(struct agent_conn *ac, const char *root, struct lines *q)
             return rc == 2 ? 1 : rc;
         bool end = (ev.kind == AGENT_EVENT_REMOVE || ev.kind == AGENT_EVENT_RENAME) &&
                    is_root(root, ev.path);
-        lines_push(q, watch_event_line(&ev), end);
+        json_t *line = sink->line(ctx, &ev);
+        if (line)
+            lines_push(q, line, end, sink, ctx);
     }
 }
 
-int watch_stream(struct api_conn *c, struct agent_conn *ac, const char *root)
+int watch_follow(struct api_conn *c, struct agent_conn *ac, const char *root,
+                 const struct watch_sink *sink, void *ctx)
 {
     /* static __thread: too big for a connection thread's stack */
     static __thread struct lines q;
     q.head = q.n = 0;
     q.lost = false;
-    api_stream_begin(c, 200);
     int rc = 0;
+    bool stopped = false; /* the sink ended the answer */
     while (!c->broken) {
         /* The agent is read whatever the client does: its events wait
          * here, bounded, rather than in the guest. */
-        if ((rc = take_events(ac, root, &q)) != 0)
+        if ((rc = take_events(ac, root, &q, sink, ctx)) != 0)
             break;
         struct pollfd p[2] = {{.fd = ac->rd.fd, .events = POLLIN},
                               {.fd = c->fd, .events = POLLRDHUP | (q.n ? POLLOUT : 0)}};
-        if (poll(p, 2, -1) < 0 && errno != EINTR) {
+        if (poll(p, 2, sink->tick ? 1000 : -1) < 0 && errno != EINTR) {
             rc = -errno;
             break;
         }
@@ -135,28 +146,65 @@ int watch_stream(struct api_conn *c, struct agent_conn *ac, const char *root)
             c->broken = true; /* gone: closing the agent's connection ends the watch */
             break;
         }
-        if (p[1].revents & POLLOUT)
-            lines_send(&q, c, false);
+        if ((p[1].revents & POLLOUT) && !lines_send(&q, c, false, sink, ctx)) {
+            stopped = true;
+            break;
+        }
+        if (sink->tick && !sink->tick(ctx)) {
+            stopped = true;
+            break;
+        }
         if (p[0].revents && (rc = agent_reader_fill(&ac->rd)) < 0)
             break;
         rc = 0;
     }
-    if (!c->broken)
-        lines_send(&q, c, true);
-    if (c->broken) {
-        lines_free(&q);
+    if (!c->broken && !stopped && !lines_send(&q, c, true, sink, ctx))
+        stopped = true;
+    lines_free(&q);
+    if (c->broken || stopped)
         return 1;
-    }
-    if (rc == 1)
-        api_stream_end(c);
-    else
-        api_chunked_abort(c);
+    sink->end(ctx, rc == 1 ? 0 : rc);
     return rc == 1 ? 0 : rc;
+}
+
+/* /v1's sink: JSON lines. */
+static json_t *v1_line(void *ctx, const struct agent_event *e)
+{
+    (void)ctx;
+    return watch_event_line(e);
+}
+
+static bool v1_send(void *ctx, json_t *line)
+{
+    struct api_conn *c = ctx;
+    api_stream_line(c, line);
+    return !c->broken;
+}
+
+static json_t *v1_overflow(void *ctx)
+{
+    (void)ctx;
+    return json_pack("{s:s}", "type", "overflow");
+}
+
+static void v1_end(void *ctx, int rc)
+{
+    if (rc == 0)
+        api_stream_end(ctx);
+    else
+        api_chunked_abort(ctx);
+}
+
+int watch_stream(struct api_conn *c, struct agent_conn *ac, const char *root)
+{
+    static const struct watch_sink sink = {v1_line, v1_send, v1_overflow, NULL, v1_end};
+    api_stream_begin(c, 200);
+    return watch_follow(c, ac, root, &sink, c);
 }
 
 /* A watch holds the lease while it is open, as a command does: delta +1
  * at its start (0 past WATCH_MAX: refused), -1 at its end. */
-static bool lease_hold(struct registry *reg, struct sandbox *sb, int delta)
+bool watch_lease_hold(struct registry *reg, struct sandbox *sb, int delta)
 {
     pthread_mutex_lock(&reg->lock);
     bool ok = delta < 0 || sb->watches < WATCH_MAX;
@@ -175,7 +223,7 @@ void watch_get(struct api_conn *c, struct registry *reg, struct sandbox *sb)
         return;
     if (query_bool(c->req.target, "recursive", &recursive) < 0)
         return api_error(c, 400, "recursive", "recursive: want true or false");
-    if (!lease_hold(reg, sb, 1))
+    if (!watch_lease_hold(reg, sb, 1))
         return api_error(c, 503, NULL, "%d watches are open on this sandbox already",
                          WATCH_MAX);
     int agent = guest_fs_dial(c, sb);
@@ -194,5 +242,5 @@ void watch_get(struct api_conn *c, struct registry *reg, struct sandbox *sb)
         ac_free(ac);
     if (agent >= 0)
         close(agent);
-    lease_hold(reg, sb, -1);
+    watch_lease_hold(reg, sb, -1);
 }

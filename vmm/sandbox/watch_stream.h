@@ -14,6 +14,8 @@
 #ifndef AIRLOCK_SANDBOX_WATCH_STREAM_H
 #define AIRLOCK_SANDBOX_WATCH_STREAM_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "vmm/agent_client/agent_client.h"
@@ -40,6 +42,29 @@ void watch_get(struct api_conn *c, struct registry *reg, struct sandbox *sb);
  * the client went, -errno when the agent was lost (the answer was cut). */
 struct agent_conn;
 int watch_stream(struct api_conn *c, struct agent_conn *ac, const char *root);
+
+/* Another API's watch over the same stream (the E2B layer's WatchDir),
+ * as bg_follow_with is for commands: `line` makes an event into what is
+ * queued (NULL: nothing), `send` writes one queued item (takes it; false:
+ * stop, the answer is done or the client gone), `overflow` makes the item
+ * that says events were lost there, `tick` (NULL: none) is called about
+ * once a second (false: stop), `end` closes the answer when the path went
+ * (rc 0) or the agent was lost (-errno). */
+struct watch_sink {
+    json_t *(*line)(void *ctx, const struct agent_event *e);
+    bool (*send)(void *ctx, json_t *item);
+    json_t *(*overflow)(void *ctx);
+    bool (*tick)(void *ctx);
+    void (*end)(void *ctx, int rc);
+};
+/* watch_stream's loop with a sink: 0 when the path went, 1 when the
+ * client went or the sink stopped, -errno when the agent was lost (end
+ * was called for 0 and -errno). */
+int watch_follow(struct api_conn *c, struct agent_conn *ac, const char *root,
+                 const struct watch_sink *sink, void *ctx);
+/* An open watch holds the sandbox's lease: +1 as it starts (false past
+ * WATCH_MAX: refused), -1 as it ends. */
+bool watch_lease_hold(struct registry *reg, struct sandbox *sb, int delta);
 
 /* One event as its JSON line. */
 json_t *watch_event_line(const struct agent_event *e);
