@@ -110,6 +110,8 @@ run: all
 # Unit, probe and bad-input tests on this host, Linux boots in the lab.
 test: all fuzzers agent-client $(BUILD)/bench/marktime
 	@tests/boot/mcp-sdk-fetch >/dev/null || echo "(linux-mcp will skip the MCP TypeScript SDK client)"
+	@tests/boot/e2b-sdk-fetch >/dev/null || echo "(linux-e2b will skip: no E2B JS SDK)"
+	@tests/boot/e2b-suite-fetch >/dev/null || echo "(linux-e2b-sdk will skip: no E2B JS SDK suite)"
 	tests/run-all
 
 # Figures, never assertions: monitor overhead on this host, Linux boot in

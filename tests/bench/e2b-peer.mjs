@@ -21,8 +21,10 @@ async function poolReady() { // untimed: the pool full again
   }
 }
 // A /v1 command's stream read to its exit record; the bytes of stdout.
+// The command as E2B's SDK sends it (a login bash), so both ways run the
+// same process in the guest.
 async function v1Run(id, cmd) {
-  const r = await v1('POST', `/v1/sandboxes/${id}/commands`, { cmd });
+  const r = await v1('POST', `/v1/sandboxes/${id}/commands`, { argv: ['/bin/bash', '-l', '-c', cmd] });
   let bytes = 0, exit = null, rest = '';
   const dec = new TextDecoder();
   for await (const piece of r.body) {
