@@ -15,9 +15,11 @@
 #ifndef AIRLOCK_FORWARD_FORWARD_H
 #define AIRLOCK_FORWARD_FORWARD_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "guest/agent/proto.h"
 #include "vmm/audit/audit.h"
 #include "vmm/forward/forward_spec.h"
 
@@ -32,11 +34,49 @@
 #define FORWARD_IDLE_MS_DEFAULT (15 * 60 * 1000) /* no byte either way */
 #define FORWARD_REPLY_MS  10000 /* the agent's answer to a hello */
 
+/* How an attached connection ended (forward_attach.ended). */
+enum forward_end {
+    FORWARD_END_CLOSED,    /* both sides closed */
+    FORWARD_END_RESET,     /* reset, an error, or forward_dial.detach */
+    FORWARD_END_REFUSED,   /* forward_attach.answer said no */
+    FORWARD_END_NO_ANSWER, /* nothing listens on the guest's forward service */
+};
+
+/* A client's socket handed to the VM's own vsock device
+ * (forward_dial.attach), which then moves its bytes to and from the
+ * guest's forward service itself: no thread, no socket pair and no copy
+ * of the forwarder's.  pre (the hello) goes to the guest first; the
+ * guest's first reply_len bytes (the agent's answer) go to answer, never
+ * to the client. */
+struct forward_attach {
+    uint8_t pre[AGENT_FWD_HELLO_SIZE];
+    uint8_t pre_len, reply_len;
+    uint64_t tag;                 /* names it for forward_dial.detach */
+    /* 0: carry on; else the connection ends (FORWARD_END_REFUSED). */
+    int (*answer)(void *conn, const uint8_t *reply);
+    /* Exactly once, from the device's thread, before the socket is
+     * closed: bytes from the client and to it (pre and reply not
+     * counted). */
+    void (*ended)(void *conn, enum forward_end how, uint64_t in, uint64_t out);
+    void *conn;
+    _Atomic uint64_t *moved;      /* bytes either way, as they move */
+};
+
 struct forward_dial {
     /* A blocking fd connected to the guest's AGENT_FORWARD_VSOCK_PORT,
      * past the vsock handshake, or -errno.  Called from a connection's
      * thread. */
     int (*dial)(void *opaque);
+    /* Optional, used instead of dial when set (the monitor's own `run
+     * -p`, where the device is in this process): hands cfd (non-blocking)
+     * to the vsock device for the guest's AGENT_FORWARD_VSOCK_PORT.  0:
+     * cfd belongs to the device and a->ended will come; -errno: cfd is
+     * still ours and no callback comes.  Never called with the
+     * forwarder's lock held (ended takes it). */
+    int (*attach)(void *opaque, int cfd, const struct forward_attach *a);
+    /* Ends the attached connection with this tag (its ended says
+     * FORWARD_END_RESET); -ENOENT when it ended already. */
+    int (*detach)(void *opaque, uint64_t tag);
     void *opaque;
     const struct audit *audit; /* records of forwards and connections */
     unsigned idle_ms;          /* 0: FORWARD_IDLE_MS_DEFAULT */
