@@ -416,36 +416,47 @@ static void relay_run(void)
     for (int i = 0; i < RELAY_MAX_PAIRS; i++)
         pairs[i].afd = pairs[i].bfd = -1;
 
+    /* Only the fds something is asked of, packed: poll's cost follows
+     * its length, and most of the table is usually free. */
     static struct pollfd pfd[NSERVICES + 2 * RELAY_MAX_PAIRS];
+    static short owner[NSERVICES + 2 * RELAY_MAX_PAIRS]; /* the pair of pfd[k] */
     for (;;) {
         bool timed = false; /* a pair with a deadline: wake each second */
+        unsigned n = 0;
         for (size_t s = 0; s < NSERVICES; s++)
-            pfd[s] = (struct pollfd){.fd = lfd[s], .events = POLLIN};
+            pfd[n++] = (struct pollfd){.fd = lfd[s], .events = POLLIN};
         for (int i = 0; i < RELAY_MAX_PAIRS; i++) {
-            struct pollfd *a = &pfd[NSERVICES + 2 * i];
-            if (pairs[i].afd < 0) {
-                a[0] = a[1] = (struct pollfd){.fd = -1};
+            if (pairs[i].afd < 0)
                 continue;
-            }
-            pair_poll(&pairs[i], &a[0], &a[1]);
+            struct pollfd a, b;
+            pair_poll(&pairs[i], &a, &b);
+            if (a.fd >= 0)
+                owner[n] = (short)i, pfd[n++] = a;
+            if (b.fd >= 0)
+                owner[n] = (short)i, pfd[n++] = b;
             timed |= pairs[i].deadline > 0;
         }
-        if (poll(pfd, NSERVICES + 2 * RELAY_MAX_PAIRS, timed ? 1000 : -1) < 0) {
+        if (poll(pfd, n, timed ? 1000 : -1) < 0) {
             if (errno != EINTR) {
                 relay_log("poll", errno);
                 _exit(1);
             }
             continue;
         }
-        double now = timed ? relay_now() : 0;
-        for (int i = 0; i < RELAY_MAX_PAIRS; i++) {
-            struct relay_pair *p = &pairs[i];
-            if (p->afd < 0)
-                continue;
-            if (pfd[NSERVICES + 2 * i].revents || pfd[NSERVICES + 2 * i + 1].revents)
-                step(p);
-            if (p->afd >= 0 && p->deadline > 0 && now > p->deadline)
-                relay_close(p);
+        /* A pair's entries are next to each other: it steps once. */
+        for (unsigned k = NSERVICES; k < n; k++) {
+            int i = owner[k];
+            short rev = pfd[k].revents;
+            while (k + 1 < n && owner[k + 1] == i)
+                rev |= pfd[++k].revents;
+            if (rev && pairs[i].afd >= 0)
+                step(&pairs[i]);
+        }
+        if (timed) {
+            double now = relay_now();
+            for (int i = 0; i < RELAY_MAX_PAIRS; i++)
+                if (pairs[i].afd >= 0 && pairs[i].deadline > 0 && now > pairs[i].deadline)
+                    relay_close(&pairs[i]);
         }
         /* Accept last, so a new pair is first polled, not stepped blind. */
         for (size_t s = 0; s < NSERVICES; s++)

@@ -3,7 +3,11 @@
  * forwards").  One forwarder per VM, whoever holds the VM: `airlock run
  * -p` in the monitor, `airlock serve` for a sandbox's ports.  The caller
  * says how to reach the guest's vsock port (the dial); the forwarder owns
- * the listeners, a thread per connection, and the audit records.
+ * the listeners, a thread per connection, and the audit records.  Where
+ * the VM's vsock device is in this process (`run -p`), the caller may
+ * offer attach instead: each client's socket then goes to the device
+ * itself, which moves its bytes with no thread or copy of ours and
+ * reports back how the connection ended (forward_attach).
  *
  * Only the published guest ports are ever named in a hello, so a
  * listener reaches exactly its port, never the agent's command channel.
@@ -11,7 +15,8 @@
  * per port and FORWARD_MAX_CONNS_VM in all (more are closed at accept,
  * and audited), FORWARD_BUF bytes
  * held per direction of a connection (a client that never reads stops
- * the guest's sender, it never grows memory), and an idle timeout. */
+ * the guest's sender, it never grows memory; attached, the device's own
+ * per-connection cap), and an idle timeout. */
 #ifndef AIRLOCK_FORWARD_FORWARD_H
 #define AIRLOCK_FORWARD_FORWARD_H
 
