@@ -280,13 +280,13 @@ static int forward_dial(void *opaque)
 /* -p's clients go to the device itself (forward_dial.attach): the
  * device reads and writes the client's TCP socket, with the forward's
  * hello sent first and the agent's answer taken off the stream. */
-static int attached_answer(void *opaque, const uint8_t *reply)
+static int run_fwd_answer(void *opaque, const uint8_t *reply)
 {
     const struct forward_attach *a = opaque;
     return a->answer(a->conn, reply);
 }
 
-static void attached_ended(void *opaque, enum vsock_end how, uint64_t in, uint64_t out)
+static void run_fwd_ended(void *opaque, enum vsock_end how, uint64_t in, uint64_t out)
 {
     struct forward_attach *a = opaque;
     enum forward_end f = how == VSOCK_END_CLOSED    ? FORWARD_END_CLOSED
@@ -309,7 +309,7 @@ static int forward_attach(void *opaque, int cfd, const struct forward_attach *fa
     *a = *fa;
     struct vsock_attach va = {
         .pre_len = fa->pre_len, .reply_len = fa->reply_len, .tag = fa->tag,
-        .answer = attached_answer, .ended = attached_ended, .opaque = a, .moved = fa->moved,
+        .answer = run_fwd_answer, .ended = run_fwd_ended, .opaque = a, .moved = fa->moved,
     };
     memcpy(va.pre, fa->pre, fa->pre_len <= sizeof(va.pre) ? fa->pre_len : sizeof(va.pre));
     pthread_mutex_lock(&r->vdev->transport.lock);

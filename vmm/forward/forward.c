@@ -262,7 +262,7 @@ static void conn_end(struct forwarder *f, struct conn *c)
 
 /* ---- attached connections (forward_dial.attach) ----------------------- */
 
-static int attached_answer(void *arg, const uint8_t *reply)
+static int fwd_conn_answer(void *arg, const uint8_t *reply)
 {
     struct conn *c = arg;
     int rc = agent_fwd_reply_decode(reply);
@@ -273,7 +273,7 @@ static int attached_answer(void *arg, const uint8_t *reply)
     return rc;
 }
 
-static void attached_ended(void *arg, enum forward_end how, uint64_t in, uint64_t out)
+static void fwd_conn_ended(void *arg, enum forward_end how, uint64_t in, uint64_t out)
 {
     struct conn *c = arg;
     struct forwarder *f = c->f;
@@ -312,7 +312,7 @@ static void attach_conn(struct forwarder *f, struct conn *c)
     uint64_t tag = c->tag;
     struct forward_attach a = {
         .pre_len = AGENT_FWD_HELLO_SIZE, .reply_len = AGENT_FWD_REPLY_SIZE, .tag = tag,
-        .answer = attached_answer, .ended = attached_ended, .conn = c, .moved = &c->moved,
+        .answer = fwd_conn_answer, .ended = fwd_conn_ended, .conn = c, .moved = &c->moved,
     };
     agent_fwd_hello_encode(a.pre, c->port->info.spec.guest_port);
     int fl = fcntl(c->cfd, F_GETFL);
