@@ -273,22 +273,9 @@ static int pump(struct relay_dir *d, int from, int to)
             return -1;
         }
     }
-    while (d->len > 0) {
-        ssize_t n = send(to, d->buf + d->off, d->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-            d->off += (size_t)n;
-            d->len -= (size_t)n;
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            break;
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else {
-            return -1;
-        }
-    }
-    if (d->len == 0)
-        d->off = 0;
-    else if (d->off + d->len == RELAY_BUF) {
+    if (flush_buf(d, to) < 0)
+        return -1;
+    if (d->len > 0 && d->off + d->len == RELAY_BUF) {
         /* Full at the end: make room at the front for the next read. */
         memmove(d->buf, d->buf + d->off, d->len);
         d->off = 0;
