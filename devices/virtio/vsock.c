@@ -117,9 +117,30 @@ static void guest_rw(struct virtio_vsock *v, struct virtio_mmio *t, struct vsock
         return;
     }
     c->rx_cnt += len;
+    uint32_t off = 0;
+    if (c->attached && c->reply_got < c->att.reply_len) {
+        /* The guest's answer: into c->reply, never to the fd.  It counts
+         * as taken (fwd_cnt), so the credit arithmetic stays whole. */
+        uint32_t n = c->att.reply_len - c->reply_got;
+        if (n > len)
+            n = len;
+        if (virtq_chain_read(t->mem, ch, VSOCK_HDR_BYTES, c->reply + c->reply_got, n)) {
+            conn_reset(v, c);
+            return;
+        }
+        c->reply_got = (uint8_t)(c->reply_got + n);
+        c->fwd_cnt += n;
+        off = n;
+        if (c->reply_got == c->att.reply_len && c->att.answer &&
+            c->att.answer(c->att.opaque, c->reply)) {
+            c->end = VSOCK_END_REFUSED;
+            conn_reset(v, c);
+            return;
+        }
+    }
     /* Straight from guest memory to the fd, a buffer at a time (no copy
      * in between; each step moves at least a byte). */
-    for (uint32_t off = 0; off < len;) {
+    while (off < len) {
         uint64_t n;
         const uint8_t *p = virtq_chain_piece(t->mem, ch, false, VSOCK_HDR_BYTES + (uint64_t)off,
                                              len - off, &n);
@@ -163,13 +184,16 @@ static void tx_packet(struct virtio_vsock *v, struct virtio_mmio *t, const struc
     c->peer_fwd_cnt = h.fwd_cnt;
     switch (h.op) {
     case VSOCK_OP_RESPONSE:
-        if (c->state != CONN_REQUESTING || conn_hello(c)) {
+        if (c->state != CONN_REQUESTING || (!c->attached && conn_hello(c))) {
             conn_reset(v, c);
             return;
         }
         c->state = CONN_CONNECTED;
         break;
     case VSOCK_OP_RST:
+        c->end = c->state == CONN_REQUESTING                  ? VSOCK_END_NO_ANSWER
+                 : c->guest_no_send && c->host_eof && !c->buf_len ? VSOCK_END_CLOSED
+                                                                 : VSOCK_END_RESET;
         conn_close(v, c);
         return;
     case VSOCK_OP_SHUTDOWN:
@@ -284,8 +308,8 @@ static void vsock_reset(void *dev)
     v->next_port = VSOCK_EPHEMERAL;
 }
 
-int virtio_vsock_connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
-                               uint32_t guest_port)
+static int connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
+                         uint32_t guest_port, const struct vsock_attach *a)
 {
     if (!vsock_live(t))
         return -ENOTCONN;
@@ -306,9 +330,43 @@ int virtio_vsock_connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, in
     }
     struct vsock_conn *c = conn_open(v, fd, port, guest_port, CONN_REQUESTING);
     c->pending = PEND_REQUEST;
+    if (a) {
+        c->attached = true;
+        c->att = *a;
+        c->end = VSOCK_END_RESET;
+    }
     vsock_rx_flush(v, t);
     conn_watch_all(v);
     return 0;
+}
+
+int virtio_vsock_connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
+                               uint32_t guest_port)
+{
+    return connect_guest(v, t, fd, guest_port, NULL);
+}
+
+int virtio_vsock_attach_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
+                              uint32_t guest_port, const struct vsock_attach *a)
+{
+    if (!a || !a->ended || a->pre_len > VSOCK_PRE_MAX || a->reply_len > VSOCK_REPLY_MAX)
+        return -EINVAL;
+    return connect_guest(v, t, fd, guest_port, a);
+}
+
+int virtio_vsock_end_attached(struct virtio_vsock *v, struct virtio_mmio *t, uint64_t tag)
+{
+    for (unsigned i = 0; i < VSOCK_MAX_CONNS; i++) {
+        struct vsock_conn *c = &v->conns[i];
+        if (c->state != CONN_FREE && c->attached && c->att.tag == tag) {
+            c->end = VSOCK_END_RESET;
+            conn_reset(v, c);
+            vsock_rx_flush(v, t); /* the RST */
+            conn_watch_all(v);
+            return 0;
+        }
+    }
+    return -ENOENT;
 }
 
 void virtio_vsock_fd_event(struct virtio_vsock *v, struct virtio_mmio *t, int fd,

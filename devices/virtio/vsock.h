@@ -25,6 +25,7 @@
 #ifndef AIRLOCK_DEVICES_VIRTIO_VSOCK_H
 #define AIRLOCK_DEVICES_VIRTIO_VSOCK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -110,6 +111,49 @@ extern const struct virtio_device_ops virtio_vsock_ops;
  * connection cap) the caller still owns fd. */
 int virtio_vsock_connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
                                uint32_t guest_port);
+/* An attached host fd (virtio_vsock_attach_guest): a host client that
+ * speaks to the guest service itself, with no handshake on the fd.  The
+ * inbound forwards (vmm/forward) hand their TCP clients over this way.
+ * `pre` goes to the guest first, ahead of any byte read from fd; the
+ * first `reply_len` bytes the guest sends are its answer, which goes to
+ * `answer` and never to fd; everything after that either way is the
+ * fd's stream. */
+#define VSOCK_PRE_MAX   16
+#define VSOCK_REPLY_MAX 8
+enum vsock_end {
+    VSOCK_END_CLOSED,    /* both sides closed their sending half */
+    VSOCK_END_RESET,     /* an RST, an fd error, a driver reset, or virtio_vsock_end_attached */
+    VSOCK_END_REFUSED,   /* `answer` said no */
+    VSOCK_END_NO_ANSWER, /* the guest refused the REQUEST (nobody listens on the port) */
+};
+struct vsock_attach {
+    uint8_t pre[VSOCK_PRE_MAX];
+    uint8_t pre_len, reply_len; /* <= VSOCK_PRE_MAX, <= VSOCK_REPLY_MAX */
+    uint64_t tag;               /* names it for virtio_vsock_end_attached */
+    /* Called once, when reply_len bytes came: 0 carries on; anything
+     * else ends the connection (VSOCK_END_REFUSED).  May be NULL. */
+    int (*answer)(void *opaque, const uint8_t *reply);
+    /* Called exactly once when the connection ends, however it ends
+     * (the device destroyed included), before fd is closed: the bytes
+     * read from fd for the guest and written to fd from the guest, pre
+     * and reply not counted.  Transport lock held (except from
+     * virtio_vsock_destroy). */
+    void (*ended)(void *opaque, enum vsock_end how, uint64_t in, uint64_t out);
+    void *opaque;
+    /* May be NULL: bytes moved either way are added here as they move
+     * (a reader elsewhere can tell an idle connection). */
+    _Atomic uint64_t *moved;
+};
+
+/* Like virtio_vsock_connect_guest for an attached fd: no "OK" line, and
+ * the callbacks above.  On failure (-EINVAL: a bad attach; the rest as
+ * there) the caller still owns fd and no callback comes. */
+int virtio_vsock_attach_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
+                              uint32_t guest_port, const struct vsock_attach *a);
+/* Ends the attached connection with this tag (RST to the guest; its
+ * `ended` says VSOCK_END_RESET): 0, or -ENOENT when there is none. */
+int virtio_vsock_end_attached(struct virtio_vsock *v, struct virtio_mmio *t, uint64_t tag);
+
 /* The event loop saw `fd` readable/writable (EPOLLIN/EPOLLOUT/EPOLLHUP/
  * EPOLLERR bits). */
 void virtio_vsock_fd_event(struct virtio_vsock *v, struct virtio_mmio *t, int fd,

@@ -53,6 +53,8 @@ void conn_close(struct virtio_vsock *v, struct vsock_conn *c)
         return;
     if (c->watch_r || c->watch_w)
         v->ops->watch(v->opaque, c->fd, false, false);
+    if (c->attached)
+        c->att.ended(c->att.opaque, c->end, c->tx_cnt - c->pre_sent, c->fwd_cnt - c->reply_got);
     close(c->fd);
     free(c->buf);
     memset(c, 0, sizeof(*c));
@@ -143,6 +145,7 @@ int conn_flush(struct vsock_conn *c)
         c->buf_head = (c->buf_head + (uint32_t)w) & (c->buf_cap - 1);
         c->buf_len -= (uint32_t)w;
         c->fwd_cnt += (uint32_t)w;
+        conn_moved(c, (uint64_t)w);
         if ((uint32_t)w < n)
             break;
     }
@@ -179,6 +182,13 @@ static int conn_grow(struct vsock_conn *c, uint32_t need)
     return 0;
 }
 
+/* An attached fd's activity, for whoever watches it go idle. */
+void conn_moved(struct vsock_conn *c, uint64_t n)
+{
+    if (c->attached && c->att.moved && n)
+        atomic_fetch_add_explicit(c->att.moved, n, memory_order_relaxed);
+}
+
 int conn_send(struct vsock_conn *c, const uint8_t *data, uint32_t len)
 {
     if (c->buf_len == 0) {
@@ -186,6 +196,7 @@ int conn_send(struct vsock_conn *c, const uint8_t *data, uint32_t len)
         if (w < 0)
             return (int)w;
         c->fwd_cnt += (uint32_t)w;
+        conn_moved(c, (uint64_t)w);
         data += w;
         len -= (uint32_t)w;
         if (len == 0)
@@ -219,6 +230,7 @@ bool conn_progress(struct virtio_vsock *v, struct vsock_conn *c)
     /* Nothing more will flow either way: the peer of a SHUTDOWN answers
      * with RST (§5.10.6.5), which also ends a host-side half-close. */
     if (c->guest_no_send && drained && (c->guest_no_recv || c->host_eof)) {
+        c->end = VSOCK_END_CLOSED;
         conn_reset(v, c);
         return false;
     }

@@ -40,6 +40,13 @@ struct vsock_conn {
     uint32_t rx_cnt, fwd_cnt, fwd_reported;
     uint8_t *buf;                   /* ring of buf_cap bytes, only while non-empty */
     uint32_t buf_cap, buf_head, buf_len; /* cap: a power of two <= VSOCK_BUF_ALLOC */
+    /* Attached (virtio_vsock_attach_guest): how far pre went and the
+     * answer came, and how the connection ends (for att.ended). */
+    bool attached;
+    uint8_t pre_sent, reply_got;
+    enum vsock_end end;
+    uint8_t reply[VSOCK_REPLY_MAX];
+    struct vsock_attach att;
 };
 
 /* An RST owed to the guest for a connection that no longer (or never)
@@ -111,6 +118,8 @@ int conn_send(struct vsock_conn *c, const uint8_t *data, uint32_t len);
  * "OK <hostport>\n" (outside the guest's byte count).  -errno when the
  * line could not be written whole (reset it). */
 int conn_hello(struct vsock_conn *c);
+/* Adds n to an attached fd's activity counter. */
+void conn_moved(struct vsock_conn *c, uint64_t n);
 /* Writes what is buffered; -errno when the fd failed. */
 int conn_flush(struct vsock_conn *c);
 /* After any change: half-closes the fd, finishes a connection both sides

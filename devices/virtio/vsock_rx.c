@@ -85,23 +85,55 @@ static struct vsock_hdr conn_hdr(struct virtio_vsock *v, struct vsock_conn *c, u
     };
 }
 
-static bool conn_can_read(const struct vsock_conn *c)
-{
-    return c->state == CONN_CONNECTED && c->fd_readable && !c->host_eof && !c->guest_no_recv &&
-           conn_credit(c) > 0;
-}
-
-static bool conn_has_work(const struct vsock_conn *c)
-{
-    return c->state != CONN_FREE && (c->pending || conn_can_read(c));
-}
-
 /* Payload room of an rx chain: what follows the header, at most one
  * packet's worth. */
 static uint64_t rx_room(const struct virtq_chain *ch)
 {
     uint64_t room = ch->writable_len - VSOCK_HDR_BYTES;
     return room < VSOCK_MAX_PKT ? room : VSOCK_MAX_PKT;
+}
+
+/* An attached fd's preamble still owed, and the guest can take a byte. */
+static bool conn_owes_pre(const struct vsock_conn *c)
+{
+    return c->attached && c->state == CONN_CONNECTED && c->pre_sent < c->att.pre_len &&
+           !c->guest_no_recv && conn_credit(c) > 0;
+}
+
+static bool conn_can_read(const struct vsock_conn *c)
+{
+    return c->state == CONN_CONNECTED && c->fd_readable && !c->host_eof && !c->guest_no_recv &&
+           conn_credit(c) > 0 && (!c->attached || c->pre_sent == c->att.pre_len);
+}
+
+static bool conn_has_work(const struct vsock_conn *c)
+{
+    return c->state != CONN_FREE && (c->pending || conn_owes_pre(c) || conn_can_read(c));
+}
+
+/* The preamble (or what credit and the chain allow of it) as an RW
+ * packet, ahead of the fd's bytes. */
+static bool conn_pre(struct virtio_vsock *v, struct virtio_mmio *t, struct vsock_conn *c)
+{
+    uint32_t n = (uint32_t)(c->att.pre_len - c->pre_sent);
+    uint32_t credit = conn_credit(c);
+    if (n > credit)
+        n = credit;
+    if (n > rx_room(rx_chain(v, 0)))
+        n = (uint32_t)rx_room(rx_chain(v, 0));
+    if (n == 0) {
+        rx_release(v, t, 0); /* a header-only buffer: back to the guest */
+        return true;
+    }
+    if (virtq_chain_write(t->mem, rx_chain(v, 0), VSOCK_HDR_BYTES, c->att.pre + c->pre_sent, n)) {
+        virtio_mmio_needs_reset(t);
+        return false;
+    }
+    c->pre_sent = (uint8_t)(c->pre_sent + n);
+    c->tx_cnt += n;
+    struct vsock_hdr h = conn_hdr(v, c, VSOCK_OP_RW, 0, n);
+    rx_put(v, t, &h);
+    return true;
 }
 
 /* Lays the payload areas of the first held chains, then more popped as
@@ -164,6 +196,7 @@ static bool conn_read(struct virtio_vsock *v, struct virtio_mmio *t, struct vsoc
             uint32_t len = (uint64_t)n < cap[i] ? (uint32_t)n : cap[i];
             n -= len;
             c->tx_cnt += len;
+            conn_moved(c, len);
             struct vsock_hdr h = conn_hdr(v, c, VSOCK_OP_RW, 0, len);
             rx_put(v, t, &h);
         }
@@ -198,6 +231,8 @@ static bool conn_emit(struct virtio_vsock *v, struct virtio_mmio *t, struct vsoc
             return true;
         }
     }
+    if (conn_owes_pre(c))
+        return conn_pre(v, t, c);
     if (conn_can_read(c) && conn_read(v, t, c))
         return true;
     if (c->state == CONN_FREE)

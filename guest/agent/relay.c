@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -85,13 +86,22 @@ int agent_lo_up(void)
     return rc;
 }
 
+static void dir_free(struct relay_dir *d)
+{
+    if (d->has_pipe) {
+        close(d->pipe[0]);
+        close(d->pipe[1]);
+    }
+    free(d->buf);
+}
+
 void relay_close(struct relay_pair *p)
 {
     close(p->afd);
     if (p->bfd >= 0)
         close(p->bfd);
-    free(p->up.buf);
-    free(p->down.buf);
+    dir_free(&p->up);
+    dir_free(&p->down);
     memset(p, 0, sizeof(*p));
     p->afd = p->bfd = -1;
     npairs--;
@@ -155,23 +165,9 @@ static void accept_one(const struct relay_service *svc, int lfd)
     svc->accepted(p);
 }
 
-/* Moves bytes `from` -> buffer -> `to` as far as they go without
- * blocking.  Returns -1 when the pair must be torn down (a hard error on
- * either side: the other side then sees the close). */
-static int pump(struct relay_dir *d, int from, int to)
+/* Sends what buf holds as far as it goes; -1 on a hard error. */
+static int flush_buf(struct relay_dir *d, int to)
 {
-    while (!d->eof && d->off + d->len < RELAY_BUF) {
-        ssize_t n = recv(from, d->buf + d->off + d->len, RELAY_BUF - d->off - d->len, MSG_DONTWAIT);
-        if (n > 0) {
-            d->len += (size_t)n;
-        } else if (n == 0) {
-            d->eof = true;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            break;
-        } else if (errno != EINTR) {
-            return -1;
-        }
-    }
     while (d->len > 0) {
         ssize_t n = send(to, d->buf + d->off, d->len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
@@ -187,7 +183,99 @@ static int pump(struct relay_dir *d, int from, int to)
     }
     if (d->len == 0)
         d->off = 0;
-    else if (d->off + d->len == RELAY_BUF) {
+    return 0;
+}
+
+/* Whether d moves by splice: its pipe is made on first use; a side that
+ * cannot splice (or no pipe: the fd limit) leaves d copying. */
+static bool use_pipe(struct relay_dir *d)
+{
+    if (d->has_pipe || d->no_splice)
+        return d->has_pipe && !d->no_splice;
+    if (pipe2(d->pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+        d->no_splice = true;
+        return false;
+    }
+    d->has_pipe = true;
+    return true;
+}
+
+/* from -> pipe -> to, as far as it goes without blocking (both sockets
+ * are non-blocking, which is what makes the splice into `to` one).
+ * Returns 1 when `from` cannot splice and nothing was moved yet (the
+ * caller copies instead), -1 on a hard error. */
+static int pump_pipe(struct relay_dir *d, int from, int to)
+{
+    if (flush_buf(d, to) < 0)
+        return -1;
+    while (!d->eof && d->piped < RELAY_BUF) {
+        ssize_t n = splice(from, NULL, d->pipe[1], NULL, RELAY_BUF - d->piped,
+                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0) {
+            d->piped += (size_t)n;
+            d->full = false;
+        } else if (n == 0) {
+            d->eof = true;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            /* Nothing to read, or the pipe has no free slot: with bytes
+             * in it, wait until some went out before polling `from`
+             * again (a full pipe leaves `from` readable: a spin). */
+            d->full = d->piped > 0;
+            break;
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EINVAL && d->piped == 0) {
+            d->no_splice = true;
+            return 1;
+        } else {
+            return -1;
+        }
+    }
+    while (d->len == 0 && d->piped > 0) {
+        ssize_t n = splice(d->pipe[0], NULL, to, NULL, d->piped, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0) {
+            d->piped -= (size_t)n;
+            d->full = false;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            return -1;
+        }
+    }
+    if (d->eof && d->len == 0 && d->piped == 0 && !d->shut) {
+        shutdown(to, SHUT_WR);
+        d->shut = true;
+    }
+    return 0;
+}
+
+/* Moves bytes `from` -> pipe or buffer -> `to` as far as they go without
+ * blocking.  Returns -1 when the pair must be torn down (a hard error on
+ * either side: the other side then sees the close). */
+static int pump(struct relay_dir *d, int from, int to)
+{
+    if (use_pipe(d)) {
+        int rc = pump_pipe(d, from, to);
+        if (rc <= 0)
+            return rc;
+    }
+    while (!d->eof && d->off + d->len < RELAY_BUF) {
+        ssize_t n = recv(from, d->buf + d->off + d->len, RELAY_BUF - d->off - d->len, MSG_DONTWAIT);
+        if (n > 0) {
+            d->len += (size_t)n;
+        } else if (n == 0) {
+            d->eof = true;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            break;
+        } else if (errno != EINTR) {
+            return -1;
+        }
+    }
+    if (flush_buf(d, to) < 0)
+        return -1;
+    if (d->len > 0 && d->off + d->len == RELAY_BUF) {
         /* Full at the end: make room at the front for the next read. */
         memmove(d->buf, d->buf + d->off, d->len);
         d->off = 0;
@@ -203,9 +291,10 @@ static int pump(struct relay_dir *d, int from, int to)
 static short dir_events(const struct relay_dir *in, const struct relay_dir *out)
 {
     short ev = 0;
-    if (!in->eof && in->off + in->len < RELAY_BUF)
+    if (!in->eof && (in->has_pipe && !in->no_splice ? in->piped < RELAY_BUF && !in->full
+                                  : in->off + in->len < RELAY_BUF))
         ev |= POLLIN;
-    if (out->len > 0)
+    if (out->len > 0 || out->piped > 0)
         ev |= POLLOUT;
     return ev;
 }
@@ -300,6 +389,12 @@ static void relay_run(void)
     }
     if (!live)
         _exit(1);
+    /* Two sockets and two pipes a pair: room for every pair (the
+     * kernel's 1024 a process would not be; a pair that finds no pipe
+     * copies instead). */
+    struct rlimit nofile = {RELAY_NOFILE, RELAY_NOFILE};
+    if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+        relay_log("RLIMIT_NOFILE", errno);
     int rc = drop_privileges();
     if (rc < 0) {
         relay_log("drop privileges", -rc);
@@ -308,36 +403,47 @@ static void relay_run(void)
     for (int i = 0; i < RELAY_MAX_PAIRS; i++)
         pairs[i].afd = pairs[i].bfd = -1;
 
+    /* Only the fds something is asked of, packed: poll's cost follows
+     * its length, and most of the table is usually free. */
     static struct pollfd pfd[NSERVICES + 2 * RELAY_MAX_PAIRS];
+    static short owner[NSERVICES + 2 * RELAY_MAX_PAIRS]; /* the pair of pfd[k] */
     for (;;) {
         bool timed = false; /* a pair with a deadline: wake each second */
+        unsigned n = 0;
         for (size_t s = 0; s < NSERVICES; s++)
-            pfd[s] = (struct pollfd){.fd = lfd[s], .events = POLLIN};
+            pfd[n++] = (struct pollfd){.fd = lfd[s], .events = POLLIN};
         for (int i = 0; i < RELAY_MAX_PAIRS; i++) {
-            struct pollfd *a = &pfd[NSERVICES + 2 * i];
-            if (pairs[i].afd < 0) {
-                a[0] = a[1] = (struct pollfd){.fd = -1};
+            if (pairs[i].afd < 0)
                 continue;
-            }
-            pair_poll(&pairs[i], &a[0], &a[1]);
+            struct pollfd a, b;
+            pair_poll(&pairs[i], &a, &b);
+            if (a.fd >= 0)
+                owner[n] = (short)i, pfd[n++] = a;
+            if (b.fd >= 0)
+                owner[n] = (short)i, pfd[n++] = b;
             timed |= pairs[i].deadline > 0;
         }
-        if (poll(pfd, NSERVICES + 2 * RELAY_MAX_PAIRS, timed ? 1000 : -1) < 0) {
+        if (poll(pfd, n, timed ? 1000 : -1) < 0) {
             if (errno != EINTR) {
                 relay_log("poll", errno);
                 _exit(1);
             }
             continue;
         }
-        double now = timed ? relay_now() : 0;
-        for (int i = 0; i < RELAY_MAX_PAIRS; i++) {
-            struct relay_pair *p = &pairs[i];
-            if (p->afd < 0)
-                continue;
-            if (pfd[NSERVICES + 2 * i].revents || pfd[NSERVICES + 2 * i + 1].revents)
-                step(p);
-            if (p->afd >= 0 && p->deadline > 0 && now > p->deadline)
-                relay_close(p);
+        /* A pair's entries are next to each other: it steps once. */
+        for (unsigned k = NSERVICES; k < n; k++) {
+            int i = owner[k];
+            short rev = pfd[k].revents;
+            while (k + 1 < n && owner[k + 1] == i)
+                rev |= pfd[++k].revents;
+            if (rev && pairs[i].afd >= 0)
+                step(&pairs[i]);
+        }
+        if (timed) {
+            double now = relay_now();
+            for (int i = 0; i < RELAY_MAX_PAIRS; i++)
+                if (pairs[i].afd >= 0 && pairs[i].deadline > 0 && now > pairs[i].deadline)
+                    relay_close(&pairs[i]);
         }
         /* Accept last, so a new pair is first polled, not stepped blind. */
         for (size_t s = 0; s < NSERVICES; s++)

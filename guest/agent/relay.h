@@ -18,17 +18,31 @@
  * (relay_service.max_pairs: egress 64, as before forwards came, and
  * forwards the rest): more are accepted and closed at once, so no backlog
  * fills.  Buffers exist only while a pair does: 256 * 2 * 64 KiB = 32 MiB
- * at the very most. */
+ * at the very most, and each direction's pipe holds at most RELAY_BUF
+ * bytes more (in the kernel: what a splice moved is counted there). */
 #define RELAY_MAX_PAIRS 256
 #define RELAY_EGRESS_PAIRS 64
 #define RELAY_BUF       (64 * 1024)
+/* The relay's fd limit: 2 sockets and 4 pipe ends a pair, and a margin. */
+#define RELAY_NOFILE    (6 * RELAY_MAX_PAIRS + 64)
 
-/* One direction of a pair: bytes read from `from`, waiting for `to`. */
+/* One direction of a pair: bytes read from `from`, waiting for `to`.
+ * They move by splice(2) through a pipe of the direction's own (from ->
+ * pipe -> to: the kernel moves page references where it can, so a TCP
+ * side costs no copy of ours), at most RELAY_BUF bytes in it; through
+ * buf (recv, then send) when a side cannot splice or no pipe could be
+ * made.  buf also carries what a service puts first on the stream (the
+ * forward's answer): it goes out before anything in the pipe. */
 struct relay_dir {
     uint8_t *buf;
     size_t off, len;
     bool eof;  /* `from` has reached EOF: no more reads */
     bool shut; /* EOF passed on: shutdown(to, SHUT_WR) done */
+    bool has_pipe;  /* pipe[] is open */
+    bool no_splice; /* copy through buf only */
+    bool full;      /* the last splice into the pipe found no room */
+    int pipe[2];
+    size_t piped;   /* bytes in the pipe */
 };
 
 enum relay_stage {

@@ -8,12 +8,16 @@
  *              buf_alloc / fwd_cnt raw), payload, cut into 1..4 descriptors
  *   rx / event buffers of a chosen size, kicks
  *   host: write, read, half-close, close a client; connect_guest;
- *   TRANSPORT_RESET
+ *   attach_guest (a preamble and a reply of fuzzed lengths) and
+ *   end_attached; TRANSPORT_RESET
  * Invariants: no crash or sanitizer report; the device never sets
  * DEVICE_NEEDS_RESET (the rings are fine, only the packets are hostile);
  * host-side buffering per connection never exceeds VSOCK_BUF_ALLOC and
  * connections never exceed VSOCK_MAX_CONNS; an rx used length never
- * exceeds its buffer and always holds the whole packet it announces. */
+ * exceeds its buffer and always holds the whole packet it announces; an
+ * attached connection's answer comes at most once and never after its
+ * end, and its end exactly once (checked after a driver reset at the end
+ * of each input). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -58,6 +62,50 @@ static uint8_t pkt[TX_MAX];
 
 static void no_irq(void *o) { (void)o; }
 static const struct virtio_host_ops mmio_host = {.interrupt = no_irq};
+
+/* Attached fds (virtio_vsock_attach_guest): tags 0..ntags-1 this input,
+ * how often each was answered and ended (at most once; ended exactly
+ * once by the input's end), and never answered after it ended. */
+#define MAX_TAGS 512
+static unsigned ntags;
+static uint8_t tag_ends[MAX_TAGS], tag_answers[MAX_TAGS];
+
+static int att_answer(void *opaque, const uint8_t *reply)
+{
+    unsigned tag = (unsigned)(uintptr_t)opaque;
+    CHECK(tag < ntags && !tag_ends[tag]);
+    tag_answers[tag]++;
+    return reply[0] & 1; /* odd: refused */
+}
+
+static void att_ended(void *opaque, enum vsock_end how, uint64_t in, uint64_t out)
+{
+    unsigned tag = (unsigned)(uintptr_t)opaque;
+    CHECK(tag < ntags && how <= VSOCK_END_NO_ANSWER);
+    (void)in;
+    (void)out;
+    tag_ends[tag]++;
+}
+
+static uint64_t take(const uint8_t **p, size_t *n, unsigned bytes);
+
+static int attach(int fd, uint32_t port, const uint8_t **p, size_t *n)
+{
+    if (ntags == MAX_TAGS)
+        return -ENOSPC;
+    struct vsock_attach a = {.answer = att_answer, .ended = att_ended};
+    a.pre_len = (uint8_t)(take(p, n, 1) % (VSOCK_PRE_MAX + 1));
+    a.reply_len = (uint8_t)(take(p, n, 1) % (VSOCK_REPLY_MAX + 1));
+    memset(a.pre, 'h', sizeof(a.pre));
+    a.tag = ntags;
+    a.opaque = (void *)(uintptr_t)ntags;
+    int rc = virtio_vsock_attach_guest(dev, &t, fd, port, &a);
+    if (rc == 0) {
+        tag_ends[ntags] = tag_answers[ntags] = 0;
+        ntags++;
+    }
+    return rc;
+}
 
 static int add_pair(int *dev_end)
 {
@@ -298,9 +346,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 5: case 6: host_step(cmd / 10 % 4, &p, &n); break;
         case 7: {
             int fd;
-            if (add_pair(&fd) == 0) {
+            if (cmd / 10 % 4 == 3) { /* the host ends an attached one (or none) */
                 pthread_mutex_lock(&t.lock);
-                int rc = virtio_vsock_connect_guest(dev, &t, fd, (uint32_t)take(&p, &n, 1) % 4);
+                virtio_vsock_end_attached(dev, &t, (uint64_t)take(&p, &n, 1) % (ntags + 1));
+                pthread_mutex_unlock(&t.lock);
+            } else if (add_pair(&fd) == 0) {
+                uint32_t port = (uint32_t)take(&p, &n, 1) % 4;
+                pthread_mutex_lock(&t.lock);
+                int rc = cmd / 10 % 4 == 2 ? attach(fd, port, &p, &n)
+                                           : virtio_vsock_connect_guest(dev, &t, fd, port);
                 pthread_mutex_unlock(&t.lock);
                 if (rc) { /* still ours: forget the pair */
                     close(fd);
@@ -323,5 +377,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         virtio_vsock_stats(dev, &s);
         CHECK(s.max_buffered <= VSOCK_BUF_ALLOC && s.conns <= VSOCK_MAX_CONNS);
     }
+    /* A driver reset ends whatever is left: every attached connection
+     * has then ended exactly once. */
+    wr(0x070, 0);
+    for (unsigned i = 0; i < ntags; i++)
+        CHECK(tag_ends[i] == 1 && tag_answers[i] <= 1);
+    ntags = 0;
     return 0;
 }

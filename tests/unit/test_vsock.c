@@ -548,6 +548,7 @@ Suite *vsock_suite(void)
     vsock_flow_tests(tc);
     vsock_hostile_tests(tc);
     vsock_host_tests(tc);
+    vsock_attach_tests(tc);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -87,5 +87,7 @@ void vsock_flow_tests(TCase *tc);
 /* --vsock-uds clients' handshakes (test_vsock_host.c). */
 void vsock_host_tests(TCase *tc);
 void vsock_hostile_tests(TCase *tc);
+/* Attached host fds (test_vsock_attach.c). */
+void vsock_attach_tests(TCase *tc);
 
 #endif

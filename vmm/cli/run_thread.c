@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -276,6 +277,64 @@ static int forward_dial(void *opaque)
     return vsock_dial(opaque, AGENT_FORWARD_VSOCK_PORT);
 }
 
+/* -p's clients go to the device itself (forward_dial.attach): the
+ * device reads and writes the client's TCP socket, with the forward's
+ * hello sent first and the agent's answer taken off the stream. */
+static int run_fwd_answer(void *opaque, const uint8_t *reply)
+{
+    const struct forward_attach *a = opaque;
+    return a->answer(a->conn, reply);
+}
+
+static void run_fwd_ended(void *opaque, enum vsock_end how, uint64_t in, uint64_t out)
+{
+    struct forward_attach *a = opaque;
+    enum forward_end f = how == VSOCK_END_CLOSED    ? FORWARD_END_CLOSED
+                         : how == VSOCK_END_REFUSED ? FORWARD_END_REFUSED
+                         : how == VSOCK_END_NO_ANSWER ? FORWARD_END_NO_ANSWER
+                                                      : FORWARD_END_RESET;
+    struct forward_attach copy = *a;
+    free(a);
+    copy.ended(copy.conn, f, in, out);
+}
+
+static int forward_attach(void *opaque, int cfd, const struct forward_attach *fa)
+{
+    struct run_ctx *r = opaque;
+    /* The device keeps its own copy of the callbacks' opaque: ours,
+     * freed when the connection ends. */
+    struct forward_attach *a = malloc(sizeof(*a));
+    if (!a)
+        return -ENOMEM;
+    *a = *fa;
+    struct vsock_attach va = {
+        .pre_len = fa->pre_len, .reply_len = fa->reply_len, .tag = fa->tag,
+        .answer = run_fwd_answer, .ended = run_fwd_ended, .opaque = a, .moved = fa->moved,
+    };
+    memcpy(va.pre, fa->pre, fa->pre_len <= sizeof(va.pre) ? fa->pre_len : sizeof(va.pre));
+    pthread_mutex_lock(&r->vdev->transport.lock);
+    int rc = virtio_vsock_attach_guest(r->vsock, &r->vdev->transport, cfd,
+                                       AGENT_FORWARD_VSOCK_PORT, &va);
+    pthread_mutex_unlock(&r->vdev->transport.lock);
+    if (rc)
+        free(a);
+    if (rc == -EBUSY)
+        limit_report("vsock_conns", VSOCK_MAX_CONNS, 0,
+                     "vsock connections at their cap (%u, VSOCK_MAX_CONNS): more are refused "
+                     "(the guest gets RST, a host client is closed)",
+                     VSOCK_MAX_CONNS);
+    return rc;
+}
+
+static int forward_detach(void *opaque, uint64_t tag)
+{
+    struct run_ctx *r = opaque;
+    pthread_mutex_lock(&r->vdev->transport.lock);
+    int rc = virtio_vsock_end_attached(r->vsock, &r->vdev->transport, tag);
+    pthread_mutex_unlock(&r->vdev->transport.lock);
+    return rc;
+}
+
 /* -p's listeners, bound before the jail, start forwarding once the agent
  * answered (a connection before would find no forward service).  A
  * failure stops the VM: the user asked for the port. */
@@ -283,7 +342,8 @@ static int publish_ports(struct run_ctx *r)
 {
     if (!r->npublish)
         return 0;
-    struct forward_dial d = {.dial = forward_dial, .opaque = r, .audit = &r->audit};
+    struct forward_dial d = {.dial = forward_dial, .attach = forward_attach,
+                             .detach = forward_detach, .opaque = r, .audit = &r->audit};
     int rc = forwarder_new(&d, &r->forwarder);
     for (unsigned i = 0; i < r->npublish; i++) {
         char why[200];

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,16 @@ struct conn {
     int cfd, vfd;             /* the client; the guest (-1 until dialled) */
     char from[64];
     struct conn *next;
+    /* Attached to the device (forward_dial.attach) instead of a thread:
+     * live once attach returned (until then the accept thread owns it);
+     * what the forwarder ended it for (NULL: the connection ended by
+     * itself); the agent's answer. */
+    bool attached, live;
+    uint64_t tag, t0, last_ms, last_moved;
+    _Atomic uint64_t moved;
+    const char *why;
+    bool answered;
+    int refused;              /* the guest's connect errno, or -EPROTO */
 };
 
 struct port {
@@ -47,6 +58,8 @@ struct forwarder {
     unsigned nconns;          /* open, all ports */
     int wake;                 /* eventfd: the listener set changed or stop */
     bool stop;
+    uint64_t next_tag;        /* attached connections' names */
+    unsigned nattached;       /* attached ones open: the accept thread checks them each second */
     pthread_t accepter;
 };
 
@@ -236,12 +249,136 @@ static void conn_end(struct forwarder *f, struct conn *c)
         }
     c->port->info.conns--;
     f->nconns--;
+    if (c->attached)
+        f->nattached--;
     pthread_cond_broadcast(&f->gone);
     pthread_mutex_unlock(&f->lock);
-    close(c->cfd);
+    if (!c->live) /* a live attached one's socket is the device's to close */
+        close(c->cfd);
     if (c->vfd >= 0)
         close(c->vfd);
     free(c);
+}
+
+/* ---- attached connections (forward_dial.attach) ----------------------- */
+
+static int fwd_conn_answer(void *arg, const uint8_t *reply)
+{
+    struct conn *c = arg;
+    int rc = agent_fwd_reply_decode(reply);
+    pthread_mutex_lock(&c->f->lock);
+    c->answered = true;
+    c->refused = rc;
+    pthread_mutex_unlock(&c->f->lock);
+    return rc;
+}
+
+static void fwd_conn_ended(void *arg, enum forward_end how, uint64_t in, uint64_t out)
+{
+    struct conn *c = arg;
+    struct forwarder *f = c->f;
+    pthread_mutex_lock(&f->lock);
+    const char *why = c->why;
+    int refused = c->refused;
+    pthread_mutex_unlock(&f->lock);
+    uint64_t ms = agent_mono_ms() - c->t0;
+    char err[96];
+    switch (how) {
+    case FORWARD_END_CLOSED:
+        audit_conn(f, c, "closed", why, in, out, ms);
+        break;
+    case FORWARD_END_RESET:
+        if (!why && !c->answered)
+            why = "the guest's forward service closed the connection";
+        audit_conn(f, c, c->answered ? "closed" : "refused", why ? why : "reset", in, out, ms);
+        break;
+    case FORWARD_END_REFUSED:
+        snprintf(err, sizeof(err), "%s%s", refused > 0 ? "guest: " : "",
+                 strerror(refused > 0 ? refused : -refused));
+        audit_conn(f, c, "refused", err, 0, 0, ms);
+        break;
+    case FORWARD_END_NO_ANSWER:
+        audit_conn(f, c, "refused", "the guest's forward service does not answer", 0, 0, ms);
+        break;
+    }
+    conn_end(f, c);
+}
+
+/* Hands c (registered, not yet live) to the device; called without the
+ * lock.  After a successful attach c may end (and be freed) at any time
+ * on the device's thread: it is found again by its tag only. */
+static void attach_conn(struct forwarder *f, struct conn *c)
+{
+    uint64_t tag = c->tag;
+    struct forward_attach a = {
+        .pre_len = AGENT_FWD_HELLO_SIZE, .reply_len = AGENT_FWD_REPLY_SIZE, .tag = tag,
+        .answer = fwd_conn_answer, .ended = fwd_conn_ended, .conn = c, .moved = &c->moved,
+    };
+    agent_fwd_hello_encode(a.pre, c->port->info.spec.guest_port);
+    int fl = fcntl(c->cfd, F_GETFL);
+    int rc = fl < 0 || fcntl(c->cfd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+    /* live before the device may end it: conn_end must then leave the
+     * socket to the device. */
+    if (!rc) {
+        pthread_mutex_lock(&f->lock);
+        c->live = true;
+        pthread_mutex_unlock(&f->lock);
+        rc = f->dial.attach(f->dial.opaque, c->cfd, &a);
+    }
+    if (rc) {
+        pthread_mutex_lock(&f->lock);
+        c->live = false;
+        pthread_mutex_unlock(&f->lock);
+        char why[96];
+        snprintf(why, sizeof(why), "the guest's vsock does not take it: %s", strerror(-rc));
+        audit_conn(f, c, "refused", why, 0, 0, 0);
+        conn_end(f, c);
+        return;
+    }
+    /* The port may have begun to close meanwhile: port_end only ends
+     * connections it found live. */
+    bool closing = false;
+    pthread_mutex_lock(&f->lock);
+    for (struct port *p = f->ports; p && !closing; p = p->next)
+        for (struct conn *k = p->conns; k; k = k->next)
+            if (k->tag == tag && k->attached) {
+                closing = p->closing;
+                break;
+            }
+    pthread_mutex_unlock(&f->lock);
+    if (closing)
+        f->dial.detach(f->dial.opaque, tag);
+}
+
+/* Each second while attached connections are open: the agent's answer
+ * within FORWARD_REPLY_MS, and the idle timeout (the device counts the
+ * bytes; here is the clock).  Called without the lock. */
+static void attached_check(struct forwarder *f)
+{
+    uint64_t tags[FORWARD_MAX_CONNS_VM];
+    unsigned n = 0;
+    unsigned idle = f->dial.idle_ms ? f->dial.idle_ms : FORWARD_IDLE_MS_DEFAULT;
+    uint64_t now = agent_mono_ms();
+    pthread_mutex_lock(&f->lock);
+    for (struct port *p = f->ports; p; p = p->next)
+        for (struct conn *c = p->conns; c; c = c->next) {
+            if (!c->attached || c->why || n == FORWARD_MAX_CONNS_VM)
+                continue;
+            uint64_t moved = atomic_load_explicit(&c->moved, memory_order_relaxed);
+            if (moved != c->last_moved) {
+                c->last_moved = moved;
+                c->last_ms = now;
+            }
+            if (!c->answered && now - c->t0 >= FORWARD_REPLY_MS)
+                c->why = "the guest's forward service did not answer in time";
+            else if (now - c->last_ms >= idle)
+                c->why = "idle timeout";
+            if (c->why)
+                tags[n++] = c->tag;
+        }
+    pthread_mutex_unlock(&f->lock);
+    for (unsigned i = 0; i < n; i++)
+        f->dial.detach(f->dial.opaque, tags[i]);
 }
 
 static void *conn_main(void *arg)
@@ -277,18 +414,20 @@ static void *conn_main(void *arg)
     return NULL;
 }
 
-/* Called with the lock held, for a port still published. */
-static void accept_on(struct forwarder *f, struct port *p)
+/* Called with the lock held, for a port still published.  A connection
+ * to hand to the device (forward_dial.attach) is returned, for the caller
+ * to attach once it let go of the lock. */
+static struct conn *accept_on(struct forwarder *f, struct port *p)
 {
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
     int cfd = accept4(p->lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
     if (cfd < 0)
-        return;
+        return NULL;
     struct conn *c = calloc(1, sizeof(*c));
     if (!c) {
         close(cfd);
-        return;
+        return NULL;
     }
     c->f = f;
     c->port = p;
@@ -311,13 +450,20 @@ static void accept_on(struct forwarder *f, struct port *p)
         audit_conn(f, c, "refused", why, 0, 0, 0);
         close(cfd);
         free(c);
-        return;
+        return NULL;
     }
     p->info.conns++;
     p->info.total++;
     f->nconns++;
     c->next = p->conns;
     p->conns = c;
+    if (f->dial.attach) {
+        c->attached = true;
+        c->tag = ++f->next_tag;
+        c->t0 = c->last_ms = agent_mono_ms();
+        f->nattached++;
+        return c;
+    }
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -332,6 +478,7 @@ static void accept_on(struct forwarder *f, struct port *p)
         free(c);
     }
     pthread_attr_destroy(&attr);
+    return NULL;
 }
 
 static void *accept_main(void *arg)
@@ -352,8 +499,12 @@ static void *accept_main(void *arg)
                 who[n] = p;
                 pfd[1 + n++] = (struct pollfd){.fd = p->lfd, .events = POLLIN};
             }
+        bool check = f->nattached > 0;
         pthread_mutex_unlock(&f->lock);
-        if (poll(pfd, 1 + n, -1) < 0)
+        int rc = poll(pfd, 1 + n, check ? 1000 : -1);
+        if (check)
+            attached_check(f);
+        if (rc <= 0)
             continue;
         if (pfd[0].revents) {
             uint64_t v;
@@ -364,15 +515,22 @@ static void *accept_main(void *arg)
         }
         /* A port may have ended since the poll began: only those still
          * listed and open are accepted on. */
+        struct conn *todo[FORWARD_MAX_PORTS];
+        unsigned ntodo = 0;
         pthread_mutex_lock(&f->lock);
         for (unsigned i = 0; i < n; i++) {
             if (!(pfd[1 + i].revents & POLLIN))
                 continue;
             for (struct port *p = f->ports; p; p = p->next)
-                if (p == who[i] && !p->closing)
-                    accept_on(f, p);
+                if (p == who[i] && !p->closing) {
+                    struct conn *c = accept_on(f, p);
+                    if (c)
+                        todo[ntodo++] = c;
+                }
         }
         pthread_mutex_unlock(&f->lock);
+        for (unsigned i = 0; i < ntodo; i++)
+            attach_conn(f, todo[i]);
     }
 }
 
@@ -461,10 +619,26 @@ static void port_end(struct forwarder *f, struct port *p)
 {
     p->closing = true;
     poke(f);
+    uint64_t tags[FORWARD_MAX_CONNS];
+    unsigned n = 0;
     for (struct conn *c = p->conns; c; c = c->next) {
+        if (c->attached) {
+            /* One not yet live is ended by attach_conn, which sees the
+             * port closing. */
+            if (c->live && n < FORWARD_MAX_CONNS)
+                tags[n++] = c->tag;
+            continue;
+        }
         shutdown(c->cfd, SHUT_RDWR);
         if (c->vfd >= 0)
             shutdown(c->vfd, SHUT_RDWR);
+    }
+    if (n) {
+        /* The device's ended takes the lock. */
+        pthread_mutex_unlock(&f->lock);
+        for (unsigned i = 0; i < n; i++)
+            f->dial.detach(f->dial.opaque, tags[i]);
+        pthread_mutex_lock(&f->lock);
     }
     while (p->info.conns)
         pthread_cond_wait(&f->gone, &f->lock);

@@ -17,7 +17,8 @@ SURFACE_ROOTS := \
     vdev_on_notify vdev_interrupt vdev_kick \
     serial_tx serial_set_irq serial_rx_ready kbd_reset on_console_reader_gone \
     host_connect_port host_watch host_conn_cap host_on_conn_event virtio_vsock_fd_event \
-    run_serve_port conn_thread run_thread snapshot_thread
+    run_serve_port conn_thread run_thread snapshot_thread \
+    run_fwd_answer run_fwd_ended fwd_conn_answer fwd_conn_ended
 
 SURFACE_CI := $(patsubst %.c,$(BUILD)/ci/%.ci,$(LIB_SRCS) vmm/cli/main.c)
 
