@@ -130,6 +130,7 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	tests/lab/run tests/bench/lab-credentials
 	tests/lab/run tests/bench/lab-image
 	tests/lab/run tests/bench/lab-containers
+	@tests/boot/e2b-sdk-fetch >/dev/null && tests/lab/run tests/bench/lab-e2b || echo "(lab-e2b skipped: no E2B JS SDK)"
 
 install: all
 	install -D -m 0755 $(BUILD)/airlock $(DESTDIR)$(BINDIR)/airlock
