@@ -309,35 +309,50 @@ static void create(struct api_server *srv, struct api_conn *c)
 
 /* ---- listing ---- */
 
-/* "k=v&k2=v2" (each part URL-encoded): whether sb's labels have them all. */
-static int metadata_match(const struct sandbox *sb, const char *query, bool *match)
+/* A metadata filter: "k=v&k2=v2", each part URL-encoded. */
+#define META_PAIRS 32
+struct meta {
+    unsigned n;
+    char key[META_PAIRS][256], val[META_PAIRS][256];
+};
+
+/* 0, or -1 when it is not such pairs (or more than META_PAIRS). */
+static int meta_parse(const char *query, struct meta *m)
 {
-    *match = true;
-    const char *p = query;
-    while (*p) {
+    m->n = 0;
+    for (const char *p = query; *p;) {
         size_t n = strcspn(p, "&");
-        char part[1024], key[512], val[512];
-        if (n >= sizeof(part))
+        char part[1024], probe[1100];
+        if (n >= sizeof(part) || m->n == META_PAIRS)
             return -1;
         memcpy(part, p, n);
         part[n] = '\0';
-        /* decode both halves through the query parser: "?k=v" */
-        char probe[1100], *eq = strchr(part, '=');
-        if (!eq)
+        char *eq = strchr(part, '=');
+        if (!eq || eq == part)
             return -1;
         *eq = '\0';
+        /* each half decoded by the query parser, as "?x=HALF" */
         snprintf(probe, sizeof(probe), "?x=%s", part);
-        if (query_param(probe, "x", key, sizeof(key)) != 1)
+        if (query_param(probe, "x", m->key[m->n], sizeof(m->key[0])) != 1)
             return -1;
         snprintf(probe, sizeof(probe), "?x=%s", eq + 1);
-        if (query_param(probe, "x", val, sizeof(val)) < 0)
+        if (query_param(probe, "x", m->val[m->n], sizeof(m->val[0])) < 0)
             return -1;
-        const char *have = json_string_value(json_object_get(sb->labels, key));
-        if (!have || strcmp(have, val))
-            *match = false;
+        m->n++;
         p += n + (p[n] == '&');
     }
     return 0;
+}
+
+/* Under the registry's lock: whether sb's labels hold every pair. */
+static bool meta_match(const struct sandbox *sb, const struct meta *m)
+{
+    for (unsigned i = 0; i < m->n; i++) {
+        const char *have = json_string_value(json_object_get(sb->labels, m->key[i]));
+        if (!have || strcmp(have, m->val[i]))
+            return false;
+    }
+    return true;
 }
 
 /* One sandbox a list may show: when it started, and its id. */
@@ -386,6 +401,10 @@ static void list(struct api_server *srv, struct api_conn *c, bool v2)
     int64_t after = 0;
     if (after_s[0] && pj_timestamp_parse(after_s, &after))
         return e2b_rest_error(c, 400, "startedAfter: want an RFC 3339 time");
+    static __thread struct meta m;
+    if (meta_parse(meta, &m))
+        return e2b_rest_error(c, 400, "metadata: want at most %d key=value pairs joined by '&'",
+                              META_PAIRS);
     struct row cursor = {0};
     if (next[0] && (sscanf(next, "%" SCNd64 "-%16[0-9a-f]", &cursor.started_ms, cursor.id) != 2))
         return e2b_rest_error(c, 400, "nextToken: not one this server gave");
@@ -404,13 +423,7 @@ static void list(struct api_server *srv, struct api_conn *c, bool v2)
         const char *t = sb->template_id[0] ? sb->template_id : sb->image;
         if (tmpl[0] && strcmp(tmpl, t))
             continue;
-        bool match = true;
-        if (meta[0] && metadata_match(sb, meta, &match)) {
-            pthread_mutex_unlock(&srv->reg.lock);
-            free(rows);
-            return e2b_rest_error(c, 400, "metadata: want key=value pairs joined by '&'");
-        }
-        if (!match)
+        if (!meta_match(sb, &m))
             continue;
         rows[n].started_ms = sb->created_ms;
         snprintf(rows[n].id, sizeof(rows[n].id), "%s", sb->id);
