@@ -70,17 +70,9 @@ static void get_file(struct api_conn *c, struct sandbox *sb)
         return e2b_rest_error(c, 400, "path: want ?path=FILE");
     if (user_of(c, sb, &u) || path_of(c, &u, given, path))
         return;
-    int agent = guest_fs_dial(c, sb);
-    if (agent < 0)
-        return;
-    int fd;
-    uint64_t size;
-    int rc = guest_read(agent, path, FILES_MAX, &fd, &size);
-    close(agent);
+    int rc = files_send(c, sb, path);
     if (rc)
-        return file_error(c, path, -rc);
-    api_reply_fd(c, 200, "application/octet-stream", fd, size);
-    close(fd);
+        file_error(c, path, -rc);
 }
 
 /* ---- uploads ---- */

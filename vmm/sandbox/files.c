@@ -111,24 +111,32 @@ void files_put(struct api_conn *c, const struct sandbox *sb)
     api_reply(c, 200, o);
 }
 
+int files_send(struct api_conn *c, const struct sandbox *sb, const char *path)
+{
+    int agent = guest_fs_dial(c, sb);
+    if (agent < 0)
+        return 0; /* answered (503) */
+    int fd;
+    uint64_t size;
+    int rc = guest_read(agent, path, FILES_MAX, &fd, &size);
+    close(agent);
+    if (rc)
+        return rc;
+    api_reply_fd(c, 200, "application/octet-stream", fd, size);
+    close(fd);
+    return 0;
+}
+
 void files_get(struct api_conn *c, const struct sandbox *sb)
 {
     char path[AGENT_MAX_PATH];
     if (guest_fs_path(c, path))
         return;
-    int agent = guest_fs_dial(c, sb);
-    if (agent < 0)
-        return;
-    int fd;
-    uint64_t size;
-    int rc = guest_read(agent, path, FILES_MAX, &fd, &size);
-    close(agent);
+    int rc = files_send(c, sb, path);
     if (rc == -EFBIG)
         return api_error(c, 413, "path", "%.1000s: larger than %llu bytes", path, FILES_MAX);
     if (rc)
         return guest_fs_error(c, path, -rc);
-    api_reply_fd(c, 200, "application/octet-stream", fd, size);
-    close(fd);
 }
 
 void files_delete(struct api_conn *c, const struct sandbox *sb)

@@ -21,6 +21,11 @@
 
 void files_put(struct api_conn *c, const struct sandbox *sb);
 void files_get(struct api_conn *c, const struct sandbox *sb);
+/* Guest file `path` as the answer (200, its bytes, at most FILES_MAX):
+ * 0 once answered (also with a 503 when the agent does not answer), or
+ * the guest's -errno with nothing sent, for the caller to answer in its
+ * API's words. */
+int files_send(struct api_conn *c, const struct sandbox *sb, const char *path);
 /* DELETE .../files?path=/ABS[&recursive=true]: 204; 409 for a folder that
  * holds entries without recursive; 404 when nothing is there. */
 void files_delete(struct api_conn *c, const struct sandbox *sb);
