@@ -8,6 +8,7 @@
 
 #include "tests/unit/helpers.h"
 #include "vmm/e2b/connect_wire.h"
+#include "vmm/e2b/e2b_fs_entry.h"
 #include "vmm/e2b/e2b_user.h"
 #include "vmm/e2b/proto_json.h"
 
@@ -159,6 +160,34 @@ START_TEST(passwd)
 }
 END_TEST
 
+START_TEST(paths_and_modes)
+{
+    static const struct { const char *in, *out; } ok[] = {
+        {"/", "/"}, {"//a//b/", "/a/b"}, {"/a/./b/.", "/a/b"}, {"/a/../b", "/b"},
+        {"/../../x", "/x"}, {"/a/b/../../..", "/"}, {"/..a/b..", "/..a/b.."},
+    };
+    char out[64];
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        ck_assert_int_eq(e2b_clean_path(ok[i].in, out, sizeof(out)), 0);
+        ck_assert_str_eq(out, ok[i].out);
+    }
+    ck_assert_int_eq(e2b_clean_path("rel/x", out, sizeof(out)), -1);
+    ck_assert_int_eq(e2b_clean_path("", out, sizeof(out)), -1);
+    ck_assert_int_eq(e2b_clean_path("/aaaaaaaaaa/bbbbbbbbbb", out, 8), -1);
+    char perm[16];
+    e2b_permissions(AGENT_ENTRY_FILE, 0644, perm);
+    ck_assert_str_eq(perm, "-rw-r--r--");
+    e2b_permissions(AGENT_ENTRY_DIR, 0755, perm);
+    ck_assert_str_eq(perm, "drwxr-xr-x");
+    e2b_permissions(AGENT_ENTRY_SYMLINK, 0777, perm);
+    ck_assert_str_eq(perm, "Lrwxrwxrwx");
+    e2b_permissions(AGENT_ENTRY_DIR, 01777, perm);
+    ck_assert_str_eq(perm, "dtrwxrwxrwx");
+    e2b_permissions(AGENT_ENTRY_FILE, 04755, perm);
+    ck_assert_str_eq(perm, "urwxr-xr-x");
+}
+END_TEST
+
 Suite *e2b_wire_suite(void)
 {
     Suite *s = suite_create("e2b_wire");
@@ -167,6 +196,7 @@ Suite *e2b_wire_suite(void)
     tcase_add_test(tc, codes_and_timeouts);
     tcase_add_test(tc, proto_values);
     tcase_add_test(tc, passwd);
+    tcase_add_test(tc, paths_and_modes);
     suite_add_tcase(s, tc);
     return s;
 }
