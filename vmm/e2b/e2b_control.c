@@ -20,8 +20,26 @@
 #define E2B_DEFAULT_TIMEOUT_S 15
 #define E2B_LIST_MAX 100 /* a v2 page's most (the SDK asks for 100 at most) */
 
+/* The name an E2B client gave for a /v1 field a check refused (its
+ * create's fields became /v1's: create_request below). */
+static const char *e2b_field(const char *field, char *buf, size_t cap)
+{
+    static const char *const map[][2] = {
+        {"image", "templateID"}, {"timeout_s", "timeout"}, {"labels", "metadata"},
+        {"env", "envVars"}, {"allow", "network.allowOut"}, {"allow_ip", "network.allowOut"},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (!strcmp(field, map[i][0]))
+            return map[i][1];
+    snprintf(buf, cap, "airlock.%s", field); /* the extension's own */
+    return buf;
+}
+
 void e2b_rest_error_hook(struct api_conn *c, int status, const char *field, const char *msg)
 {
+    char buf[96];
+    if (field)
+        field = e2b_field(field, buf, sizeof(buf));
     json_t *m = json_sprintf(field ? "%s (%s)" : "%s", msg, field);
     json_t *o = json_pack("{s:i,s:o}", "code", status,
                           "message", m ? m : json_string("(a message that was not UTF-8)"));
