@@ -1,4 +1,5 @@
 #include "vmm/sandbox/background.h"
+#include "vmm/sandbox/background_cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,47 +17,6 @@
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/vm_proc.h"
 
-struct bg_chunk {
-    struct bg_chunk *next;
-    uint64_t offset;
-    uint32_t len;
-    bool err; /* stderr, else stdout */
-    char data[];
-};
-
-struct bg_table {
-    pthread_mutex_t lock; /* the records, and every record's output */
-    pthread_cond_t more;  /* output came, or a command ended */
-    struct bg_cmd *cmds[BG_MAX]; /* listed records, oldest first */
-    unsigned seq;
-    uint64_t buffered;    /* buffer sizes of records not yet freed */
-};
-
-struct bg_cmd {
-    struct bg_table *t;
-    unsigned refs;        /* the listing, the runner, each reader */
-    bool listed;
-    char id[BG_ID_MAX];
-    json_t *info;
-    int64_t t0;
-    /* The request, owned: the runner sends it after bg_start returned. */
-    struct agent_exec_req req;
-    char **strs;          /* argv, then env, then cwd */
-    size_t nstrs;
-    int agent, in_fd, sig_r, sig_w;
-    uint64_t max_output;
-    pthread_mutex_t stdin_lock;
-    int stdin_w;          /* our end of its stdin (stdin_open), -1 closed */
-    /* output, under t->lock */
-    size_t cap, kept;
-    uint64_t total, start;
-    struct bg_chunk *head, *tail;
-    bool done;
-    uint32_t pid;         /* its guest pid once it started, else 0 */
-    json_t *exit;
-    struct registry *reg;
-    struct sandbox *sb;
-};
 
 static struct bg_table *table_of(struct registry *reg, struct sandbox *sb, bool make)
 {
@@ -504,122 +464,6 @@ json_t *bg_list(struct registry *reg, struct sandbox *sb)
     json_t *o = json_object();
     json_object_set_new(o, "commands", arr);
     return o;
-}
-
-/* Output copied out of the buffer, to be handed to a sink unlocked. */
-struct bg_piece {
-    struct bg_piece *next;
-    uint64_t offset;
-    size_t len;
-    bool err;
-    char data[];
-};
-
-/* Under t->lock: the output from *pos on, *pos moved past it; *skipped
- * the bytes before it that are gone. */
-static struct bg_piece *pieces_from(const struct bg_cmd *cmd, uint64_t *pos, uint64_t *skipped)
-{
-    struct bg_piece *first = NULL, **link = &first;
-    *skipped = 0;
-    if (*pos < cmd->start) {
-        *skipped = cmd->start - *pos;
-        *pos = cmd->start;
-    }
-    for (const struct bg_chunk *k = cmd->head; k; k = k->next) {
-        if (k->offset + k->len <= *pos)
-            continue;
-        size_t skip = (size_t)(*pos - k->offset), n = k->len - skip;
-        struct bg_piece *p = malloc(sizeof(*p) + n);
-        if (!p)
-            break; /* the rest comes on the next round */
-        p->next = NULL;
-        p->offset = *pos;
-        p->len = n;
-        p->err = k->err;
-        memcpy(p->data, k->data + skip, n);
-        *link = p;
-        link = &p->next;
-        *pos = k->offset + k->len;
-    }
-    return first;
-}
-
-void bg_follow_with(struct bg_cmd *cmd, uint64_t offset, bool follow, const struct bg_sink *sink,
-                    void *ctx)
-{
-    struct bg_table *t = cmd->t;
-    uint64_t pos = offset;
-    for (;;) {
-        uint64_t skipped;
-        pthread_mutex_lock(&t->lock);
-        uint64_t before = pos;
-        struct bg_piece *ps = pieces_from(cmd, &pos, &skipped);
-        bool idle = false;
-        if (follow && !ps && !skipped && !cmd->done) {
-            struct timespec until;
-            clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_sec += 1; /* then ask the sink whether to go on */
-            pthread_cond_timedwait(&t->more, &t->lock, &until);
-            ps = pieces_from(cmd, &pos, &skipped);
-            idle = !ps && !skipped;
-        }
-        /* The runner marks it done after its last chunk: done and all
-         * taken is the end. */
-        json_t *exit = cmd->done && pos >= cmd->total ? json_incref(cmd->exit) : NULL;
-        pthread_mutex_unlock(&t->lock);
-        bool go = !skipped || sink->skipped(ctx, before, skipped);
-        while (ps) {
-            struct bg_piece *n = ps->next;
-            go = go && sink->chunk(ctx, ps->err, ps->data, ps->len, ps->offset);
-            free(ps);
-            ps = n;
-        }
-        if (go && exit)
-            sink->exit(ctx, exit);
-        json_decref(exit);
-        if (!go || exit || !follow || (idle && !sink->waiting(ctx)))
-            break;
-    }
-}
-
-/* ---- bg_follow: the output as the API's JSON lines ---- */
-
-static bool line_skipped(void *ctx, uint64_t offset, uint64_t bytes)
-{
-    struct api_conn *c = ctx;
-    api_stream_line(c, json_pack("{s:s,s:I,s:I}", "type", "skipped", "offset", (json_int_t)offset,
-                                 "bytes", (json_int_t)bytes));
-    return !c->broken;
-}
-
-static bool line_chunk(void *ctx, bool err, const char *p, size_t n, uint64_t offset)
-{
-    struct api_conn *c = ctx;
-    json_t *o = exec_output_line(err ? "stderr" : "stdout", p, n);
-    json_object_set_new(o, "offset", json_integer((json_int_t)offset));
-    api_stream_line(c, o);
-    return !c->broken;
-}
-
-static void line_exit(void *ctx, json_t *exit)
-{
-    api_stream_line(ctx, json_incref(exit));
-}
-
-/* The client hung up (or the socket failed) while we wait for output. */
-static bool line_waiting(void *ctx)
-{
-    const struct api_conn *c = ctx;
-    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
-    return !(c->broken || (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))));
-}
-
-void bg_follow(struct api_conn *c, struct bg_cmd *cmd, uint64_t offset, bool follow)
-{
-    static const struct bg_sink lines = {line_skipped, line_chunk, line_exit, line_waiting};
-    api_stream_begin(c, 200);
-    bg_follow_with(cmd, offset, follow, &lines, c);
-    api_stream_end(c);
 }
 
 int bg_write_stdin(struct bg_cmd *cmd, const void *data, size_t len, bool eof, size_t *written)
