@@ -129,13 +129,7 @@ void connect_send(struct connect_call *k, json_t *msg)
     }
     if (!k->stream) {
         k->ended = true;
-        char *text = json_dumps(msg, JSON_COMPACT);
-        json_decref(msg);
-        if (!text)
-            return connect_cut(k);
-        api_reply_bytes(k->c, 200, "application/json", NULL, text, strlen(text));
-        free(text);
-        return;
+        return api_reply(k->c, 200, msg);
     }
     stream_begin(k);
     stream_write(k, 0, msg);
@@ -154,14 +148,8 @@ void connect_fail(struct connect_call *k, const char *code, const char *fmt, ...
     json_t *m = json_string(msg); /* NULL when it quotes bytes that are not UTF-8 */
     json_t *err = json_pack("{s:s,s:o}", "code", code,
                             "message", m ? m : json_string("(a message that was not UTF-8)"));
-    if (!k->stream) {
-        char *text = json_dumps(err, JSON_COMPACT);
-        json_decref(err);
-        api_reply_bytes(k->c, connect_code_http(code), "application/json", NULL, text ? text : "{}",
-                        text ? strlen(text) : 2);
-        free(text);
-        return;
-    }
+    if (!k->stream)
+        return api_reply(k->c, connect_code_http(code), err);
     stream_begin(k);
     stream_write(k, CONNECT_FLAG_END, json_pack("{s:o}", "error", err));
     api_chunked_end(k->c);

@@ -41,12 +41,8 @@ void e2b_rest_error_hook(struct api_conn *c, int status, const char *field, cons
     if (field)
         field = e2b_field(field, buf, sizeof(buf));
     json_t *m = json_sprintf(field ? "%s (%s)" : "%s", msg, field);
-    json_t *o = json_pack("{s:i,s:o}", "code", status,
-                          "message", m ? m : json_string("(a message that was not UTF-8)"));
-    char *text = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    api_reply_bytes(c, status, "application/json", NULL, text ? text : "{}", text ? strlen(text) : 2);
-    free(text);
+    api_reply(c, status, json_pack("{s:i,s:o}", "code", status,
+                                   "message", m ? m : json_string("(a message that was not UTF-8)")));
 }
 
 void e2b_rest_error(struct api_conn *c, int status, const char *fmt, ...)
@@ -57,16 +53,6 @@ void e2b_rest_error(struct api_conn *c, int status, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     e2b_rest_error_hook(c, status, NULL, msg);
-}
-
-static void reply(struct api_conn *c, int status, json_t *o)
-{
-    char *text = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    if (!text)
-        return e2b_rest_error(c, 500, "out of memory");
-    api_reply_bytes(c, status, "application/json", NULL, text, strlen(text));
-    free(text);
 }
 
 bool e2b_control_path(const char *path)
@@ -315,7 +301,7 @@ static void create(struct api_server *srv, struct api_conn *c)
             json_t *out = created(srv, sb);
             if (out) {
                 registry_put(&srv->reg, sb);
-                reply(c, 201, out);
+                api_reply(c, 201, out);
             } else {
                 sandbox_destroy(srv, sb);
                 e2b_rest_error(c, 500, "no randomness for the sandbox's access token");
@@ -468,13 +454,10 @@ static void list(struct api_server *srv, struct api_conn *c, bool v2)
     for (size_t i = 0; i < n; i++)
         json_decref(rows[i].item);
     free(rows);
-    char *text = json_dumps(arr, JSON_COMPACT);
-    json_decref(arr);
     char extra[96] = "";
     if (more)
         snprintf(extra, sizeof(extra), "X-Next-Token: %s\r\n", last);
-    api_reply_bytes(c, 200, "application/json", extra, text ? text : "[]", text ? strlen(text) : 2);
-    free(text);
+    api_reply_with(c, 200, extra, arr);
 }
 
 /* ---- one sandbox ---- */
@@ -506,7 +489,7 @@ static void set_lease(struct api_server *srv, struct api_conn *c, struct sandbox
     json_t *out = created(srv, sb);
     if (!out)
         return e2b_rest_error(c, 500, "no randomness for the sandbox's access token");
-    reply(c, 200, out);
+    api_reply(c, 200, out);
 }
 
 static void one(struct api_server *srv, struct api_conn *c, const char *id, const char *what)
@@ -520,7 +503,7 @@ static void one(struct api_server *srv, struct api_conn *c, const char *id, cons
             pthread_mutex_lock(&srv->reg.lock);
             json_t *o = listed(sb, true);
             pthread_mutex_unlock(&srv->reg.lock);
-            reply(c, 200, o);
+            api_reply(c, 200, o);
         } else if (!strcmp(m, "DELETE")) {
             registry_ref(&srv->reg, sb); /* sandbox_destroy drops one, ours goes below */
             sandbox_destroy(srv, sb);

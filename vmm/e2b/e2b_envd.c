@@ -17,12 +17,9 @@
  * there: 502, which the SDK reads as "the sandbox is gone". */
 static void gone(struct api_conn *c, const char *id)
 {
-    json_t *o = json_pack("{s:i,s:s,s:s}", "code", 502, "message", "the sandbox was not found",
-                          "sandboxId", id);
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    api_reply_bytes(c, 502, "application/json", NULL, text ? text : "{}", text ? strlen(text) : 2);
-    free(text);
+    /* the id is the client's bytes: null when they are not UTF-8 */
+    api_reply(c, 502, json_pack("{s:i,s:s,s:o?}", "code", 502, "message", "the sandbox was not found",
+                                "sandboxId", json_string(id)));
 }
 
 /* "/package.Service/Method": a Connect call of a service envd has. */

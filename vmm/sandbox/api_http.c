@@ -65,7 +65,7 @@ static void send_head(struct api_conn *c, int status, const char *extra, size_t 
     send_all(c, head, (size_t)n);
 }
 
-static void reply_with(struct api_conn *c, int status, const char *extra, json_t *body)
+void api_reply_with(struct api_conn *c, int status, const char *extra, json_t *body)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
@@ -103,7 +103,7 @@ void api_reply_fd(struct api_conn *c, int status, const char *type, int fd, uint
 
 void api_reply(struct api_conn *c, int status, json_t *body)
 {
-    reply_with(c, status, NULL, body);
+    api_reply_with(c, status, NULL, body);
 }
 
 static json_t *error_body(const char *field, const char *fmt, va_list ap)
@@ -168,7 +168,7 @@ void api_method_not_allowed(struct api_conn *c, const char *allow)
     json_t *o = json_object();
     json_object_set_new(o, "error", json_sprintf("%s is not allowed here (allowed: %s)",
                                                  c->req.method, allow));
-    reply_with(c, 405, extra, o);
+    api_reply_with(c, 405, extra, o);
 }
 
 void api_unauthorized(struct api_conn *c)
@@ -177,7 +177,7 @@ void api_unauthorized(struct api_conn *c)
     json_object_set_new(o, "error", json_string("this listener wants the daemon's token: "
                                                 "Authorization: Bearer TOKEN"));
     c->close = true;
-    reply_with(c, 401, "WWW-Authenticate: Bearer realm=\"airlock\"\r\n", o);
+    api_reply_with(c, 401, "WWW-Authenticate: Bearer realm=\"airlock\"\r\n", o);
 }
 
 void api_chunked_begin(struct api_conn *c, int status, const char *type)

@@ -73,6 +73,8 @@ void api_request_done(struct api_conn *c);
 
 /* A whole JSON answer (takes the reference to `body`). */
 void api_reply(struct api_conn *c, int status, json_t *body);
+/* The same with more header lines (each ending in CRLF; NULL: none). */
+void api_reply_with(struct api_conn *c, int status, const char *extra, json_t *body);
 /* A body of n bytes with this Content-Type; extra: more header lines,
  * each ending in CRLF (NULL: none). */
 void api_reply_bytes(struct api_conn *c, int status, const char *type, const char *extra,
