@@ -105,7 +105,8 @@ class Sandbox:
                  max_lifetime: Optional[int] = None, append: Optional[str] = None,
                  snapshot: Optional[str] = None, secrets: Sequence[dict] = (),
                  ca_file: Optional[str] = None, mounts: Sequence[dict] = (),
-                 ports: Sequence[object] = (), socket: Optional[str] = None, token: Optional[str] = None,
+                 ports: Sequence[object] = (), on_timeout: Optional[str] = None,
+                 socket: Optional[str] = None, token: Optional[str] = None,
                  _id: Optional[str] = None) -> None:
         self._client = Client(socket, token=token)
         self.files = Files(self)
@@ -130,7 +131,7 @@ class Sandbox:
                               if isinstance(m.get("source"), str) else dict(m) for m in mounts]
         for key, value in (("mem", mem), ("cpus", cpus), ("timeout_s", timeout),
                            ("max_lifetime_s", max_lifetime), ("append", append),
-                           ("ca_file", ca_file)):
+                           ("ca_file", ca_file), ("on_timeout", on_timeout)):
             if value is not None:
                 body[key] = value
         self.info = self._client.json("POST", "/v1/sandboxes", body, want=201)
@@ -194,6 +195,22 @@ class Sandbox:
         """Saves the sandbox as it is now (it runs on): the snapshot's id, for
         Sandbox(snapshot=...) to fork from."""
         return self._client.json("POST", f"/v1/sandboxes/{self.id}/snapshot", {}, want=201)["id"]
+
+    def pause(self) -> None:
+        """Saves the sandbox to the daemon's state folder and ends its VM; it
+        keeps its id, files and background commands.  Any later call on it
+        (or resume()) brings it back."""
+        self.info = self._client.json("POST", f"/v1/sandboxes/{self.id}/pause", {})
+
+    def resume(self) -> None:
+        """Restores a paused sandbox where it was paused (nothing when it runs)."""
+        self.info = self._client.json("POST", f"/v1/sandboxes/{self.id}/resume", {})
+
+    @property
+    def state(self) -> str:
+        """"running" or "paused", as the daemon says now."""
+        self.info = self._client.json("GET", f"/v1/sandboxes/{self.id}")
+        return self.info["state"]
 
     def set_timeout(self, seconds: int) -> None:
         """A new lease: idle `seconds` from now, the sandbox goes (0: never)."""

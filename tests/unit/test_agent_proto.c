@@ -250,6 +250,47 @@ START_TEST(signal_codec)
 }
 END_TEST
 
+/* ATTACH (host -> agent) and ATTACHED (agent -> host), protocol 12:
+ * exact sizes, the zero word, a pid, each only in its direction. */
+START_TEST(attach_codec)
+{
+    struct agent_msg m;
+    size_t n = (size_t)agent_encode_attach(buf, BIG, 1234, 5678901234ull);
+    ck_assert_int_eq(n, AGENT_HDR_SIZE + AGENT_ATTACH_SIZE);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_ATTACH);
+    ck_assert_uint_eq(m.u.attach.pid, 1234);
+    ck_assert_uint_eq(m.u.attach.have, 5678901234ull);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO); /* not from the agent */
+    n = (size_t)agent_encode_attached(buf, BIG, 1234, 99, 7);
+    ck_assert_int_eq(n, AGENT_HDR_SIZE + AGENT_ATTACHED_SIZE);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_ATTACHED);
+    ck_assert_uint_eq(m.u.attached.pid, 1234);
+    ck_assert_uint_eq(m.u.attached.from, 99);
+    ck_assert_uint_eq(m.u.attached.stdin_got, 7);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO); /* not from the host */
+    uint8_t p[32] = {0};
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_ATTACH, 16, p, 16); /* pid 0 */
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    p[0] = 1;
+    p[4] = 1; /* the zero word is not */
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_ATTACH, 16, p, 16);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_ATTACHED, 24, p, 24);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    p[4] = 0;
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_ATTACH, 15, p, 15); /* short */
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_ATTACH, 17, p, 17); /* long */
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EMSGSIZE);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_ATTACHED, 23, p, 23);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_ATTACHED, 24, p, 24);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), 1);
+}
+END_TEST
+
 /* Rejected from the header alone: not one payload byte is needed. */
 START_TEST(length_over_max)
 {
@@ -699,6 +740,83 @@ START_TEST(helper_exec_output_cap)
 }
 END_TEST
 
+/* agent_exec_attach against a scripted agent: res as an earlier
+ * conversation left it (started, pid 7, 5 bytes received). */
+static int script_attach(const uint8_t *scr, size_t len, struct agent_exec_result *res, char *out)
+{
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    ck_assert_int_eq(write(sv[1], scr, len), (ssize_t)len);
+    shutdown(sv[1], SHUT_WR);
+    int fo = memfd_create("out", MFD_CLOEXEC);
+    static const char *const argv[] = {"true"};
+    struct agent_exec_req req;
+    agent_exec_req_init(&req);
+    req.argv = argv;
+    req.argc = 1;
+    *res = (struct agent_exec_result){.started = 1, .pid = 7, .received = 5, .out_bytes = 5};
+    int rc = agent_exec_attach(sv[0], &req, fo, fo, -1, -1, UINT64_MAX, res);
+    readback(fo, out, 64);
+    /* What the helper sent: one ATTACH naming pid 7 and the 5 bytes. */
+    ssize_t n = read(sv[1], buf, BIG);
+    struct agent_msg m;
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, (size_t)n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_ATTACH);
+    ck_assert_uint_eq(m.u.attach.pid, 7);
+    ck_assert_uint_eq(m.u.attach.have, 5);
+    close(sv[0]);
+    close(sv[1]);
+    close(fo);
+    return rc;
+}
+
+START_TEST(helper_exec_attach)
+{
+    struct agent_exec_result res;
+    char out[64];
+    /* Taken up: 3 bytes were gone (from 8 > 5), the rest arrives, EXIT. */
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode_attached(AT, 7, 8, 0));
+    ADD(agent_encode(AT, AGENT_STDOUT, "rest", 4));
+    ADD(agent_encode_exit(AT, AGENT_EXIT_CODE, 3, 0));
+    ck_assert_int_eq(script_attach(script, slen, &res, out), 0);
+    ck_assert_str_eq(out, "rest");
+    ck_assert_uint_eq(res.lost, 3);
+    ck_assert_uint_eq(res.received, 12);
+    ck_assert_uint_eq(res.attaches, 1);
+    ck_assert_int_eq(agent_result_status(&res), 3);
+    /* No such command: the ERROR is the outcome, nothing more. */
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode_error(AT, ESRCH, AGENT_OP_EXEC));
+    ck_assert_int_eq(script_attach(script, slen, &res, out), 0);
+    ck_assert_int_eq(res.attach_error, ESRCH);
+    /* Lies: ATTACHED going back, for another pid, twice, or output before it. */
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode_attached(AT, 7, 4, 0));
+    ck_assert_int_eq(script_attach(script, slen, &res, out), -EPROTO);
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode_attached(AT, 8, 5, 0));
+    ck_assert_int_eq(script_attach(script, slen, &res, out), -EPROTO);
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode_attached(AT, 7, 5, 0));
+    ADD(agent_encode_attached(AT, 7, 5, 0));
+    ck_assert_int_eq(script_attach(script, slen, &res, out), -EPROTO);
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ADD(agent_encode(AT, AGENT_STDOUT, "x", 1));
+    ck_assert_int_eq(script_attach(script, slen, &res, out), -EPROTO);
+    /* The connection ends before ATTACHED: a transport error, to try again. */
+    slen = 0;
+    ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
+    ck_assert_int_lt(script_attach(script, slen, &res, out), 0);
+}
+END_TEST
+
 START_TEST(helper_exec_error_reply)
 {
     slen = 0;
@@ -917,6 +1035,7 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, unknown_type);
     tcase_add_test(tc, misdirected_type);
     tcase_add_test(tc, signal_codec);
+    tcase_add_test(tc, attach_codec);
     tcase_add_test(tc, length_over_max);
     tcase_add_test(tc, length_shorter_than_fields);
     tcase_add_test(tc, argv_count_larger_than_payload);
@@ -935,6 +1054,7 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, helper_exec_signals);
     tcase_add_test(tc, helper_exec_host_timeout);
     tcase_add_test(tc, helper_exec_error_reply);
+    tcase_add_test(tc, helper_exec_attach);
     tcase_add_test(tc, helper_exec_output_cap);
     tcase_add_test(tc, helper_exec_out_of_order);
     tcase_add_test(tc, helper_exec_eof_midway);

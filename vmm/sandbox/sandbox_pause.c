@@ -10,7 +10,6 @@
 #include "vmm/agent_client/agent_conn.h"
 #include "vmm/sandbox/daemon_state.h"
 #include "vmm/sandbox/sandbox_boot.h"
-#include "vmm/sandbox/sandbox_life.h"
 #include "vmm/sandbox/sandbox_record.h"
 #include "vmm/sandbox/vm_identity.h"
 #include "vmm/sandbox/snapshots.h"
@@ -190,7 +189,9 @@ static void *pause_thread(void *arg)
     if (http && http != 409 && http != 404) {
         fprintf(stderr, "airlock: sandbox %s: its lease ran out, and it could not be paused: "
                 "%s (it runs on)\n", j->sb->id, err);
-        sandbox_touch(j->srv, j->sb); /* the next try after another lease */
+        pthread_mutex_lock(&j->srv->reg.lock); /* the next try after another lease */
+        j->sb->last_used_mono_ms = agent_mono_ms();
+        pthread_mutex_unlock(&j->srv->reg.lock);
     }
     registry_put(&j->srv->reg, j->sb);
     free(j);
