@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "vmm/util/mono_deadline.h"
 #include "vmm/util/utc_time.h"
 
 static const char *const names[EVENT_TYPES] = {
@@ -142,14 +143,7 @@ void events_publish(struct events *bus, enum event_type t, const char *id, json_
 int events_next(struct events_sub *s, unsigned timeout_ms, char **line, uint64_t *dropped)
 {
     struct events *bus = s->bus;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
+    struct timespec until = mono_after_ms(timeout_ms);
     pthread_mutex_lock(&bus->lock);
     while (!s->n && pthread_cond_timedwait(&s->more, &bus->lock, &until) != ETIMEDOUT)
         ;
