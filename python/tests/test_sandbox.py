@@ -21,7 +21,8 @@ DAEMON = {}
 def daemon():
     tmp = tempfile.mkdtemp(prefix="airlock-sdk.")
     sock = os.path.join(tmp, "a.sock")
-    proc = subprocess.Popen([os.environ["AIRLOCK"], "serve", "--socket", sock],
+    proc = subprocess.Popen([os.environ["AIRLOCK"], "serve", "--socket", sock,
+                             "--state", os.path.join(tmp, "state")],
                             stderr=subprocess.DEVNULL)
     DAEMON["pid"] = proc.pid
     for _ in range(100):
@@ -267,7 +268,8 @@ def test_tcp_with_a_token(tmp_path):
     token.write_text("sdk-test-token-0123456789\n")
     token.chmod(0o600)
     sock = str(tmp_path / "tcp.sock")
-    proc = subprocess.Popen([os.environ["AIRLOCK"], "serve", "--socket", sock, "--listen",
+    proc = subprocess.Popen([os.environ["AIRLOCK"], "serve", "--socket", sock,
+                             "--state", str(tmp_path / "state"), "--listen",
                              f"127.0.0.1:{port}", "--token-file", str(token)],
                             stderr=subprocess.DEVNULL)
     try:
@@ -331,7 +333,8 @@ def test_many_at_once(tmp_path):
     from airlock._client import Client
     n = int(os.environ.get("AIRLOCK_TEST_SANDBOXES", "8"))
     sock = str(tmp_path / "pool.sock")
-    proc = subprocess.Popen([os.environ["AIRLOCK"], "serve", "--socket", sock, "--cache",
+    proc = subprocess.Popen([os.environ["AIRLOCK"], "serve", "--socket", sock,
+                             "--state", str(tmp_path / "state"), "--cache",
                              str(tmp_path / "cache"), "--pool", f"small={n},mem=96"],
                             stderr=subprocess.DEVNULL)
 

@@ -23,9 +23,11 @@
 #include "vmm/e2b/e2b.h"
 #include "vmm/sandbox/api_auth.h"
 #include "vmm/sandbox/api_routes.h"
+#include "vmm/sandbox/daemon_state.h"
 #include "vmm/sandbox/vm_proc.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/parse.h"
+#include "vmm/util/user_dirs.h"
 
 #define SERVE_DEFAULT_MAX_SANDBOXES 16
 #define SERVE_MAX_CONNS 128 /* client connections at once; more get 503 */
@@ -46,6 +48,7 @@ static void serve_usage(void)
     printf("usage: airlock serve [--socket PATH] [--listen IP:PORT --token-file F]\n"
            "                     [--pool IMAGE=N[,mem=MiB][,cpus=N]]... [--cache DIR]\n"
            "                     [--audit FILE] [--max-sandboxes N] [--max-mem MiB]\n"
+           "                     [--state DIR]\n"
            "\n"
            "Keeps sandboxes (VMs that live across commands) and serves the HTTP/1.1 + JSON\n"
            "API that makes and drives them, on a Unix socket (mode 0600).\n"
@@ -67,6 +70,8 @@ static void serve_usage(void)
            "                      exit, limit, egress) to FILE\n"
            "  --max-sandboxes N   sandboxes at once (default %d, at most %d)\n"
            "  --max-mem MiB       guest RAM of all sandboxes together (default: no limit)\n"
+           "  --state DIR         what outlives the daemon (default /var/lib/airlock as root,\n"
+           "                      else $XDG_STATE_HOME/airlock); one daemon per folder\n"
            "\n"
            "Paths (docs/sandboxes.md): GET /v1/version, GET /v1/pool, GET /v1/metrics\n"
            "(Prometheus), GET /v1/events (JSON lines), GET|POST /v1/sandboxes,\n"
@@ -143,6 +148,8 @@ int cmd_serve(int argc, char **argv)
         {"pool", required_argument, NULL, 'p'},
         {"cache", required_argument, NULL, 'c'},
         {"audit", required_argument, NULL, 'a'},
+        {"state", required_argument, NULL, 'S'},
+        {"on-exit", required_argument, NULL, 'x'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -190,6 +197,16 @@ int cmd_serve(int argc, char **argv)
                 return usage_error("--cache '%.200s': want an absolute path", optarg);
             snprintf(srv.pool.cache_dir, sizeof(srv.pool.cache_dir), "%s", optarg);
             break;
+        case 'S':
+            if (!*optarg || strlen(optarg) >= sizeof(srv.state_dir) - 64)
+                return usage_error("--state '%.200s': want a folder's path", optarg);
+            snprintf(srv.state_dir, sizeof(srv.state_dir), "%s", optarg);
+            break;
+        case 'x':
+            if (strcmp(optarg, "pause") && strcmp(optarg, "kill"))
+                return usage_error("--on-exit '%.64s': want pause or kill", optarg);
+            srv.on_exit_kill = !strcmp(optarg, "kill");
+            break;
         case 'h':
             serve_usage();
             return 0;
@@ -214,7 +231,9 @@ int cmd_serve(int argc, char **argv)
         return EXIT_AIRLOCK_ERROR;
     }
     if (!srv.pool.cache_dir[0])
-        pool_default_cache(srv.pool.cache_dir, sizeof(srv.pool.cache_dir));
+        user_dir(USER_DIR_CACHE, srv.pool.cache_dir, sizeof(srv.pool.cache_dir));
+    if (!srv.state_dir[0])
+        user_dir(USER_DIR_STATE, srv.state_dir, sizeof(srv.state_dir));
     if (token_file && api_token_load(token_file, token, sizeof(token), why, sizeof(why))) {
         fprintf(stderr, "airlock: %s\n", why);
         return EXIT_AIRLOCK_ERROR;
@@ -223,6 +242,10 @@ int cmd_serve(int argc, char **argv)
     if (!sock[0] && (e = serve_default_socket(sock, sizeof(sock)))) {
         fprintf(stderr, "airlock: no socket path: XDG_RUNTIME_DIR is not set (give --socket "
                         "PATH)\n");
+        return EXIT_AIRLOCK_ERROR;
+    }
+    if ((srv.state_lock_fd = daemon_state_open(srv.state_dir, why, sizeof(why))) < 0) {
+        fprintf(stderr, "airlock: %s\n", why);
         return EXIT_AIRLOCK_ERROR;
     }
     /* Each sandbox's folder (its agent socket, its VM's log) goes in a
@@ -234,7 +257,7 @@ int cmd_serve(int argc, char **argv)
         snprintf(dir, sizeof(dir), ".");
     else
         slash[slash == dir] = '\0'; /* "/x.sock" -> "/" */
-    snprintf(srv.state_dir, sizeof(srv.state_dir), "%s/airlock-serve.XXXXXX", dir);
+    snprintf(srv.run_dir, sizeof(srv.run_dir), "%s/airlock-serve.XXXXXX", dir);
     /* Signals come through a signalfd to the main thread; every thread
      * made from here on inherits the mask. */
     sigset_t mask;
@@ -252,14 +275,14 @@ int cmd_serve(int argc, char **argv)
     int lfd = serve_listen_unix(sock);
     if (lfd < 0)
         return EXIT_AIRLOCK_ERROR;
-    if (sfd < 0 || !mkdtemp(srv.state_dir) || (e = vm_proc_launcher_start())) {
-        fprintf(stderr, "airlock: cannot start the daemon (%s): %s\n", srv.state_dir,
+    if (sfd < 0 || !mkdtemp(srv.run_dir) || (e = vm_proc_launcher_start())) {
+        fprintf(stderr, "airlock: cannot start the daemon (%s): %s\n", srv.run_dir,
                 strerror(errno));
         unlink(sock);
         return EXIT_AIRLOCK_ERROR;
     }
-    snapshots_init(&srv.snaps, srv.state_dir);
-    if ((e = pool_start(&srv.pool, &srv.reg, srv.state_dir))) {
+    snapshots_init(&srv.snaps, srv.run_dir);
+    if ((e = pool_start(&srv.pool, &srv.reg, srv.run_dir))) {
         fprintf(stderr, "airlock: cannot start the pool: %s\n", strerror(-e));
         unlink(sock);
         return EXIT_AIRLOCK_ERROR;
@@ -293,7 +316,7 @@ int cmd_serve(int argc, char **argv)
         close(tfd);
     unlink(sock);
     api_destroy_all(&srv);
-    rmdir(srv.state_dir);
+    rmdir(srv.run_dir);
     fprintf(stderr, "airlock: stopped serving on %s\n", sock);
     return status == 128 + SIGTERM || status == 128 + SIGINT ? 0 : status;
 }

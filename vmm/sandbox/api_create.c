@@ -152,7 +152,7 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
         sb->how = b.from_snapshot ? "restore" : "cold";
         char err[600];
         const char *field;
-        int http = sandbox_boot(srv->state_dir, sb, &b, err, sizeof(err), &field);
+        int http = sandbox_boot(srv->run_dir, sb, &b, err, sizeof(err), &field);
         create_secrets_close(&secrets); /* the VM has them, or never will */
         if (http) {
             api_error(c, http, field, "%s", err);

@@ -35,7 +35,14 @@ struct api_server {
     struct snapshots snaps;
     int audit_fd;                 /* --audit: every sandbox's records (-1: none) */
     pthread_mutex_t audit_lock;   /* one copier at a time (sandbox_audit_forward) */
-    char state_dir[PATH_MAX]; /* one private folder per sandbox under it */
+    /* One private folder per sandbox under it (its agent's socket, its
+     * VM's log), and the API's snapshots: made for this daemon, gone with it. */
+    char run_dir[PATH_MAX];
+    /* --state: what outlives the daemon (vmm/sandbox/daemon_state.h), and
+     * its lock's fd. */
+    char state_dir[PATH_MAX];
+    int state_lock_fd;
+    bool on_exit_kill; /* --on-exit kill: stopping destroys every sandbox */
 };
 
 /* The registry (--max-sandboxes, --max-mem), no --audit log yet. */

@@ -20,6 +20,7 @@
 #include "vmm/util/guest_paths.h"
 #include "vmm/util/mono_deadline.h"
 #include "vmm/util/parse.h"
+#include "vmm/util/user_dirs.h"
 
 int pool_add(struct pool *p, const char *arg, char *err, size_t cap)
 {
@@ -73,34 +74,7 @@ int pool_add(struct pool *p, const char *arg, char *err, size_t cap)
     return 0;
 }
 
-void pool_default_cache(char *out, size_t cap)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (geteuid() == 0)
-        snprintf(out, cap, "/var/cache/airlock");
-    else if (xdg && *xdg == '/')
-        snprintf(out, cap, "%s/airlock", xdg);
-    else
-        snprintf(out, cap, "%s/.cache/airlock", home && *home ? home : "/tmp");
-}
-
 /* ---- the snapshot of a spec, made once and cached ---- */
-
-/* mkdir -p, 0700 for what it makes. */
-static int make_dirs(const char *path)
-{
-    char p[PATH_MAX + 32];
-    snprintf(p, sizeof(p), "%s", path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0700) < 0 && errno != EEXIST)
-            return -errno;
-        *s = '/';
-    }
-    return mkdir(p, 0700) < 0 && errno != EEXIST ? -errno : 0;
-}
 
 static uLong add_file(uLong crc, const char *path)
 {
@@ -201,7 +175,7 @@ static bool make_snapshot(struct pool *p, unsigned k)
     char parent[PATH_MAX];
     snprintf(parent, sizeof(parent), "%.3900s/snapshots", p->cache_dir);
     snprintf(tmp, sizeof(tmp), "%.3990s/.new-XXXXXX", parent);
-    int e = make_dirs(parent);
+    int e = make_dirs(parent, 0700);
     if (e || !mkdtemp(tmp)) {
         snprintf(err, sizeof(err), "cannot make %.300s: %s", e ? parent : tmp,
                  strerror(e ? -e : errno));
@@ -287,7 +261,7 @@ static int fill_one(struct pool *p, unsigned k)
     struct sandbox_boot_req b = {.from_snapshot = snap};
     char err[600];
     const char *field;
-    int http = sandbox_boot(p->state_dir, sb, &b, err, sizeof(err), &field);
+    int http = sandbox_boot(p->run_dir, sb, &b, err, sizeof(err), &field);
     pthread_mutex_lock(&p->reg->lock);
     bool keep = !http && !p->stop;
     if (keep)
@@ -359,10 +333,10 @@ static void *pool_thread(void *arg)
     return NULL;
 }
 
-int pool_start(struct pool *p, struct registry *reg, const char *state_dir)
+int pool_start(struct pool *p, struct registry *reg, const char *run_dir)
 {
     p->reg = reg;
-    snprintf(p->state_dir, sizeof(p->state_dir), "%s", state_dir);
+    snprintf(p->run_dir, sizeof(p->run_dir), "%s", run_dir);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

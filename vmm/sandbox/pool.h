@@ -47,7 +47,7 @@ struct pool {
     unsigned n;
     char cache_dir[PATH_MAX];
     struct registry *reg;
-    char state_dir[PATH_MAX];
+    char run_dir[PATH_MAX];
     pthread_mutex_t lock; /* the specs' snapshot fields, stop */
     pthread_cond_t wake;
     bool stop, started;
@@ -59,13 +59,10 @@ struct pool {
  * err naming what is wrong. */
 int pool_add(struct pool *p, const char *arg, char *err, size_t cap);
 
-/* The default cache: /var/cache/airlock as root, else
- * $XDG_CACHE_HOME/airlock or ~/.cache/airlock. */
-void pool_default_cache(char *out, size_t cap);
 
 /* Starts the thread that makes the snapshots and fills the pools (a
  * no-op without specs).  0 or -errno. */
-int pool_start(struct pool *p, struct registry *reg, const char *state_dir);
+int pool_start(struct pool *p, struct registry *reg, const char *run_dir);
 /* Stops filling (the VMs already pooled go with the registry). */
 void pool_stop(struct pool *p);
 /* A pooled VM was taken: refill, POOL_REFILL_DELAY_MS later (and try

@@ -162,13 +162,13 @@ static pid_t spawn(char **argv, int log_fd, int control, const struct create_sec
     return vm_proc_spawn(argv, log_fd, control, extra, n);
 }
 
-int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
+int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
                  char *err, size_t cap, const char **field)
 {
     *field = NULL;
     err[0] = '\0';
-    int dl = snprintf(sb->dir, sizeof(sb->dir), "%s/%s", state_dir, sb->id);
-    int sl = snprintf(sb->sock, sizeof(sb->sock), "%s/%s/agent.sock", state_dir, sb->id);
+    int dl = snprintf(sb->dir, sizeof(sb->dir), "%s/%s", run_dir, sb->id);
+    int sl = snprintf(sb->sock, sizeof(sb->sock), "%s/%s/agent.sock", run_dir, sb->id);
     char *argv[46 + 4 * FIELD_MAX_LIST + 2 * CREATE_SECRETS_MAX + 2 * CREATE_MOUNTS_MAX + 1];
     char num[3][24];
     char log[PATH_MAX + 16], audit[PATH_MAX + 16];

@@ -31,14 +31,14 @@ struct sandbox_boot_req {
     const struct create_mounts *mounts;   /* --mount (cold boots only), or NULL */
 };
 
-/* Makes sb's folder under state_dir, starts its VM and waits until its
+/* Makes sb's folder under run_dir, starts its VM and waits until its
  * agent answered and took fresh entropy and the clock; sets sb->dir,
  * sock and pid.  0; else the HTTP status to answer (400 when the VM
  * refused the client's input, naming *field; 500 otherwise), err saying
  * why, and nothing left behind.  With mounts, they are mounted in the
  * guest, and with secrets the agent has their placeholders and the VM's
  * CA, before this returns. */
-int sandbox_boot(const char *state_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
+int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
                  char *err, size_t cap, const char **field);
 
 /* Stops sb's VM (when it runs) and removes its folder. */

@@ -15,11 +15,11 @@
 /* A sandbox's VM has one disk, its root image, copy-on-write. */
 #define SANDBOX_DISKS 1
 
-void snapshots_init(struct snapshots *ss, const char *state_dir)
+void snapshots_init(struct snapshots *ss, const char *run_dir)
 {
     memset(ss, 0, sizeof(*ss));
     pthread_mutex_init(&ss->lock, NULL);
-    snprintf(ss->dir, sizeof(ss->dir), "%.4000s/snapshots", state_dir);
+    snprintf(ss->dir, sizeof(ss->dir), "%.4000s/snapshots", run_dir);
 }
 
 static const char *file_name(unsigned i, char overlay[SNAP_NAME_MAX])

@@ -37,7 +37,7 @@ struct snapshots {
     struct snapshot_rec recs[SNAPSHOTS_MAX];
 };
 
-void snapshots_init(struct snapshots *ss, const char *state_dir);
+void snapshots_init(struct snapshots *ss, const char *run_dir);
 
 /* Saves sb (a running sandbox the caller holds a reference to).  0 with
  * *out the new record's JSON; else the HTTP status to answer, err saying
