@@ -63,6 +63,8 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
         return agent_do_mount(c, m);
     case AGENT_WATCH:
         return agent_do_watch(c, m);
+    case AGENT_ATTACH:
+        return agent_do_attach(c, m);
     case AGENT_STDIN:
     case AGENT_STDIN_EOF:
     case AGENT_KILL:
