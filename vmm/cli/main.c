@@ -28,6 +28,7 @@ static void usage(FILE *f)
                "  update    change a running sandbox's egress allowlist or lease\n"
                "  ls, rm    list sandboxes, destroy them\n"
                "  stats     what each sandbox costs the host (CPU, memory, disk, egress)\n"
+               "  pause     save a sandbox to disk and end its VM (resume restores it)\n"
                "  cp        copy files and folders in and out of a sandbox (docker cp's rules)\n"
                "  image     import OCI/docker images and rootfs tarballs as root disks; ls, inspect, rm\n"
                "  mcp       an MCP server on stdio whose tools use one sandbox\n"
@@ -94,6 +95,10 @@ int main(int argc, char **argv)
         return cmd_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "rm"))
         return cmd_rm(argc - 1, argv + 1);
+    if (!strcmp(cmd, "pause"))
+        return cmd_pause(argc - 1, argv + 1);
+    if (!strcmp(cmd, "resume"))
+        return cmd_resume(argc - 1, argv + 1);
     if (!strcmp(cmd, "mcp"))
         return cmd_mcp(argc - 1, argv + 1);
     if (!strcmp(cmd, "sandbox-vm"))

@@ -109,6 +109,7 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
         {"publish", required_argument, NULL, 'p'},
         {"secret", required_argument, NULL, 'K'}, {"ca-file", required_argument, NULL, 'C'},
         {"mount", required_argument, NULL, 'M'},
+        {"on-timeout", required_argument, NULL, 'O'},
         {0},
     };
     static struct secret_set secrets;
@@ -157,6 +158,12 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
                 rc = verb_fail("%s", why);
             break;
         case 'C': json_object_set_new(body, "ca_file", json_string(optarg)); break;
+        case 'O':
+            if (strcmp(optarg, "kill") && strcmp(optarg, "pause"))
+                rc = verb_fail("--on-timeout '%.64s': want kill or pause", optarg);
+            else
+                json_object_set_new(body, "on_timeout", json_string(optarg));
+            break;
         case 'M':
             if (mount_list_add(&mounts, optarg, false, why, sizeof(why)))
                 rc = verb_fail("%s", why);
