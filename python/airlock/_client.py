@@ -6,8 +6,8 @@ import http.client
 import json
 import os
 import socket
-from typing import Any, Iterator, Optional
-from urllib.parse import quote, urlsplit
+from typing import Any, Iterator, Optional, Sequence
+from urllib.parse import quote, urlencode, urlsplit
 
 
 class AirlockError(Exception):
@@ -107,15 +107,38 @@ class Client:
         return json.loads(text) if text.strip() else None
 
     def lines(self, method: str, path: str, body: Any) -> Iterator[dict]:
-        resp = self.request(method, path, body)
-        try:
-            while True:
-                line = resp.readline()
-                if not line:
-                    return
-                yield json.loads(line)
-        finally:
-            resp.close()
+        yield from _json_lines(self.request(method, path, body))
+
+    def metrics(self) -> str:
+        """GET /v1/metrics: the daemon's metrics in Prometheus's text format."""
+        return self.request("GET", "/v1/metrics").read().decode()
+
+    def events(self, types: Optional[Sequence[str]] = None,
+               sandbox: Optional[str] = None) -> Iterator[dict]:
+        """GET /v1/events: each lifecycle event as it happens, a dict with
+        "type", "id" and "time" (an "overflow" one counts events lost while
+        this reader was slow); only those types, or that sandbox's, when
+        given.  Subscribed when this returns (a bad filter raises
+        AirlockError naming it); runs until the caller stops iterating and
+        closes the iterator (then it hangs up)."""
+        query = {}
+        if types:
+            query["type"] = ",".join(types)
+        if sandbox:
+            query["sandbox"] = sandbox
+        return _json_lines(self.request("GET", "/v1/events" +
+                                        (f"?{urlencode(query)}" if query else "")))
+
+
+def _json_lines(resp: http.client.HTTPResponse) -> Iterator[dict]:
+    try:
+        while True:
+            line = resp.readline()
+            if not line:
+                return
+            yield json.loads(line)
+    finally:
+        resp.close()
 
 
 def files_path(sandbox_id: str, path: str, mode: Optional[int] = None,

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/util/utc_time.h"
+
 static void make_id(char id[17])
 {
     /* gmtime_r loads the time zone data the first time it runs: do that
@@ -108,16 +110,11 @@ static void field_done(struct audit_rec *r, size_t mark)
 
 void audit_begin(const struct audit *a, struct audit_rec *r, const char *event)
 {
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
+    char now[UTC_TIME_LEN];
+    utc_time_now(now);
     r->len = 0;
     r->full = false;
-    int n = snprintf(r->buf, sizeof(r->buf),
-                     "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"vm\":\"%s\"",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, a->vm_id);
+    int n = snprintf(r->buf, sizeof(r->buf), "{\"time\":\"%s\",\"vm\":\"%s\"", now, a->vm_id);
     r->len = n > 0 ? (size_t)n : 0;
     audit_str(r, "event", event);
 }

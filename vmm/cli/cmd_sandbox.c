@@ -141,7 +141,7 @@ int cmd_exec(int argc, char **argv)
     char sock[4096], err[512], path[256];
     if (!rc && api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
         rc = verb_fail("%s", err);
-    if (!rc && (strlen(id) > 64 || strpbrk(id, "/?#% ")))
+    if (!rc && !verb_id_ok(id))
         rc = verb_fail("'%.64s' is not a sandbox id", id);
     if (!rc && tty) {
         rc = exec_tty_run(sock, id, body, with_stdin);
@@ -267,7 +267,7 @@ static int each_id(int argc, char **argv, const char *verb, const char *help, co
     int rc = 0;
     for (int i = optind; i < argc; i++) {
         char path[256];
-        if (strlen(argv[i]) > 64 || strpbrk(argv[i], "/?#% ")) {
+        if (!verb_id_ok(argv[i])) {
             rc = verb_fail("'%.64s' is not a sandbox id", argv[i]);
             continue;
         }

@@ -105,7 +105,7 @@ int cmd_update(int argc, char **argv)
     json_t *body = json_object();
     int rc = parse(argc, argv, body, &sock_flag, &id);
     char sock[4096], err[512], path[256];
-    if (!rc && (strlen(id) > 64 || strpbrk(id, "/?#% ") || !*id))
+    if (!rc && !verb_id_ok(id))
         rc = verb_fail("'%.64s' is not a sandbox id", id);
     if (!rc && api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
         rc = verb_fail("%s", err);

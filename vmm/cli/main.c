@@ -27,6 +27,7 @@ static void usage(FILE *f)
                "  exec      run a command in a sandbox (exit status as run's)\n"
                "  update    change a running sandbox's egress allowlist or lease\n"
                "  ls, rm    list sandboxes, destroy them\n"
+               "  stats     what each sandbox costs the host (CPU, memory, disk, egress)\n"
                "  pause     save a sandbox to disk and end its VM (resume restores it)\n"
                "  cp        copy files and folders in and out of a sandbox (docker cp's rules)\n"
                "  image     import OCI/docker images and rootfs tarballs as root disks; ls, inspect, rm\n"
@@ -90,6 +91,8 @@ int main(int argc, char **argv)
         return cmd_cp(argc - 1, argv + 1);
     if (!strcmp(cmd, "image"))
         return cmd_image(argc - 1, argv + 1);
+    if (!strcmp(cmd, "stats"))
+        return cmd_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "rm"))
         return cmd_rm(argc - 1, argv + 1);
     if (!strcmp(cmd, "pause"))

@@ -209,6 +209,11 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
     return rc;
 }
 
+bool verb_id_ok(const char *id)
+{
+    return *id && strlen(id) <= 64 && !strpbrk(id, "/?#% ");
+}
+
 int verb_socket_option(int argc, char **argv, const char *verb, const char *usage,
                        const char **sock_flag)
 {

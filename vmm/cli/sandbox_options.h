@@ -2,6 +2,8 @@
 #ifndef AIRLOCK_CLI_SANDBOX_OPTIONS_H
 #define AIRLOCK_CLI_SANDBOX_OPTIONS_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #define CREATE_OPTIONS_USAGE                                                                  \
@@ -37,6 +39,10 @@ int verb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * after a one-line error. */
 int verb_socket_option(int argc, char **argv, const char *verb, const char *usage,
                        const char **sock_flag);
+
+/* Whether id can be a sandbox id in a request path (the daemon says
+ * whether there is such a sandbox): 1 to 64 bytes, none of "/?#% ". */
+bool verb_id_ok(const char *id);
 
 /* "K=V" into obj[K] = V; -1 when there is no '=' or no name. */
 int sandbox_add_var(json_t *obj, const char *kv);

@@ -14,6 +14,7 @@
 #include "vmm/http/http_query.h"
 #include "vmm/sandbox/api_create.h"
 #include "vmm/sandbox/api_fields.h"
+#include "vmm/sandbox/events.h"
 #include "vmm/sandbox/sandbox_life.h"
 #include "vmm/sandbox/sandbox_pause.h"
 
@@ -531,6 +532,7 @@ static void one(struct api_server *srv, struct api_conn *c, const char *id, cons
         } else if (!strcmp(m, "DELETE")) {
             registry_ref(&srv->reg, sb); /* sandbox_destroy drops one, ours goes below */
             sandbox_destroy(srv, sb);
+            events_emit(EVENT_KILLED, sb->id, NULL);
             api_reply_bytes(c, 204, NULL, NULL, NULL, 0);
         } else {
             e2b_rest_error(c, 405, "%s is not allowed on a sandbox (GET, DELETE)", m);

@@ -1,6 +1,7 @@
 #include "vmm/kvm/console.h"
 #include "vmm/util/parse.h"
 #include "vmm/util/nbfd.h"
+#include "vmm/util/mono_deadline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -106,19 +107,6 @@ static void console_push_locked(struct console *c)
         c->stalled = false;
         pthread_cond_broadcast(&c->room);
     }
-}
-
-static struct timespec mono_after_ms(unsigned ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
-    return t;
 }
 
 static bool mono_passed(const struct timespec *t)

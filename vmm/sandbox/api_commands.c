@@ -14,6 +14,7 @@
 #include "vmm/sandbox/api_pty.h"
 #include "vmm/sandbox/background.h"
 #include "vmm/sandbox/exec_stream.h"
+#include "vmm/sandbox/metrics.h"
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/sandbox_life.h"
 #include "vmm/util/base64.h"
@@ -209,6 +210,7 @@ static struct command_call *command_parse(struct api_server *srv, struct api_con
     pthread_mutex_lock(&srv->reg.lock);
     sb->commands++;
     pthread_mutex_unlock(&srv->reg.lock);
+    metrics_count_command();
     return k;
 }
 

@@ -9,6 +9,8 @@
 #include "vmm/sandbox/api_fields.h"
 #include "vmm/forward/forward.h"
 #include "vmm/sandbox/api_ports.h"
+#include "vmm/sandbox/events.h"
+#include "vmm/sandbox/metrics.h"
 #include "vmm/sandbox/image_defaults.h"
 #include "vmm/sandbox/sandbox_boot.h"
 #include "vmm/sandbox/sandbox_egress.h"
@@ -199,7 +201,11 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
     sb->create_ms = (unsigned)(agent_mono_ms() - t0);
     sb->last_used_mono_ms = agent_mono_ms();
     sb->state = SB_RUNNING;
+    json_t *ev = json_pack("{s:s,s:s,s:i}", "how", sb->how, "image", sb->image, "create_ms",
+                           (json_int_t)sb->create_ms);
     pthread_mutex_unlock(&srv->reg.lock);
+    metrics_count_create(sb->how, sb->create_ms);
+    events_emit(EVENT_CREATED, sb->id, ev);
     return sb;
 }
 

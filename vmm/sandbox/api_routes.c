@@ -12,14 +12,18 @@
 #include "vmm/agent_client/command_defaults.h"
 #include "vmm/image/image_ref.h"
 #include "vmm/sandbox/api_commands.h"
+#include "vmm/sandbox/api_events.h"
 #include "vmm/sandbox/api_fields.h"
 #include "vmm/sandbox/background.h"
+#include "vmm/sandbox/events.h"
 #include "vmm/sandbox/exec_stream.h"
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/sandbox_boot.h"
 #include "vmm/sandbox/sandbox_egress.h"
 #include "vmm/sandbox/files.h"
 #include "vmm/sandbox/image_defaults.h"
+#include "vmm/sandbox/metrics.h"
+#include "vmm/sandbox/sandbox_stats.h"
 #include "vmm/sandbox/vm_proc.h"
 #include "vmm/sandbox/watch_stream.h"
 #include "vmm/util/base64.h"
@@ -56,6 +60,7 @@ static json_t *sandbox_json(const struct sandbox *sb)
     json_object_set_new(o, "ports", sandbox_ports_json((struct sandbox *)sb));
     json_object_set(o, "allow", sb->allow);
     json_object_set(o, "allow_ip", sb->allow_ip);
+    sandbox_stats_json(sb, o);
     json_object_set_new(o, "on_timeout", json_string(sb->pause_on_timeout ? "pause" : "kill"));
     json_object_set_new(o, "paused_ms", sb->paused_ms ? json_integer(sb->paused_ms) : json_null());
     json_object_set_new(o, "pauses", json_integer(sb->pauses));
@@ -112,6 +117,7 @@ static void create(struct api_server *srv, struct api_conn *c)
 static void list(struct api_server *srv, struct api_conn *c)
 {
     json_t *arr = json_array();
+    sandbox_stats_refresh(&srv->reg, SANDBOX_STATS_MAX_AGE_MS);
     pthread_mutex_lock(&srv->reg.lock);
     for (unsigned i = 0; i < SANDBOX_MAX; i++)
         if (srv->reg.slots[i].state == SB_RUNNING || srv->reg.slots[i].state == SB_PAUSED)
@@ -255,6 +261,16 @@ void api_handle(struct api_server *srv, struct api_conn *c)
             return api_method_not_allowed(c, "GET");
         return api_reply(c, 200, pool_json(&srv->pool));
     }
+    if (!strcmp(path, "/v1/metrics")) {
+        if (!method_is(c, "GET"))
+            return api_method_not_allowed(c, "GET");
+        return metrics_get(srv, c);
+    }
+    if (!strcmp(path, "/v1/events")) {
+        if (!method_is(c, "GET"))
+            return api_method_not_allowed(c, "GET");
+        return api_events(c);
+    }
     if (!strncmp(path, "/v1/snapshots", 13) && (!path[13] || path[13] == '/'))
         return snapshot_routes(srv, c, path[13] ? path + 14 : NULL);
     if (!strcmp(path, "/v1/sandboxes")) {
@@ -339,6 +355,7 @@ void api_handle(struct api_server *srv, struct api_conn *c)
         sb->proxying -= held;
         pthread_mutex_unlock(&srv->reg.lock);
     } else if (method_is(c, "GET")) {
+        sandbox_stats_refresh_one(&srv->reg, sb, SANDBOX_STATS_MAX_AGE_MS);
         pthread_mutex_lock(&srv->reg.lock);
         json_t *o = sandbox_json(sb);
         pthread_mutex_unlock(&srv->reg.lock);
@@ -346,6 +363,7 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     } else if (method_is(c, "DELETE")) {
         registry_ref(&srv->reg, sb); /* destroy drops one; ours is dropped below */
         sandbox_destroy(srv, sb);
+        events_emit(EVENT_KILLED, sb->id, NULL); /* the slot waits for our reference */
         api_reply(c, 204, NULL);
     } else if (method_is(c, "PATCH")) {
         update(srv, c, sb);
@@ -400,6 +418,7 @@ void api_supervise(struct api_server *srv)
         struct sandbox *sb = &srv->reg.slots[i];
         pthread_mutex_lock(&srv->reg.lock);
         bool due = false, pause = false;
+        const char *why = NULL; /* its event's reason, when one is due */
         if (sb->state == SB_POOLED && vm_proc_ended(sb->pid, NULL)) {
             sb->pid = 0;
             due = true;
@@ -416,9 +435,10 @@ void api_supervise(struct api_server *srv)
                 sb->last_used_mono_ms = now;
             bool idle = !sb->running && !sb->proxying && !sb->watches && !connected;
             bool lease_out = idle && sb->lease_s && age_ms > (int64_t)sb->lease_s * 1000;
-            due = ended || (lease_out && !(sb->pause_on_timeout && !sb->no_pause)) ||
-                  (sb->max_lifetime_s &&
-                   agent_wall_ms() - sb->created_ms > (int64_t)sb->max_lifetime_s * 1000);
+            bool lived = sb->max_lifetime_s &&
+                         agent_wall_ms() - sb->created_ms > (int64_t)sb->max_lifetime_s * 1000;
+            due = ended || (lease_out && !(sb->pause_on_timeout && !sb->no_pause)) || lived;
+            why = ended ? NULL : lived ? "max_lifetime" : "idle";
             pause = !due && lease_out;
             if (pause)
                 sb->last_used_mono_ms = now; /* once: the pause takes it from here */
@@ -428,16 +448,24 @@ void api_supervise(struct api_server *srv)
         bool running = sb->state == SB_RUNNING && !due && !pause;
         if (running)
             sb->refs++;
+        bool listed = due && sb->state == SB_RUNNING; /* a pooled VM was nobody's */
+        char id[SANDBOX_ID_HEX + 1];
+        memcpy(id, sb->id, sizeof(id));
         pthread_mutex_unlock(&srv->reg.lock);
         if (pause)
             sandbox_pause_async(srv, sb); /* takes the reference */
         if (due)
             sandbox_destroy(srv, sb);
+        if (listed && why)
+            events_emit(EVENT_LEASE_EXPIRED, id, json_pack("{s:s}", "reason", why));
+        else if (listed)
+            events_emit(EVENT_EXITED, id, NULL);
         if (running) {
             sandbox_forward_audit(srv, sb);
             registry_put(&srv->reg, sb);
         }
     }
+    sandbox_stats_refresh(&srv->reg, SANDBOX_STATS_REFRESH_MS);
 }
 
 void api_stop_all(struct api_server *srv)

@@ -13,6 +13,8 @@
  *   POST   /v1/sandboxes/{id}/snapshot    201, a snapshot of it (vmm/sandbox/snapshots.h)
  *   GET    /v1/snapshots[/{sid}], DELETE /v1/snapshots/{sid}
  *   GET    /v1/pool                       the warm pools (vmm/sandbox/pool.h)
+ *   GET    /v1/metrics                    Prometheus text (vmm/sandbox/metrics.h)
+ *   GET    /v1/events                     lifecycle events, JSON lines (vmm/sandbox/api_events.h)
  * and the daemon's supervision of the sandboxes it made. */
 #ifndef AIRLOCK_SANDBOX_API_ROUTES_H
 #define AIRLOCK_SANDBOX_API_ROUTES_H
@@ -50,7 +52,9 @@ void api_server_init(struct api_server *srv, unsigned max, uint64_t max_mem_mib)
 void api_handle(struct api_server *srv, struct api_conn *c);
 
 /* Once a second: sandboxes whose VM ended, whose lease ran out (idle) or
- * whose max_lifetime_s passed are destroyed. */
+ * whose max_lifetime_s passed are destroyed (each an event), their audit
+ * records copied and counted, their /proc figures sampled when due
+ * (vmm/sandbox/sandbox_stats.h). */
 void api_supervise(struct api_server *srv);
 
 /* The daemon is stopping: every running sandbox is paused to the state

@@ -16,6 +16,7 @@
 #include "vmm/sandbox/registry.h"
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/vm_proc.h"
+#include "vmm/util/mono_deadline.h"
 
 
 static struct bg_table *table_of(struct registry *reg, struct sandbox *sb, bool make)
@@ -452,14 +453,7 @@ struct bg_cmd *bg_find_pid(struct registry *reg, struct sandbox *sb, uint32_t pi
 uint32_t bg_pid(struct bg_cmd *cmd, unsigned wait_ms)
 {
     struct bg_table *t = cmd->t;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += wait_ms / 1000;
-    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = mono_after_ms(wait_ms);
     pthread_mutex_lock(&t->lock);
     while (!cmd->pid && !cmd->done && pthread_cond_timedwait(&t->more, &t->lock, &until) == 0)
         ;

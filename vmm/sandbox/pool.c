@@ -19,6 +19,7 @@
 #include "vmm/snapshot/snapshot_dir.h"
 #include "vmm/image/image_ref.h"
 #include "vmm/util/guest_paths.h"
+#include "vmm/util/mono_deadline.h"
 #include "vmm/util/parse.h"
 #include "vmm/util/user_dirs.h"
 
@@ -280,14 +281,7 @@ static void *pool_thread(void *arg)
         pthread_mutex_lock(&p->lock);
         int64_t quiet = p->last_take_ms + POOL_REFILL_DELAY_MS - agent_mono_ms();
         if (quiet > 0 && !p->stop) {
-            struct timespec until;
-            clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_sec += quiet / 1000;
-            until.tv_nsec += (quiet % 1000) * 1000000;
-            if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-            }
+            struct timespec until = mono_after_ms((unsigned)quiet);
             pthread_cond_timedwait(&p->wake, &p->lock, &until);
         }
         pthread_mutex_unlock(&p->lock);

@@ -39,6 +39,17 @@ struct sandbox_limit {
 
 #define SANDBOX_DEFAULT_MEM_MIB 256
 
+/* What its VM processes use on the host, sampled by
+ * vmm/sandbox/sandbox_stats.h (at most SANDBOX_STATS_MAX_AGE_MS old). */
+struct sandbox_stats {
+    int64_t at_ms;        /* wall clock of the sample, ms since the epoch; 0: none yet */
+    int64_t at_mono_ms;
+    uint64_t cpu_ms;      /* user + system time of the processes, all told */
+    int cpu_pct10;        /* tenths of a percent of one CPU since the sample before; -1: none */
+    uint64_t rss, pss;    /* bytes */
+    uint64_t overlay;     /* bytes its disk overlays hold on the host */
+};
+
 struct sandbox {
     enum sandbox_state state;
     unsigned refs;
@@ -85,6 +96,9 @@ struct sandbox {
     json_t *allow, *allow_ip;
     char snapshot[SANDBOX_ID_HEX + 1]; /* restored from this snapshot of the API, or "" */
     uint64_t audit_forwarded; /* bytes of it copied to the daemon's --audit */
+    uint64_t audit_tallied;   /* bytes of it counted (vmm/sandbox/audit_tally.h) */
+    uint64_t egress_out, egress_in; /* bytes of its egress connections that ended */
+    struct sandbox_stats stats;
     const char *how;      /* "pool", "restore" or "cold" */
     /* The E2B layer's (vmm/e2b/): the sandbox plane's access token, made
      * when first handed out (hex of 32 random bytes, "" until then), and

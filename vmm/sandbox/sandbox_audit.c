@@ -45,9 +45,10 @@ void sandbox_audit_exit(struct sandbox *sb, const struct agent_exec_req *req, ui
     command_audit_exit(&sb->audit, rc, res, ms);
 }
 
-void sandbox_audit_forward(struct sandbox *sb, int fd)
+void sandbox_audit_read(struct sandbox *sb, uint64_t *off,
+                        int (*take)(void *ctx, const char *lines, size_t len), void *ctx)
 {
-    if (fd < 0 || !sb->dir[0])
+    if (!sb->dir[0])
         return;
     char p[PATH_MAX + 16], buf[64 * 1024];
     snprintf(p, sizeof(p), "%s/%s", sb->dir, SANDBOX_AUDIT_FILE);
@@ -55,7 +56,7 @@ void sandbox_audit_forward(struct sandbox *sb, int fd)
     if (in < 0)
         return;
     for (int rounds = 0; rounds < 64; rounds++) {
-        ssize_t n = pread(in, buf, sizeof(buf), (off_t)sb->audit_forwarded);
+        ssize_t n = pread(in, buf, sizeof(buf), (off_t)*off);
         if (n <= 0)
             break;
         /* Whole lines only: a record being written is taken next time.
@@ -65,9 +66,20 @@ void sandbox_audit_forward(struct sandbox *sb, int fd)
         if (!end)
             break;
         size_t len = (size_t)(end + 1 - buf);
-        if (agent_write_all(fd, buf, len))
+        if (take(ctx, buf, len))
             break;
-        sb->audit_forwarded += len;
+        *off += len;
     }
     close(in);
+}
+
+static int forward_lines(void *ctx, const char *lines, size_t len)
+{
+    return agent_write_all(*(int *)ctx, lines, len);
+}
+
+void sandbox_audit_forward(struct sandbox *sb, int fd)
+{
+    if (fd >= 0)
+        sandbox_audit_read(sb, &sb->audit_forwarded, forward_lines, &fd);
 }

@@ -8,6 +8,7 @@
 #define AIRLOCK_SANDBOX_SANDBOX_AUDIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vmm/agent_client/agent_client.h"
 #include "vmm/sandbox/registry.h"
@@ -23,6 +24,12 @@ void sandbox_audit_close(struct sandbox *sb);
 void sandbox_audit_exec(struct sandbox *sb, const struct agent_exec_req *req);
 void sandbox_audit_exit(struct sandbox *sb, const struct agent_exec_req *req, uint64_t max_output,
                         int rc, const struct agent_exec_result *res, uint64_t ms);
+
+/* Hands take() the whole lines of sb's log from byte *off on, a run of
+ * them at a time (at most a few MiB a call), *off moving past each run
+ * it took (0; nonzero: it did not, and the reading stops). */
+void sandbox_audit_read(struct sandbox *sb, uint64_t *off,
+                        int (*take)(void *ctx, const char *lines, size_t len), void *ctx);
 
 /* Copies the lines of sb's log not copied yet to fd (-1: none), whole
  * lines only, at most a few MiB a call. */

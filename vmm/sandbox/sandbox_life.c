@@ -1,6 +1,7 @@
 #include "vmm/sandbox/sandbox_life.h"
 
 #include "vmm/agent_client/agent_conn.h"
+#include "vmm/sandbox/audit_tally.h"
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/sandbox_boot.h"
 #include "vmm/sandbox/sandbox_pause.h"
@@ -25,6 +26,7 @@ void sandbox_forward_audit(struct api_server *srv, struct sandbox *sb)
 {
     pthread_mutex_lock(&srv->audit_lock);
     sandbox_audit_forward(sb, srv->audit_fd);
+    audit_tally(&srv->reg, sb); /* the same lock: one reader of its log at a time */
     pthread_mutex_unlock(&srv->audit_lock);
 }
 

@@ -13,7 +13,8 @@ void sandbox_touch(struct api_server *srv, struct sandbox *sb);
  * while a command streams to someone).  Either end renews the lease. */
 void sandbox_hold(struct api_server *srv, struct sandbox *sb, int delta);
 
-/* The sandbox's new audit lines into the daemon's --audit log. */
+/* The sandbox's new audit lines into the daemon's --audit log, and
+ * counted (vmm/sandbox/audit_tally.h). */
 void sandbox_forward_audit(struct api_server *srv, struct sandbox *sb);
 
 /* Stops the VM and frees the slot once unused; the caller's reference

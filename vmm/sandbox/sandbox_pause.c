@@ -1,3 +1,5 @@
+#include "vmm/sandbox/events.h"
+#include "vmm/sandbox/metrics.h"
 #include "vmm/sandbox/sandbox_pause.h"
 
 #include <errno.h>
@@ -105,6 +107,8 @@ int sandbox_pause(struct api_server *srv, struct sandbox *sb, char *err, size_t 
      * the background commands' threads wait for the resume. */
     sandbox_vm_stop(sb);
     pthread_mutex_unlock(&sb->life_lock);
+    metrics_count_pause();
+    events_emit(EVENT_PAUSED, sb->id, NULL);
     return 0;
 }
 
@@ -169,6 +173,8 @@ int sandbox_resume(struct api_server *srv, struct sandbox *sb, char *err, size_t
         state_folder(srv, sb, dir, sizeof(dir));
         snprintf(rec, sizeof(rec), "%s/%s", dir, SANDBOX_RECORD_FILE);
         unlink(rec);
+        metrics_count_resume();
+        events_emit(EVENT_RESUMED, sb->id, NULL);
     } else if (http == 400) {
         http = 500; /* nothing of this request's: what was saved no longer restores */
     }
