@@ -84,7 +84,10 @@
  * the owner of what an upload made for a user), and ENTRY carries the
  * owner's uid and gid; a version-10 agent would end the conversation at
  * the new requests, and its ENTRY would be 8 bytes short. */
-#define AGENT_VERSION 11
+/* 12: SYNC (the guest's writes flushed to its disks before the host
+ * stops the VM: a named volume's must outlive it); a version-11 agent
+ * would end the conversation at the SYNC. */
+#define AGENT_VERSION 12
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -187,6 +190,9 @@ enum agent_type {
     AGENT_REMOVE    = 0x14, /* a path removed, a folder with what it holds
                              * (below; since version 11) */
     AGENT_CHOWN     = 0x15, /* a path's owner (below; since version 11) */
+    AGENT_SYNC      = 0x16, /* empty: sync(2), then DONE: what the guest
+                             * wrote reaches its disks, a named volume's
+                             * before its VM is stopped (since version 12) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a

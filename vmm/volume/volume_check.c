@@ -1,0 +1,54 @@
+/* e2fsck before an attach; see volume_check.h. */
+#include "vmm/volume/volume_check.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vmm/image/e2fs_tool.h"
+
+/* e2fsck(8)'s exit status bits */
+#define FSCK_CORRECTED 1
+#define FSCK_REBOOT    2
+#define FSCK_LEFT      4
+
+/* One e2fsck run: its status, its last line in `line`. */
+static int fsck(const char *flags, const char *disk, char *line, size_t cap)
+{
+    int log = memfd_create("e2fsck", MFD_CLOEXEC);
+    if (log < 0)
+        return -errno;
+    char *argv[] = {"e2fsck", (char *)flags, (char *)disk, NULL};
+    int rc = e2fs_tool_run(argv, NULL, log);
+    e2fs_tool_last_line(log, line, cap);
+    close(log);
+    return rc;
+}
+
+int volume_check(const struct volume_store *vs, const char *name, bool readers_before, char *did,
+                 size_t dcap, char *err, size_t ecap)
+{
+    char disk[PATH_MAX], line[300];
+    volume_disk_path(vs, name, disk, sizeof(disk));
+    const char *how = readers_before ? "-n" : "-p";
+    int rc = fsck(how, disk, line, sizeof(line));
+    if (rc == FSCK_LEFT && !readers_before) {
+        how = "-fy";
+        rc = fsck(how, disk, line, sizeof(line));
+    }
+    if (rc < 0) {
+        snprintf(err, ecap, "cannot run e2fsck: %s", strerror(-rc));
+        return rc;
+    }
+    if (rc & ~(FSCK_CORRECTED | FSCK_REBOOT)) {
+        snprintf(err, ecap, "e2fsck %s left it damaged (status %d): %.200s", how, rc, line);
+        return -EIO;
+    }
+    if (rc)
+        snprintf(did, dcap, "repaired by e2fsck %s: %.200s", how, line);
+    else
+        snprintf(did, dcap, "clean");
+    return 0;
+}
