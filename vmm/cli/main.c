@@ -29,6 +29,7 @@ static void usage(FILE *f)
                "  ls, rm    list sandboxes, destroy them\n"
                "  cp        copy files and folders in and out of a sandbox (docker cp's rules)\n"
                "  image     import OCI/docker images and rootfs tarballs as root disks; ls, inspect, rm\n"
+               "  volume    named volumes: disks that outlive sandboxes (create, ls, rm)\n"
                "  mcp       an MCP server on stdio whose tools use one sandbox\n"
                "  surface   print what a guest can reach in this build (--json for tools)\n"
                "\n"
@@ -91,6 +92,8 @@ int main(int argc, char **argv)
         return cmd_image(argc - 1, argv + 1);
     if (!strcmp(cmd, "rm"))
         return cmd_rm(argc - 1, argv + 1);
+    if (!strcmp(cmd, "volume"))
+        return cmd_volume(argc - 1, argv + 1);
     if (!strcmp(cmd, "mcp"))
         return cmd_mcp(argc - 1, argv + 1);
     if (!strcmp(cmd, "sandbox-vm"))
