@@ -119,19 +119,6 @@ static int do_create(int argc, char **argv)
     return 0;
 }
 
-/* "sandbox ID (rw)" and "airlock run (pid N) (ro)", comma-separated. */
-static void holders_text(const struct volume_rec *rec, char *out, size_t cap)
-{
-    size_t n = 0;
-    out[0] = '\0';
-    for (unsigned i = 0; i < rec->nholders && n < cap; i++) {
-        char who[80];
-        volume_holder_text(&rec->h[i], who, sizeof(who));
-        n += (size_t)snprintf(out + n, cap - n, "%s%s (%s)", i ? ", " : "", who,
-                              rec->h[i].readonly ? "ro" : "rw");
-    }
-}
-
 static int do_ls(int argc, char **argv)
 {
     struct volume_args a;
@@ -152,7 +139,7 @@ static int do_ls(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         char holders[1024];
         if (!volume_get(&vs, names[i], &rec)) {
-            holders_text(&rec, holders, sizeof(holders));
+            volume_holders_text(&rec, holders, sizeof(holders));
             printf("%-24s %10" PRIu32 " %10" PRIu64 "  %s\n", rec.name, rec.size_mib,
                    (rec.used_bytes + (1 << 20) - 1) >> 20, holders[0] ? holders : "-");
         }
@@ -182,7 +169,7 @@ static int do_rm(int argc, char **argv)
         rc = volume_remove(&vs, a.names[i], &rec);
         if (rc == -EBUSY) {
             char holders[1024];
-            holders_text(&rec, holders, sizeof(holders));
+            volume_holders_text(&rec, holders, sizeof(holders));
             status = fail("volume %s is in use by %s", a.names[i], holders);
         } else if (rc == -ENOENT) {
             status = fail("no volume '%s' in %s", a.names[i], vs.dir);

@@ -79,6 +79,10 @@ struct sandbox {
      * the template name a create gave. */
     char access_token[65];
     char template_id[128];
+    /* Its named volumes as its record shows them (create_volumes.h), owned;
+     * NULL: none.  Held in the store under its id until it is destroyed. */
+    json_t *volumes;
+    bool volume_rw; /* one of them read-write: synced before its VM stops */
 };
 
 struct registry {

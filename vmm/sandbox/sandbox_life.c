@@ -3,6 +3,7 @@
 #include "vmm/agent_client/agent_conn.h"
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/sandbox_boot.h"
+#include "vmm/volume/volume_hold.h"
 
 void sandbox_touch(struct api_server *srv, struct sandbox *sb)
 {
@@ -30,7 +31,9 @@ void sandbox_destroy(struct api_server *srv, struct sandbox *sb)
 {
     if (registry_retire(&srv->reg, sb)) {
         sandbox_forward_audit(srv, sb);
-        sandbox_teardown(sb);
+        sandbox_teardown(sb); /* its VM synced its volumes and ended */
+        if (sb->volumes)
+            volume_release_holder(&srv->volumes, sb->id);
     }
     registry_put(&srv->reg, sb);
 }

@@ -22,6 +22,18 @@ void volume_holder_text(const struct volume_holder *h, char *out, size_t cap)
         snprintf(out, cap, "airlock run (pid %ld)", h->pid);
 }
 
+void volume_holders_text(const struct volume_rec *rec, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (unsigned i = 0; i < rec->nholders && n < cap; i++) {
+        char who[80];
+        volume_holder_text(&rec->h[i], who, sizeof(who));
+        n += (size_t)snprintf(out + n, cap - n, "%s%s (%s)", i ? ", " : "", who,
+                              rec->h[i].readonly ? "read-only" : "read-write");
+    }
+}
+
 void volume_holder_self(struct volume_holder *h, bool readonly)
 {
     memset(h, 0, sizeof(*h));

@@ -40,6 +40,10 @@ void volume_prune_sandboxes(const struct volume_store *vs,
 /* "sandbox ID" or "airlock run (pid N)", for an error. */
 void volume_holder_text(const struct volume_holder *h, char *out, size_t cap);
 
+/* Every holder of rec: "sandbox ID (read-write), airlock run (pid N)
+ * (read-only)". */
+void volume_holders_text(const struct volume_rec *rec, char *out, size_t cap);
+
 /* This process as a holder (for `airlock run`). */
 void volume_holder_self(struct volume_holder *h, bool readonly);
 
