@@ -13,8 +13,10 @@
 
 #include "vmm/volume/volume_store.h"
 
-/* 0 with `did` one line: "clean", "repaired by e2fsck -p: LAST LINE" or
- * "repaired by e2fsck -fy: LAST LINE"; -EIO with err saying what e2fsck
+/* 0 with `did` one line: "clean", "journal replayed by e2fsck -p: LAST
+ * LINE" (a VM ended with it mounted), "repaired by e2fsck -p: LAST LINE"
+ * or "repaired by e2fsck -fy: LAST LINE" (either after "journal replayed
+ * and "); -EIO with err saying what e2fsck
  * left (its status and last line), or -errno when it could not run. */
 int volume_check(const struct volume_store *vs, const char *name, bool readers_before, char *did,
                  size_t dcap, char *err, size_t ecap);
