@@ -44,7 +44,8 @@ static void parse(const char *fmt, const struct mount_policy *p)
 {
     char body[4096];
     snprintf(body, sizeof(body), fmt, top, top, top);
-    json_t *o = json_loads(body, JSON_ALLOW_NUL, NULL); /* the daemon refuses \u0000 itself; these checks must not lean on it */
+    /* the daemon's reader refuses \u0000 itself; these checks must not lean on it */
+    json_t *o = json_loads(body, JSON_ALLOW_NUL, NULL);
     ck_assert_msg(o, "%s", body);
     int sv[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);

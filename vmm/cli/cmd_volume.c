@@ -45,7 +45,8 @@ struct volume_args {
     int nnames;
 };
 
-/* Options anywhere among the names, as docker's verbs take them. */
+/* Options anywhere among the names, as docker's verbs take them.  0; -1 when
+ * --help printed the usage; 125 after a one-line error. */
 static int parse(int argc, char **argv, bool sized, struct volume_args *a)
 {
     static const struct option opts[] = {
@@ -64,7 +65,7 @@ static int parse(int argc, char **argv, bool sized, struct volume_args *a)
             a->size = optarg;
             break;
         case 'd': a->state = optarg; break;
-        case 'h': fputs(VOLUME_USAGE, stdout); return 1;
+        case 'h': fputs(VOLUME_USAGE, stdout); return -1;
         case ':': return fail("%s needs a value (see airlock volume --help)", argv[optind - 1]);
         default: return fail("unknown option '%s' (see airlock volume --help)", argv[optind - 1]);
         }
@@ -101,7 +102,7 @@ static int do_create(int argc, char **argv)
     uint32_t mib = VOLUME_SIZE_DEFAULT_MIB;
     int rc = parse(argc, argv, true, &a);
     if (rc)
-        return rc > 0 ? 0 : rc;
+        return rc < 0 ? 0 : rc;
     if (a.nnames != 1)
         return fail("airlock volume create takes one NAME (see airlock volume --help)");
     if ((rc = name_ok(a.names[0])))
@@ -125,7 +126,7 @@ static int do_ls(int argc, char **argv)
     struct volume_store vs;
     int rc = parse(argc, argv, false, &a);
     if (rc)
-        return rc > 0 ? 0 : rc;
+        return rc < 0 ? 0 : rc;
     if (a.nnames)
         return fail("airlock volume ls takes no NAME (see airlock volume --help)");
     if ((rc = open_store(&a, &vs)))
@@ -155,7 +156,7 @@ static int do_rm(int argc, char **argv)
     struct volume_store vs;
     int rc = parse(argc, argv, false, &a);
     if (rc)
-        return rc > 0 ? 0 : rc;
+        return rc < 0 ? 0 : rc;
     if (!a.nnames)
         return fail("airlock volume rm takes one NAME or more (see airlock volume --help)");
     for (int i = 0; i < a.nnames; i++)
