@@ -7,12 +7,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vmm/cli/commands.h"
+#include "vmm/cli/sandbox_options.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/user_dirs.h"
 #include "vmm/volume/volume_hold.h"
@@ -26,18 +26,6 @@
     "$XDG_STATE_HOME/airlock: airlock serve's --state).  airlock run --volume NAME:/data\n"   \
     "and airlock create --volume NAME:/data attach it: one writer or any number of\n"        \
     "readers (:ro) at once; what is written stays (docs/volumes.md).\n"
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-    va_list va;
-    va_start(va, fmt);
-    fputs("airlock: ", stderr);
-    vfprintf(stderr, fmt, va);
-    fputc('\n', stderr);
-    va_end(va);
-    return EXIT_AIRLOCK_ERROR;
-}
 
 struct volume_args {
     const char *state, *size;
@@ -61,19 +49,19 @@ static int parse(int argc, char **argv, bool sized, struct volume_args *a)
         switch (c) {
         case 's':
             if (!sized)
-                return fail("--size is for airlock volume create (see airlock volume --help)");
+                return verb_fail("--size is for airlock volume create (see airlock volume --help)");
             a->size = optarg;
             break;
         case 'd': a->state = optarg; break;
         case 'h': fputs(VOLUME_USAGE, stdout); return -1;
-        case ':': return fail("%s needs a value (see airlock volume --help)", argv[optind - 1]);
-        default: return fail("unknown option '%s' (see airlock volume --help)", argv[optind - 1]);
+        case ':': return verb_fail("%s needs a value (see airlock volume --help)", argv[optind - 1]);
+        default: return verb_fail("unknown option '%s' (see airlock volume --help)", argv[optind - 1]);
         }
     }
     a->names = argv + optind;
     a->nnames = argc - optind;
     if (a->state && !*a->state)
-        return fail("--state: want a folder");
+        return verb_fail("--state: want a folder");
     return 0;
 }
 
@@ -83,7 +71,7 @@ static int open_store(const struct volume_args *a, struct volume_store *vs)
     if (!a->state)
         user_dir(USER_DIR_STATE, state, sizeof(state));
     if (volume_store_open(vs, a->state ? a->state : state, why, sizeof(why)))
-        return fail("%s", why);
+        return verb_fail("%s", why);
     return 0;
 }
 
@@ -91,7 +79,7 @@ static int name_ok(const char *name)
 {
     if (volume_name_ok(name, strlen(name)))
         return 0;
-    return fail("volume name '%.80s': want a letter or digit, then up to 63 letters, digits, "
+    return verb_fail("volume name '%.80s': want a letter or digit, then up to 63 letters, digits, "
                 "'_', '.' or '-'", name);
 }
 
@@ -104,18 +92,18 @@ static int do_create(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     if (a.nnames != 1)
-        return fail("airlock volume create takes one NAME (see airlock volume --help)");
+        return verb_fail("airlock volume create takes one NAME (see airlock volume --help)");
     if ((rc = name_ok(a.names[0])))
         return rc;
     if (a.size && volume_size_parse(a.size, &mib))
-        return fail("--size '%.40s': want whole MiB, 1 to 1048576", a.size);
+        return verb_fail("--size '%.40s': want whole MiB, 1 to 1048576", a.size);
     if ((rc = open_store(&a, &vs)))
         return rc;
     static struct volume_rec rec;
     char why[600];
     rc = volume_create(&vs, a.names[0], mib, &rec, why, sizeof(why));
     if (rc)
-        return fail("volume %s: %s", a.names[0], why);
+        return verb_fail("volume %s: %s", a.names[0], why);
     printf("%s\n", rec.name);
     return 0;
 }
@@ -128,13 +116,13 @@ static int do_ls(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     if (a.nnames)
-        return fail("airlock volume ls takes no NAME (see airlock volume --help)");
+        return verb_fail("airlock volume ls takes no NAME (see airlock volume --help)");
     if ((rc = open_store(&a, &vs)))
         return rc;
     char **names;
     size_t n;
     if ((rc = volume_names(&vs, &names, &n)))
-        return fail("cannot list %s: %s", vs.dir, strerror(-rc));
+        return verb_fail("cannot list %s: %s", vs.dir, strerror(-rc));
     printf("%-24s %10s %10s  %s\n", "NAME", "SIZE_MIB", "USED_MIB", "HELD BY");
     static struct volume_rec rec;
     for (size_t i = 0; i < n; i++) {
@@ -158,7 +146,7 @@ static int do_rm(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     if (!a.nnames)
-        return fail("airlock volume rm takes one NAME or more (see airlock volume --help)");
+        return verb_fail("airlock volume rm takes one NAME or more (see airlock volume --help)");
     for (int i = 0; i < a.nnames; i++)
         if ((rc = name_ok(a.names[i])))
             return rc;
@@ -171,11 +159,11 @@ static int do_rm(int argc, char **argv)
         if (rc == -EBUSY) {
             char holders[1024];
             volume_holders_text(&rec, holders, sizeof(holders));
-            status = fail("volume %s is in use by %s", a.names[i], holders);
+            status = verb_fail("volume %s is in use by %s", a.names[i], holders);
         } else if (rc == -ENOENT) {
-            status = fail("no volume '%s' in %s", a.names[i], vs.dir);
+            status = verb_fail("no volume '%s' in %s", a.names[i], vs.dir);
         } else if (rc) {
-            status = fail("volume %s: %s", a.names[i], strerror(-rc));
+            status = verb_fail("volume %s: %s", a.names[i], strerror(-rc));
         } else {
             printf("%s\n", a.names[i]);
         }
@@ -196,5 +184,5 @@ int cmd_volume(int argc, char **argv)
         return do_ls(argc - 1, argv + 1);
     if (!strcmp(verb, "rm"))
         return do_rm(argc - 1, argv + 1);
-    return fail("unknown volume command '%.40s' (create, ls, rm)", verb);
+    return verb_fail("unknown volume command '%.40s' (create, ls, rm)", verb);
 }

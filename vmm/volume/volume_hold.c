@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/util/proc_start.h"
+
 static bool same(const struct volume_holder *a, const struct volume_holder *b)
 {
     if (a->sandbox[0] || b->sandbox[0])
@@ -38,7 +40,7 @@ void volume_holder_self(struct volume_holder *h, bool readonly)
 {
     memset(h, 0, sizeof(*h));
     h->pid = (long)getpid();
-    h->pid_start = volume_pid_start(h->pid);
+    h->pid_start = proc_start_time((pid_t)h->pid);
     h->readonly = readonly;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "vmm/image/e2fs_tool.h"
+#include "vmm/util/proc_start.h"
 #include "vmm/util/user_dirs.h"
 
 int volume_store_open(struct volume_store *vs, const char *state_dir, char *err, size_t cap)
@@ -66,32 +67,9 @@ void volume_store_unlock(int lock_fd)
         close(lock_fd); /* the lock goes with the last fd of its open file */
 }
 
-/* The name (field 2 of /proc/PID/stat) may hold spaces and ')': the
- * fields after it follow the last ')'. */
-unsigned long long volume_pid_start(long pid)
-{
-    char p[64], buf[1024];
-    snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *s = strrchr(buf, ')');
-    unsigned long long start = 0;
-    /* after ") ": state is field 3, starttime field 22: 19 fields on */
-    if (!s || sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-                     "%*d %*d %*d %llu", &start) != 1)
-        return 0;
-    return start;
-}
-
 bool volume_holder_alive(const struct volume_holder *h)
 {
-    return h->sandbox[0] || (h->pid > 0 && volume_pid_start(h->pid) == h->pid_start);
+    return h->sandbox[0] || (h->pid > 0 && proc_start_time((pid_t)h->pid) == h->pid_start);
 }
 
 /* ---- the record's JSON ---- */

@@ -31,8 +31,8 @@
 #define VOLUME_LIST_MAX 4096
 
 /* A sandbox of a daemon on this state folder (its id), or an `airlock
- * run` process (its pid and its start time in clock ticks since boot, as
- * /proc/PID/stat says, so a pid used again is not taken for it). */
+ * run` process (its pid and its start time, vmm/util/proc_start.h, so a
+ * pid used again is not taken for it). */
 struct volume_holder {
     char sandbox[40];
     long pid;
@@ -94,8 +94,6 @@ int volume_remove(const struct volume_store *vs, const char *name, struct volume
  * another process's now); a sandbox's holds until its daemon releases it
  * (volume_hold.h). */
 bool volume_holder_alive(const struct volume_holder *h);
-/* /proc/PID/stat's starttime (field 22), 0 when the process is gone. */
-unsigned long long volume_pid_start(long pid);
 
 /* A record as the API shows it: name, size_mib, used_bytes, created_ms,
  * holders [{"sandbox": ID | "pid": N, "readonly": B}]. */
