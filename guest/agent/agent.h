@@ -26,6 +26,9 @@ int aconn_send_error(struct aconn *c, int code, uint32_t op);
 
 /* Handlers: 0 when the connection can go on, -errno to drop it. */
 int agent_do_exec(struct aconn *c, const struct agent_msg *m);
+/* ATTACH: hands this connection to the kept command it names (exec.c,
+ * keep.h); the process then serves no more. */
+int agent_do_attach(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_put(struct aconn *c, const struct agent_msg *m);
 int agent_do_file_get(struct aconn *c, const struct agent_msg *m);
 /* STAT, LIST, MKDIR, SYMLINK (dirs.c). */

@@ -66,6 +66,8 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
         return aconn_send(c, AGENT_DONE, NULL, 0);
     case AGENT_WATCH:
         return agent_do_watch(c, m);
+    case AGENT_ATTACH:
+        return agent_do_attach(c, m);
     case AGENT_STDIN:
     case AGENT_STDIN_EOF:
     case AGENT_KILL:

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "guest/agent/agent.h"
+#include "guest/agent/keep.h"
 
 /* How long output may still flow after the command exited (a background
  * process outside its group may hold the pipes). */
@@ -233,6 +234,11 @@ struct run {
     int in_room;                   /* the stdin pipe had room when last tried */
     int exited, status, timed_out;
     int64_t deadline, drain_until;
+    /* With AGENT_EXEC_F_KEEP: where the next connection is handed over
+     * (-1 without), the output sent lately, and the stdin taken in all. */
+    int keep_fd;
+    struct keep_ring ring;
+    uint64_t stdin_got;
 };
 
 static void close_fd(int *fd)
@@ -248,7 +254,7 @@ static void close_fd(int *fd)
  * kernel sends each pipe page as its own 4 KiB packet, and measured that
  * way (lab, 256 MiB x 3, interleaved) the stream ran at 27.7 MB/s against
  * 29.6 for read + one send of the whole frame (64 KiB packets). */
-static int pump(struct aconn *c, int *fd, uint16_t type)
+static int pump(struct aconn *c, struct run *r, int *fd, uint16_t type)
 {
     static uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_CHUNK];
     ssize_t n = read(*fd, f + AGENT_HDR_SIZE, AGENT_MAX_CHUNK);
@@ -259,6 +265,8 @@ static int pump(struct aconn *c, int *fd, uint16_t type)
         return 0;
     }
     ssize_t len = agent_encode_in_place(f, sizeof(f), type, (size_t)n);
+    if (len >= 0 && r->keep_fd >= 0) /* before the send: one cut short is replayed */
+        keep_ring_add(&r->ring, type, f + AGENT_HDR_SIZE, (size_t)n);
     return len < 0 ? (int)len : agent_send_all(c->rd.fd, f, (size_t)len);
 }
 
@@ -313,6 +321,7 @@ static int stdin_splice(struct aconn *c, struct run *r)
         r->pend_len = r->in >= 0 ? (size_t)n : 0;
     }
     r->in_pass -= (uint32_t)n;
+    r->stdin_got += (uint64_t)n;
     return agent_decode_skip(&c->rd.dec, (uint32_t)n);
 }
 
@@ -321,6 +330,7 @@ static int on_host_msg(struct run *r, const struct agent_msg *m)
 {
     switch (m->type) {
     case AGENT_STDIN:
+        r->stdin_got += m->len;
         if (r->in >= 0) {
             memcpy(r->pend, m->payload, m->len);
             r->pend_len = m->len;
@@ -416,9 +426,9 @@ static int run_loop(struct aconn *c, struct run *r)
             r->in_room = 1;
         if (p[0].revents && (rc = passing ? stdin_splice(c, r) : agent_reader_fill_frame(&c->rd)) < 0)
             return rc;
-        if (p[1].revents && (rc = pump(c, &r->out, AGENT_STDOUT)) < 0)
+        if (p[1].revents && (rc = pump(c, r, &r->out, AGENT_STDOUT)) < 0)
             return rc;
-        if (p[2].revents && (rc = pump(c, &r->err, AGENT_STDERR)) < 0)
+        if (p[2].revents && (rc = pump(c, r, &r->err, AGENT_STDERR)) < 0)
             return rc;
         if (!r->exited && waitpid(r->pid, &r->status, WNOHANG) == r->pid)
             on_exit_seen(r);
@@ -517,6 +527,63 @@ static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
     return 0;
 }
 
+/* EXIT, once the command ended and its output was sent. */
+static int send_exit(struct aconn *c, struct run *r)
+{
+    uint32_t kind = WIFSIGNALED(r->status) ? AGENT_EXIT_SIGNAL : AGENT_EXIT_CODE;
+    uint32_t value = WIFSIGNALED(r->status) ? (uint32_t)WTERMSIG(r->status)
+                                            : (uint32_t)WEXITSTATUS(r->status);
+    uint8_t f[AGENT_HDR_SIZE + AGENT_EXIT_SIZE];
+    if (agent_encode_exit(f, sizeof(f), kind, value, r->timed_out ? AGENT_EXIT_F_TIMED_OUT : 0) < 0)
+        return -EINVAL;
+    return aconn_send(c, AGENT_EXIT, f + AGENT_HDR_SIZE, AGENT_EXIT_SIZE);
+}
+
+/* The connection failed (reset, closed), as opposed to a request that
+ * broke the protocol, which ends a kept command as any other. */
+static int conn_lost(int rc)
+{
+    return rc != -EPROTO && rc != -EBADMSG && rc != -EMSGSIZE && rc != -EPROTONOSUPPORT &&
+           rc != -EINVAL && rc != -ENOMEM;
+}
+
+/* A kept command whose connection ended: waits (nothing read from the
+ * command meanwhile, so its output waits in the pipes) until an ATTACH
+ * hands the next one over, then ATTACHED and the output the host missed.
+ * 0, or -errno (the command then goes). */
+static int reattach(struct aconn *c, struct run *r)
+{
+    for (;;) {
+        close(c->rd.fd);
+        agent_reader_free(&c->rd);
+        uint64_t have;
+        int fd = keep_accept(r->keep_fd, &have);
+        if (fd < 0)
+            return fd;
+        if (agent_reader_init(&c->rd, fd, AGENT_DIR_REQUEST, c->rbuf, sizeof(c->rbuf)) < 0) {
+            close(fd);
+            return -ENOMEM;
+        }
+        /* A STDIN frame cut off with the old connection is gone; what
+         * the host sent of it is not in stdin_got. */
+        r->in_pass = 0;
+        uint64_t from = have < r->ring.first ? r->ring.first : have;
+        if (have > r->ring.total) {
+            aconn_send_error(c, EINVAL, AGENT_OP_PROTO);
+            continue; /* a host that claims more than was sent: not this one */
+        }
+        uint8_t f[AGENT_HDR_SIZE + AGENT_ATTACHED_SIZE];
+        ssize_t len = agent_encode_attached(f, sizeof(f), (uint32_t)r->pid, from, r->stdin_got);
+        int rc = len < 0 ? (int)len : agent_send_all(c->rd.fd, f, (size_t)len);
+        if (!rc)
+            rc = keep_ring_replay(&r->ring, c, have, &from);
+        if (!rc)
+            return 0;
+        if (!conn_lost(rc))
+            return rc; /* lost again at once: wait for the next */
+    }
+}
+
 int agent_do_exec(struct aconn *c, const struct agent_msg *m)
 {
     static struct run r;
@@ -535,31 +602,55 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m)
     if (err)
         return aconn_send_error(c, err, op);
     r.pidfd = pidfd_open(r.pid, 0);
+    r.keep_fd = -1;
+    int rc = 0;
+    if ((req.flags & AGENT_EXEC_F_KEEP) &&
+        ((rc = keep_ring_init(&r.ring)) || (rc = r.keep_fd = keep_listen(r.pid)) < 0)) {
+        kill(-r.pid, SIGKILL);
+        waitpid(r.pid, NULL, 0);
+        keep_ring_free(&r.ring);
+        close_fd(&r.pidfd);
+        close_fd(&r.in);
+        close_fd(&r.out);
+        close_fd(&r.err);
+        close_fd(&r.pty);
+        return aconn_send_error(c, -rc, AGENT_OP_SPAWN);
+    }
     uint8_t started[AGENT_STARTED_SIZE] = {r.pid, r.pid >> 8, r.pid >> 16, r.pid >> 24};
-    int rc = aconn_send(c, AGENT_STARTED, started, sizeof(started));
-    if (!rc)
-        rc = run_loop(c, &r);
+    rc = aconn_send(c, AGENT_STARTED, started, sizeof(started));
+    for (;;) {
+        if (!rc)
+            rc = run_loop(c, &r);
+        if (!rc)
+            rc = send_exit(c, &r);
+        /* A kept command's connection ended: it waits for the next. */
+        if (rc < 0 && r.keep_fd >= 0 && conn_lost(rc) && !(rc = reattach(c, &r)))
+            continue;
+        break;
+    }
     if (!r.exited) {
         /* The host went away or broke the protocol: the command goes too. */
         kill(-r.pid, SIGKILL);
         waitpid(r.pid, &r.status, 0);
     }
+    close_fd(&r.keep_fd);
+    keep_ring_free(&r.ring);
     close_fd(&r.pidfd);
     close_fd(&r.in);
     close_fd(&r.out);
     close_fd(&r.err);
     close_fd(&r.pty);
-    if (rc)
-        return rc;
-    uint32_t kind = WIFSIGNALED(r.status) ? AGENT_EXIT_SIGNAL : AGENT_EXIT_CODE;
-    uint32_t value = WIFSIGNALED(r.status) ? (uint32_t)WTERMSIG(r.status)
-                                           : (uint32_t)WEXITSTATUS(r.status);
-    uint8_t f[AGENT_HDR_SIZE + AGENT_EXIT_SIZE];
-    if (agent_encode_exit(f, sizeof(f), kind, value, r.timed_out ? AGENT_EXIT_F_TIMED_OUT : 0) < 0)
-        return -EINVAL;
-    rc = aconn_send(c, AGENT_EXIT, f + AGENT_HDR_SIZE, AGENT_EXIT_SIZE);
     /* Stdin the command never took, half a frame of it still unread: the
      * stream cannot go on from the middle of a frame, so the connection
      * ends after EXIT (airlock opens one per request anyway). */
     return rc ? rc : r.in_pass ? -ECONNABORTED : 0;
+}
+
+int agent_do_attach(struct aconn *c, const struct agent_msg *m)
+{
+    int rc = keep_hand_over(m->u.attach.pid, m->u.attach.have, c->rd.fd);
+    if (rc)
+        return aconn_send_error(c, -rc, AGENT_OP_EXEC);
+    /* The connection is the command's now: this process says no more. */
+    return -EALREADY;
 }

@@ -41,6 +41,11 @@
  *   host:  MOUNT                                   after boot and RESEED, before
  *                                                  commands, once per --mount
  *   agent: DONE                                    or  ERROR (op MOUNT)
+ *   host:  ATTACH                                  a command that ran with
+ *                                                  AGENT_EXEC_F_KEEP and lost
+ *                                                  its conversation
+ *   agent: ATTACHED, then as after STARTED         or  ERROR (op EXEC: ESRCH,
+ *                                                  no such command waits)
  *   host:  WATCH                                   then nothing: the host ends
  *                                                  the watch by closing
  *   agent: DONE (watching) EVENT* [DONE]           or  ERROR (op FILE); the
@@ -84,10 +89,14 @@
  * the owner of what an upload made for a user), and ENTRY carries the
  * owner's uid and gid; a version-10 agent would end the conversation at
  * the new requests, and its ENTRY would be 8 bytes short. */
-/* 12: SYNC (the guest's writes flushed to its disks before the host
- * stops the VM: a named volume's must outlive it); a version-11 agent
+/* 12: EXEC's AGENT_EXEC_F_KEEP, ATTACH and ATTACHED (a command that
+ * outlives its conversation, taken up again on a new one: a sandbox's
+ * background commands across a pause); a version-11 agent would refuse
+ * the flag and end the conversation at an ATTACH. */
+/* 13: SYNC (the guest's writes flushed to its disks before the host
+ * stops the VM: a named volume's must outlive it); a version-12 agent
  * would end the conversation at the SYNC. */
-#define AGENT_VERSION 12
+#define AGENT_VERSION 13
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -190,9 +199,11 @@ enum agent_type {
     AGENT_REMOVE    = 0x14, /* a path removed, a folder with what it holds
                              * (below; since version 11) */
     AGENT_CHOWN     = 0x15, /* a path's owner (below; since version 11) */
-    AGENT_SYNC      = 0x16, /* empty: sync(2), then DONE: what the guest
+    AGENT_ATTACH    = 0x16, /* a kept command's conversation again (below;
+                             * since version 12) */
+    AGENT_SYNC      = 0x17, /* empty: sync(2), then DONE: what the guest
                              * wrote reaches its disks, a named volume's
-                             * before its VM is stopped (since version 12) */
+                             * before its VM is stopped (since version 13) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -209,6 +220,7 @@ enum agent_type {
     AGENT_DONE      = 0x89, /* empty: MKDIR/SYMLINK/CREDENTIALS/MOUNT took
                              * effect, or LIST's end; a WATCH began or ended */
     AGENT_EVENT     = 0x8a, /* one change a WATCH saw (below) */
+    AGENT_ATTACHED  = 0x8b, /* ATTACH's answer (below; since version 12) */
 };
 
 /* EXEC payload (fixed part, AGENT_EXEC_FIXED bytes, then the sections):
@@ -290,8 +302,40 @@ enum agent_type {
  * commands do not inherit it).  A shorter one runs as given. */
 #define AGENT_EXEC_F_SCRIPT 0x10u
 #define AGENT_SCRIPT_INLINE_MAX (64 * 1024)
+/* The command outlives its conversation (since version 12): when the
+ * connection ends without an EXIT (a sandbox's VM paused, and its vsock
+ * connections reset as it resumes), the agent keeps the command running
+ * and waits for an ATTACH naming its pid.  Meanwhile nothing reads its
+ * output: it waits in the pipes (a writer blocks when they are full), so
+ * none is lost.  The agent keeps the last AGENT_KEEP_REPLAY bytes of
+ * output it sent, since what was in flight when the connection ended is
+ * gone: ATTACH says how much arrived and the agent sends the rest again. */
+#define AGENT_EXEC_F_KEEP  0x20u
+#define AGENT_KEEP_REPLAY  (512 * 1024)
+/* A kept command nobody attaches to in this long (the guest's running
+ * time: a paused VM's clock stands still) goes, as any command whose
+ * conversation ended: its host forgot it. */
+#define AGENT_KEEP_WAIT_MS (10 * 60 * 1000)
 #define AGENT_EXEC_F_ALL   (AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS | \
-                            AGENT_EXEC_F_CAPS | AGENT_EXEC_F_SCRIPT)
+                            AGENT_EXEC_F_CAPS | AGENT_EXEC_F_SCRIPT | AGENT_EXEC_F_KEEP)
+
+/* ATTACH payload (16 bytes):
+ *   0 u32 pid      the kept command's, as STARTED gave it
+ *   4 u32 zero
+ *   8 u64 have     output bytes (STDOUT and STDERR payloads together)
+ *                  the host received of it so far
+ * ATTACHED payload (24 bytes):
+ *   0  u32 pid
+ *   4  u32 zero
+ *   8  u64 from    the output offset the stream goes on at: have, or
+ *                  more when what is missing is no longer kept (the
+ *                  difference is lost), never less
+ *   16 u64 stdin   STDIN payload bytes the agent took from the host in
+ *                  all (what the host sent past it never arrived)
+ * After ATTACHED the conversation goes on as after STARTED: the output
+ * from `from` on, EXIT. */
+#define AGENT_ATTACH_SIZE   16
+#define AGENT_ATTACHED_SIZE 24
 
 /* WINSIZE payload (4 bytes; host -> agent while a command runs):
  *   0 u16 rows

@@ -21,6 +21,13 @@
  *   agent-client SOCK --kill-after MS -- CMD [ARG]...
  *                                runs CMD, sends KILL MS after STARTED,
  *                                prints the EXIT as "signal N" / "code N"
+ *   agent-client SOCK --keep-cut BYTES -- CMD [ARG]...
+ *                                runs CMD with AGENT_EXEC_F_KEEP, writes
+ *                                its output to stdout, hangs up once BYTES
+ *                                of it arrived (what was in flight is
+ *                                lost, as when a VM pauses), ATTACHes on
+ *                                a new connection and goes on to the end;
+ *                                prints "attached lost N, code N" to stderr
  *   agent-client SOCK --raw      stdin's bytes as they are, the agent's
  *                                replies to stdout (hostile-host tests)
  *   agent-client SOCK --credentials PEMFILE|- [NAME=VALUE]...
@@ -179,6 +186,49 @@ static int do_kill_after(int fd, unsigned ms, char **cmd, int n)
     return 0;
 }
 
+static int do_keep_cut(const char *sock, int fd, uint64_t cut, char **cmd, int n)
+{
+    static uint8_t f[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
+    struct agent_exec_req req;
+    agent_exec_req_init(&req);
+    req.argv = (const char *const *)cmd;
+    req.argc = (uint32_t)n;
+    req.flags |= AGENT_EXEC_F_KEEP;
+    ssize_t fl = agent_encode_exec(f, sizeof(f), &req);
+    if (fl < 0 || write(fd, f, (size_t)fl) != fl)
+        return fail("send exec", EIO);
+    struct agent_decoder d;
+    struct agent_msg m;
+    struct agent_exec_result res = {0};
+    if (agent_decoder_init(&d, AGENT_DIR_REPLY))
+        return fail("decoder", ENOMEM);
+    if (wait_for(fd, &d, AGENT_STARTED, &m) || m.type != AGENT_STARTED)
+        return fail("no STARTED", EPROTO);
+    res.started = 1;
+    res.pid = m.u.started.pid;
+    /* Output as it comes until `cut` bytes arrived; then the hang-up. */
+    while (res.received < cut) {
+        if (wait_for(fd, &d, AGENT_STDOUT, &m) || m.type == AGENT_ERROR)
+            return fail("no output", EPROTO);
+        if (m.type == AGENT_EXIT)
+            return fail("the command ended before the cut", EPROTO);
+        if (m.type == AGENT_STDOUT && write(1, m.payload, m.len) == (ssize_t)m.len) {
+            res.received += m.len;
+            res.out_bytes += m.len;
+        }
+    }
+    agent_decoder_free(&d);
+    close(fd);
+    if ((fd = connect_unix(sock)) < 0)
+        return fail(sock, -fd);
+    int rc = agent_exec_attach(fd, &req, 1, 2, -1, -1, UINT64_MAX, &res);
+    if (rc || res.attach_error)
+        return fail("attach", rc ? -rc : res.attach_error);
+    fprintf(stderr, "attached lost %llu, code %d\n", (unsigned long long)res.lost,
+            agent_result_status(&res));
+    return agent_result_status(&res);
+}
+
 static int do_watch(int fd, const char *path, int recursive, unsigned stall_ms)
 {
     static const char *const kinds[] = {"create", "write", "remove", "rename", "chmod",
@@ -255,6 +305,8 @@ int main(int argc, char **argv)
         return do_put(fd, argv[3], argv[4], argv[5]);
     if (!strcmp(argv[2], "--kill-after") && argc > 5 && !strcmp(argv[4], "--"))
         return do_kill_after(fd, (unsigned)strtoul(argv[3], NULL, 10), argv + 5, argc - 5);
+    if (!strcmp(argv[2], "--keep-cut") && argc > 5 && !strcmp(argv[4], "--"))
+        return do_keep_cut(argv[1], fd, num(argv[3]), argv + 5, argc - 5);
     if (!strcmp(argv[2], "--raw"))
         return do_raw(fd);
     if (!strcmp(argv[2], "--credentials") && argc >= 4)

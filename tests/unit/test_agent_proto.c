@@ -223,7 +223,7 @@ START_TEST(misdirected_type)
 }
 END_TEST
 
-/* SYNC (version 12): an empty request, refused with a payload or from
+/* SYNC (version 13): an empty request, refused with a payload or from
  * the agent. */
 START_TEST(sync_codec)
 {

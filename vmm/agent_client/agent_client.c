@@ -31,6 +31,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_RESEED: return AGENT_RESEED_SIZE;
         case AGENT_SIGNAL: return AGENT_SIGNAL_SIZE;
         case AGENT_WINSIZE: return AGENT_WINSIZE_SIZE;
+        case AGENT_ATTACH: return AGENT_ATTACH_SIZE;
         case AGENT_CREDENTIALS: return AGENT_CRED_MAX_PAYLOAD;
         case AGENT_MOUNT: return AGENT_MOUNT_FIXED + AGENT_MOUNT_MAX_PATH;
         case AGENT_WATCH: return AGENT_WATCH_FIXED + AGENT_MAX_PATH;
@@ -40,6 +41,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
     switch (type) {
     case AGENT_READY: return AGENT_READY_SIZE;
     case AGENT_STARTED: return AGENT_STARTED_SIZE;
+    case AGENT_ATTACHED: return AGENT_ATTACHED_SIZE;
     case AGENT_STDOUT: case AGENT_STDERR: case AGENT_FILE_DATA: return AGENT_MAX_CHUNK;
     case AGENT_EXIT: return AGENT_EXIT_SIZE;
     case AGENT_ERROR: return AGENT_ERROR_SIZE;
@@ -302,6 +304,24 @@ ssize_t agent_encode_started(uint8_t *buf, size_t cap, uint32_t pid)
     return encode_u32s(buf, cap, AGENT_STARTED, &pid, 1);
 }
 
+ssize_t agent_encode_attach(uint8_t *buf, size_t cap, uint32_t pid, uint64_t have)
+{
+    uint8_t p[AGENT_ATTACH_SIZE] = {0};
+    put32(p, pid);
+    put64(p + 8, have);
+    return agent_encode(buf, cap, AGENT_ATTACH, p, sizeof(p));
+}
+
+ssize_t agent_encode_attached(uint8_t *buf, size_t cap, uint32_t pid, uint64_t from,
+                              uint64_t stdin_got)
+{
+    uint8_t p[AGENT_ATTACHED_SIZE] = {0};
+    put32(p, pid);
+    put64(p + 8, from);
+    put64(p + 16, stdin_got);
+    return agent_encode(buf, cap, AGENT_ATTACHED, p, sizeof(p));
+}
+
 ssize_t agent_encode_exit(uint8_t *buf, size_t cap, uint32_t kind, uint32_t value,
                           uint32_t flags)
 {
@@ -460,6 +480,19 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
             return -EPROTO;
         m->u.started.pid = get32(p);
         return 0;
+    case AGENT_ATTACH:
+        if (len != AGENT_ATTACH_SIZE || get32(p + 4))
+            return -EPROTO;
+        m->u.attach.pid = get32(p);
+        m->u.attach.have = get64(p + 8);
+        return m->u.attach.pid ? 0 : -EPROTO;
+    case AGENT_ATTACHED:
+        if (len != AGENT_ATTACHED_SIZE || get32(p + 4))
+            return -EPROTO;
+        m->u.attached.pid = get32(p);
+        m->u.attached.from = get64(p + 8);
+        m->u.attached.stdin_got = get64(p + 16);
+        return m->u.attached.pid ? 0 : -EPROTO;
     case AGENT_EXIT:
         if (len != AGENT_EXIT_SIZE)
             return -EPROTO;

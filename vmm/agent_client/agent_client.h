@@ -189,6 +189,10 @@ void agent_exec_proc_put(uint8_t *p, const struct agent_exec_req *req);
 size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req *req);
 ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t features);
 ssize_t agent_encode_started(uint8_t *buf, size_t cap, uint32_t pid);
+/* ATTACH and ATTACHED (proto.h). */
+ssize_t agent_encode_attach(uint8_t *buf, size_t cap, uint32_t pid, uint64_t have);
+ssize_t agent_encode_attached(uint8_t *buf, size_t cap, uint32_t pid, uint64_t from,
+                              uint64_t stdin_got);
 ssize_t agent_encode_exit(uint8_t *buf, size_t cap, uint32_t kind, uint32_t value,
                           uint32_t flags);
 ssize_t agent_encode_error(uint8_t *buf, size_t cap, uint32_t code, uint32_t op);
@@ -210,6 +214,8 @@ struct agent_msg {
     union {
         struct { uint32_t version, features; } ready;
         struct { uint32_t pid; } started;
+        struct { uint32_t pid; uint64_t have; } attach;
+        struct { uint32_t pid; uint64_t from, stdin_got; } attached;
         struct { uint32_t kind, value, flags; } exit;
         struct { uint32_t code, op; } error;
         struct { uint32_t mode, root_len; uint64_t size; const char *path; } file_put;
@@ -369,6 +375,15 @@ struct agent_exec_result {
     uint32_t agent_version; /* from READY, when it was seen */
     uint64_t out_bytes, err_bytes; /* what the command wrote */
     uint64_t dropped;     /* of those, bytes past max_output: not copied */
+    /* A command that ran with AGENT_EXEC_F_KEEP, taken up again by
+     * agent_exec_attach: */
+    uint64_t received;    /* output payload bytes taken off the connections */
+    uint64_t lost;        /* output the agent no longer had when attached */
+    uint64_t stdin_got;   /* ATTACHED's count of stdin bytes the agent took */
+    unsigned attaches;    /* ATTACHED answers so far */
+    int attach_wait;      /* ATTACH sent, ATTACHED not yet seen */
+    int attach_error;     /* errno of an ERROR instead of ATTACHED (ESRCH:
+                           * no such command waits), or 0 */
 };
 
 /* The output cap: stdout and stderr together may copy `max` bytes. */
@@ -406,6 +421,16 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
  * size (WINSIZE); anything else is dropped. */
 int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
                        int in_fd, int sig_fd, uint64_t max_output, struct agent_exec_result *res);
+
+/* Takes up a command that ran with AGENT_EXEC_F_KEEP after its
+ * conversation ended (the VM paused and resumed) on a new connection fd:
+ * ATTACH with res->pid and res->received (res as the earlier call left
+ * it), then as agent_exec_signals from where the output stopped; res's
+ * counts go on (lost: output gone meanwhile).  0 with the outcome, or
+ * with res->attach_error when the agent has no such command; -errno when
+ * the transport failed (again: call it again on another connection). */
+int agent_exec_attach(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
+                      int in_fd, int sig_fd, uint64_t max_output, struct agent_exec_result *res);
 
 /* The record that asks agent_exec_signals for a WINSIZE: 5 bytes, written
  * whole (one write below PIPE_BUF arrives whole: a SIGWINCH handler can

@@ -61,15 +61,32 @@ static int exec_on_msg(const struct agent_msg *m, struct agent_exec_result *res)
         res->started = 1;
         res->pid = m->u.started.pid;
         return 0;
+    case AGENT_ATTACHED:
+        /* Only first on a conversation that ATTACH began, for its pid,
+         * and never going back: what we received is ours already. */
+        if (!res->attach_wait || m->u.attached.pid != res->pid ||
+            m->u.attached.from < res->received)
+            return -EPROTO;
+        res->lost += m->u.attached.from - res->received;
+        res->received = m->u.attached.from;
+        res->stdin_got = m->u.attached.stdin_got;
+        res->attach_wait = 0;
+        res->attaches++;
+        return 0;
     case AGENT_EXIT:
-        if (!res->started)
+        if (!res->started || res->attach_wait)
             return -EPROTO;
         res->signaled = m->u.exit.kind == AGENT_EXIT_SIGNAL;
         res->value = (int)m->u.exit.value;
         res->timed_out = !!(m->u.exit.flags & AGENT_EXIT_F_TIMED_OUT);
         return 1;
     case AGENT_ERROR:
-        /* Only instead of STARTED: a started command ends with EXIT. */
+        /* Only instead of STARTED or ATTACHED: a started command ends
+         * with EXIT. */
+        if (res->attach_wait) {
+            res->attach_error = (int)m->u.error.code;
+            return 1;
+        }
         if (res->started)
             return -EPROTO;
         res->error = (int)m->u.error.code;
@@ -238,6 +255,7 @@ struct pass {
     int blocked;           /* fd said EAGAIN */
     int stream;       /* 0 stdout, 1 stderr */
     int no_splice[2]; /* that stream's fd is no pipe (splice said EINVAL): copy through rbuf */
+    uint64_t *received; /* output payload bytes taken off the socket */
 };
 
 static bool pass_busy(const struct pass *ps)
@@ -249,7 +267,7 @@ static bool pass_busy(const struct pass *ps)
 static int pass_start(struct pass *ps, uint16_t type, uint32_t len, int out_fd, int err_fd,
                       struct agent_output_cap *cap, struct agent_exec_result *res)
 {
-    if (!res->started || (type != AGENT_STDOUT && type != AGENT_STDERR))
+    if (!res->started || res->attach_wait || (type != AGENT_STDOUT && type != AGENT_STDERR))
         return -EPROTO;
     ps->stream = type == AGENT_STDOUT ? 0 : 1;
     ps->fd = ps->stream ? err_fd : out_fd;
@@ -322,6 +340,7 @@ static int pass_some(struct agent_conn *c, struct pass *ps)
             ps->held_off = 0;
         }
     }
+    *ps->received += (uint64_t)n;
     *(copying ? &ps->copy : &ps->drop) -= (uint32_t)n;
     int rc = agent_decode_skip(&c->rd.dec, (uint32_t)n);
     return rc ? rc : ps->held ? pass_flush(c, ps) : 0;
@@ -335,7 +354,7 @@ static int exec_loop(const struct agent_exec_req *req, struct agent_conn *c, int
                      struct agent_exec_result *res)
 {
     int peer_gone = 0;
-    struct pass ps = {.fd = -1};
+    struct pass ps = {.fd = -1, .received = &res->received};
     for (;;) {
         struct agent_msg m;
         int rc = 0;
@@ -367,9 +386,9 @@ static int exec_loop(const struct agent_exec_req *req, struct agent_conn *c, int
         }
         if ((feed_busy(in) || sigq_busy(sq)) && !peer_gone)
             p[0].events |= POLLOUT;
-        if (!feed_busy(in) && in->fd >= 0 && res->started && !peer_gone)
+        if (!feed_busy(in) && in->fd >= 0 && res->started && !res->attach_wait && !peer_gone)
             p[1] = (struct pollfd){.fd = in->fd, .events = POLLIN};
-        if (!sigq_busy(sq) && sq->fd >= 0 && res->started && !peer_gone)
+        if (!sigq_busy(sq) && sq->fd >= 0 && res->started && !res->attach_wait && !peer_gone)
             p[3] = (struct pollfd){.fd = sq->fd, .events = POLLIN};
         if (!p[0].events)
             p[0].fd = -1; /* a hang-up must not wake us while our output waits */
@@ -418,23 +437,15 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
     return agent_exec_signals(fd, req, out_fd, err_fd, in_fd, -1, max_output, res);
 }
 
-int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
-                       int in_fd, int sig_fd, uint64_t max_output, struct agent_exec_result *res)
+/* The conversation once the request (EXEC or ATTACH) went out, until the
+ * outcome. */
+static int exec_converse(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
+                         int in_fd, int sig_fd, struct agent_output_cap *cap,
+                         struct agent_exec_result *res)
 {
-    struct agent_output_cap cap = {.max = max_output};
-    memset(res, 0, sizeof(*res));
     int64_t stall_deadline = req->timeout_ms ? agent_deadline_ms(req->timeout_ms) : -1;
     int64_t deadline = req->timeout_ms ? stall_deadline + req->host_grace_ms : -1;
-    struct agent_exec_req r = *req;
-    r.flags = (r.flags & ~AGENT_EXEC_F_STDIN) | (in_fd >= 0 ? AGENT_EXEC_F_STDIN : 0);
-    uint8_t *frame = malloc(AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD);
-    if (!frame)
-        return -ENOMEM;
-    ssize_t len = agent_encode_exec(frame, AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD, &r);
-    int rc = len < 0 ? (int)len : agent_send_all(fd, frame, (size_t)len);
-    free(frame);
-    if (rc)
-        return rc;
+    int rc;
     struct agent_conn *c = ac_new(fd, &rc);
     if (!c)
         return rc;
@@ -447,7 +458,7 @@ int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int
     struct feed in = {.fd = in_fd, .pend = c->pend, .priv = {-1, -1}};
     struct sigq sq = {.fd = sig_fd};
     if (!rc)
-        rc = exec_loop(req, c, out_fd, err_fd, &in, &sq, deadline, stall_deadline, &cap, res);
+        rc = exec_loop(req, c, out_fd, err_fd, &in, &sq, deadline, stall_deadline, cap, res);
     feed_close(&in);
     if (fl >= 0)
         fcntl(fd, F_SETFL, fl);
@@ -457,6 +468,44 @@ int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int
     }
     res->agent_version = c->rd.version;
     ac_free(c);
+    return rc;
+}
+
+int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
+                       int in_fd, int sig_fd, uint64_t max_output, struct agent_exec_result *res)
+{
+    struct agent_output_cap cap = {.max = max_output};
+    memset(res, 0, sizeof(*res));
+    struct agent_exec_req r = *req;
+    r.flags = (r.flags & ~AGENT_EXEC_F_STDIN) | (in_fd >= 0 ? AGENT_EXEC_F_STDIN : 0);
+    uint8_t *frame = malloc(AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD);
+    if (!frame)
+        return -ENOMEM;
+    ssize_t len = agent_encode_exec(frame, AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD, &r);
+    int rc = len < 0 ? (int)len : agent_send_all(fd, frame, (size_t)len);
+    free(frame);
+    return rc ? rc : exec_converse(fd, req, out_fd, err_fd, in_fd, sig_fd, &cap, res);
+}
+
+int agent_exec_attach(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
+                      int in_fd, int sig_fd, uint64_t max_output, struct agent_exec_result *res)
+{
+    if (!res->started || !res->pid)
+        return -EINVAL;
+    /* The cap goes on from what the earlier conversations copied. */
+    uint64_t seen = res->out_bytes + res->err_bytes;
+    struct agent_output_cap cap = {.max = max_output, .used = seen - res->dropped,
+                                   .dropped = res->dropped};
+    uint8_t f[AGENT_HDR_SIZE + AGENT_ATTACH_SIZE];
+    ssize_t len = agent_encode_attach(f, sizeof(f), res->pid, res->received);
+    int rc = len < 0 ? (int)len : agent_send_all(fd, f, (size_t)len);
+    if (rc)
+        return rc;
+    res->attach_wait = 1;
+    res->attach_error = 0;
+    rc = exec_converse(fd, req, out_fd, err_fd, in_fd, sig_fd, &cap, res);
+    if (!rc && res->attach_wait && !res->attach_error)
+        rc = -EPROTO; /* the outcome came before ATTACHED */
     return rc;
 }
 
