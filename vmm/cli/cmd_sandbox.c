@@ -225,8 +225,8 @@ int cmd_ls(int argc, char **argv)
         free(text);
     } else {
         if (!quiet)
-            printf("%-16s  %-12s  %6s  %4s  %8s  %s\n", "ID", "IMAGE", "MEM", "CPUS", "COMMANDS",
-                   "AGE");
+            printf("%-16s  %-7s  %-12s  %6s  %4s  %8s  %s\n", "ID", "STATE", "IMAGE", "MEM", "CPUS",
+                   "COMMANDS", "AGE");
         int64_t now = (int64_t)time(NULL) * 1000;
         json_array_foreach(list, i, sb) {
             const char *id = json_string_value(json_object_get(sb, "id"));
@@ -237,8 +237,9 @@ int cmd_ls(int argc, char **argv)
             const char *image = json_string_value(json_object_get(sb, "image"));
             const char *slash = image ? strrchr(image, '/') : NULL;
             int64_t age = (now - json_integer_value(json_object_get(sb, "created_ms"))) / 1000;
-            printf("%-16s  %-12.12s  %6lld  %4lld  %8lld  %llds\n", id ? id : "?",
-                   slash ? slash + 1 : image ? image : "?",
+            const char *state = json_string_value(json_object_get(sb, "state"));
+            printf("%-16s  %-7.7s  %-12.12s  %6lld  %4lld  %8lld  %llds\n", id ? id : "?",
+                   state ? state : "?", slash ? slash + 1 : image ? image : "?",
                    (long long)json_integer_value(json_object_get(sb, "mem")),
                    (long long)json_integer_value(json_object_get(sb, "cpus")),
                    (long long)json_integer_value(json_object_get(sb, "commands_run")),
@@ -249,15 +250,17 @@ int cmd_ls(int argc, char **argv)
     return 0;
 }
 
-int cmd_rm(int argc, char **argv)
+/* A verb that does one request per sandbox id (rm, pause, resume): each
+ * id it did is printed; the status of the last that failed, else 0. */
+static int each_id(int argc, char **argv, const char *verb, const char *help, const char *method,
+                   const char *suffix, int want)
 {
     const char *sock_flag = NULL;
-    int opt = verb_socket_option(argc, argv, "rm", "usage: airlock rm [--socket PATH] ID...\n"
-                                 "Destroys each sandbox and prints its id.\n", &sock_flag);
+    int opt = verb_socket_option(argc, argv, verb, help, &sock_flag);
     if (opt)
         return opt < 0 ? 0 : opt;
     if (optind >= argc)
-        return verb_fail("no sandbox id: airlock rm ID...");
+        return verb_fail("no sandbox id: airlock %s ID...", verb);
     char sock[4096], err[512];
     if (api_client_socket(sock_flag, sock, sizeof(sock), err, sizeof(err)))
         return verb_fail("%s", err);
@@ -268,9 +271,9 @@ int cmd_rm(int argc, char **argv)
             rc = verb_fail("'%.64s' is not a sandbox id", argv[i]);
             continue;
         }
-        snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);
+        snprintf(path, sizeof(path), "/v1/sandboxes/%s%s", argv[i], suffix);
         int status;
-        json_t *j = verb_call(sock, "DELETE", path, NULL, 204, &status);
+        json_t *j = verb_call(sock, method, path, NULL, want, &status);
         if (!j) {
             rc = EXIT_AIRLOCK_ERROR;
             continue;
@@ -279,4 +282,27 @@ int cmd_rm(int argc, char **argv)
         json_decref(j);
     }
     return rc;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+    return each_id(argc, argv, "rm", "usage: airlock rm [--socket PATH] ID...\n"
+                   "Destroys each sandbox (paused ones too) and prints its id.\n",
+                   "DELETE", "", 204);
+}
+
+int cmd_pause(int argc, char **argv)
+{
+    return each_id(argc, argv, "pause", "usage: airlock pause [--socket PATH] ID...\n"
+                   "Saves each sandbox to the daemon's state folder and ends its VM; it keeps\n"
+                   "its id, its files and its background commands, and prints its id.\n",
+                   "POST", "/pause", 200);
+}
+
+int cmd_resume(int argc, char **argv)
+{
+    return each_id(argc, argv, "resume", "usage: airlock resume [--socket PATH] ID...\n"
+                   "Restores each paused sandbox where it was paused and prints its id (any\n"
+                   "command or file request resumes one too).\n",
+                   "POST", "/resume", 200);
 }

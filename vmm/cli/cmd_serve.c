@@ -25,6 +25,7 @@
 #include "vmm/sandbox/api_auth.h"
 #include "vmm/sandbox/api_routes.h"
 #include "vmm/sandbox/daemon_state.h"
+#include "vmm/sandbox/sandbox_record.h"
 #include "vmm/sandbox/vm_proc.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/parse.h"
@@ -50,7 +51,7 @@ static void serve_usage(void)
     printf("usage: airlock serve [--socket PATH] [--listen IP:PORT --token-file F]\n"
            "                     [--pool IMAGE=N[,mem=MiB][,cpus=N]]... [--cache DIR]\n"
            "                     [--audit FILE] [--max-sandboxes N] [--max-mem MiB]\n"
-           "                     [--state DIR] [--mount-root DIR]...\n"
+           "                     [--state DIR] [--on-exit pause|kill] [--mount-root DIR]...\n"
            "\n"
            "Keeps sandboxes (VMs that live across commands) and serves the HTTP/1.1 + JSON\n"
            "API that makes and drives them, on a Unix socket (mode 0600).\n"
@@ -75,6 +76,7 @@ static void serve_usage(void)
            "  --state DIR         what outlives the daemon (default /var/lib/airlock as root,\n"
            "                      else $XDG_STATE_HOME/airlock); one daemon per folder; its\n"
            "                      volumes/ holds the named volumes (docs/volumes.md)\n"
+           "  --on-exit pause|kill what SIGTERM does to the sandboxes (default pause)\n"
            "  --mount-root DIR    a create's \"mounts\" sources must lie under DIR (repeatable,\n"
            "                      at most 16; links that lead out and '..' refused).  Without\n"
            "                      it, a client on the Unix socket may mount any folder the\n"
@@ -82,10 +84,13 @@ static void serve_usage(void)
            "\n"
            "Paths (docs/sandboxes.md): GET /v1/version, GET /v1/pool, GET|POST /v1/sandboxes,\n"
            "GET|PATCH|DELETE /v1/sandboxes/ID, and under it commands[/CID[/output|/stdin|\n"
-           "/signal]], files, directory, stat, archive, watch, audit, snapshot; GET|DELETE\n"
-           "/v1/snapshots[/SID]; GET|POST /v1/volumes, GET|DELETE /v1/volumes/NAME.  E2B's API too, on the same listeners: its SDKs take the\n"
-           "token as their API key (docs/e2b.md).  SIGTERM or SIGINT destroys every sandbox and ends the\n"
-           "daemon; when the daemon dies, its VMs die with it.\n",
+           "/signal]], files, directory, stat, archive, watch, audit, snapshot, pause, resume;\n"
+           "GET|DELETE /v1/snapshots[/SID]; GET|POST /v1/volumes, GET|DELETE /v1/volumes/NAME.\n"
+           "E2B's API too, on the same listeners: its SDKs take the token as their API key\n"
+           "(docs/e2b.md).  SIGTERM or SIGINT pauses every sandbox\n"
+           "into --state and ends the daemon (--on-exit kill: destroys them all instead); a\n"
+           "daemon started on the same --state lists them paused.  When the daemon dies\n"
+           "otherwise, its VMs die with it; what was paused stays.\n",
            SERVE_DEFAULT_MAX_SANDBOXES, SANDBOX_MAX);
 }
 
@@ -309,6 +314,10 @@ int cmd_serve(int argc, char **argv)
         return EXIT_AIRLOCK_ERROR;
     }
     snapshots_init(&srv.snaps, srv.run_dir);
+    unsigned saved = sandbox_records_load(&srv);
+    if (saved)
+        fprintf(stderr, "airlock: %u paused sandbox%s from %s\n", saved, saved == 1 ? "" : "es",
+                srv.state_dir);
     if ((e = pool_start(&srv.pool, &srv.reg, srv.run_dir))) {
         fprintf(stderr, "airlock: cannot start the pool: %s\n", strerror(-e));
         unlink(sock);
@@ -342,7 +351,7 @@ int cmd_serve(int argc, char **argv)
     if (tfd >= 0)
         close(tfd);
     unlink(sock);
-    api_destroy_all(&srv);
+    api_stop_all(&srv);
     rmdir(srv.run_dir);
     fprintf(stderr, "airlock: stopped serving on %s\n", sock);
     return status == 128 + SIGTERM || status == 128 + SIGINT ? 0 : status;

@@ -29,6 +29,8 @@ int cmd_create(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 /* airlock update ID --allow ... --timeout S (vmm/cli/cmd_update.c). */
 int cmd_update(int argc, char **argv);
 /* airlock cp SRC DST: files and folders in and out of a sandbox (vmm/cli/cmd_cp.c). */

@@ -27,6 +27,7 @@ static void usage(FILE *f)
                "  exec      run a command in a sandbox (exit status as run's)\n"
                "  update    change a running sandbox's egress allowlist or lease\n"
                "  ls, rm    list sandboxes, destroy them\n"
+               "  pause     save a sandbox to disk and end its VM (resume restores it)\n"
                "  cp        copy files and folders in and out of a sandbox (docker cp's rules)\n"
                "  image     import OCI/docker images and rootfs tarballs as root disks; ls, inspect, rm\n"
                "  volume    named volumes: disks that outlive sandboxes (create, ls, rm)\n"
@@ -94,6 +95,10 @@ int main(int argc, char **argv)
         return cmd_rm(argc - 1, argv + 1);
     if (!strcmp(cmd, "volume"))
         return cmd_volume(argc - 1, argv + 1);
+    if (!strcmp(cmd, "pause"))
+        return cmd_pause(argc - 1, argv + 1);
+    if (!strcmp(cmd, "resume"))
+        return cmd_resume(argc - 1, argv + 1);
     if (!strcmp(cmd, "mcp"))
         return cmd_mcp(argc - 1, argv + 1);
     if (!strcmp(cmd, "sandbox-vm"))

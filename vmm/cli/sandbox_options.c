@@ -115,6 +115,7 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
         {"secret", required_argument, NULL, 'K'}, {"ca-file", required_argument, NULL, 'C'},
         {"mount", required_argument, NULL, 'M'},
         {"volume", required_argument, NULL, 'V'},
+        {"on-timeout", required_argument, NULL, 'O'},
         {0},
     };
     static struct secret_set secrets;
@@ -163,6 +164,12 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
                 rc = verb_fail("%s", why);
             break;
         case 'C': json_object_set_new(body, "ca_file", json_string(optarg)); break;
+        case 'O':
+            if (strcmp(optarg, "kill") && strcmp(optarg, "pause"))
+                rc = verb_fail("--on-timeout '%.64s': want kill or pause", optarg);
+            else
+                json_object_set_new(body, "on_timeout", json_string(optarg));
+            break;
         case 'M':
         case 'V':
             if (c == 'M' ? mount_list_add(&mounts, optarg, false, why, sizeof(why))

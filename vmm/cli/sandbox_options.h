@@ -7,7 +7,7 @@
 #define CREATE_OPTIONS_USAGE                                                                  \
     "  [--image NAME|PATH] [--mem MiB] [--cpus N] [--allow HOST[:PORT]]...\n"                 \
     "  [--allow-ip CIDR[:PORT]]... [-e K=V]... [--label K=V]... [--timeout S]\n"              \
-    "  [--max-lifetime S] [--append STR] [--socket PATH]\n"                                  \
+    "  [--max-lifetime S] [--on-timeout kill|pause] [--append STR] [--socket PATH]\n"         \
     "  [--secret NAME=SOURCE,host=HOST[:PORT][,...]]... [--ca-file FILE]\n"                 \
     "  [--mount HOSTDIR:GUESTDIR[:ro|:rw]]... [--volume NAME:GUESTDIR[:ro|:rw]]...\n"     \
     "  [-p [IP:]HOSTPORT:GUESTPORT]...\n"
@@ -15,7 +15,8 @@
 #define CREATE_USAGE                                                                          \
     "usage: airlock create [options]\n" CREATE_OPTIONS_USAGE                                  \
     "Makes a sandbox in airlock serve and prints its id.  --timeout is its lease: idle\n"     \
-    "that long, it is destroyed (600; 0: never).  --secret reads each value here, in\n"    \
+    "that long, it is destroyed (600; 0: never), or paused (--on-timeout pause: airlock\n"  \
+    "resume, or any request, brings it back).  --secret reads each value here, in\n"      \
     "this process (its env:, its files), and the daemon keeps it out of the VM\n"           \
     "(docs/credentials.md).  --mount: HOSTDIR's contents at GUESTDIR, read-only unless\n"   \
     ":rw (whose writes stay in the VM); HOSTDIR is this host's, read by the daemon's\n"     \

@@ -15,6 +15,7 @@
 #include "vmm/sandbox/api_create.h"
 #include "vmm/sandbox/api_fields.h"
 #include "vmm/sandbox/sandbox_life.h"
+#include "vmm/sandbox/sandbox_pause.h"
 
 /* E2B's default when a create gives no timeout (its openapi.yml). */
 #define E2B_DEFAULT_TIMEOUT_S 15
@@ -96,7 +97,7 @@ static json_t *listed(const struct sandbox *sb, bool detail)
     json_object_set_new(o, "memoryMB", json_integer(sb->mem_mib));
     json_object_set_new(o, "diskSizeMB", json_integer(0)); /* copy-on-write: no fixed size */
     json_object_set(o, "metadata", sb->labels);
-    json_object_set_new(o, "state", json_string("running"));
+    json_object_set_new(o, "state", json_string(sandbox_state_name(sb)));
     json_object_set_new(o, "envdVersion", json_string(E2B_ENVD_VERSION));
     if (detail) {
         json_object_set_new(o, "domain", json_null());
@@ -184,11 +185,13 @@ static json_t *create_request(struct api_conn *c, json_t *in, const char **tmpl)
         e2b_rest_error(c, 400, "allow_internet_access: want true or false");
         return NULL;
     }
-    if (json_is_true(json_object_get(in, "autoPause")) ||
-        json_is_true(pj_field(json_object_get(in, "autoResume"), "enabled", NULL))) {
-        e2b_rest_error(c, 400, "autoPause, autoResume: airlock sandboxes cannot pause yet");
+    json_t *ap = json_object_get(in, "autoPause");
+    if (ap && !json_is_boolean(ap)) {
+        e2b_rest_error(c, 400, "autoPause: want true or false");
         return NULL;
     }
+    /* autoResume needs nothing: a request to a paused airlock sandbox
+     * resumes it, whatever it was made with. */
     if (json_object_get(in, "mcp") && !json_is_null(json_object_get(in, "mcp"))) {
         e2b_rest_error(c, 400, "mcp: airlock runs no MCP gateway in sandboxes (airlock mcp is "
                        "the host's MCP server)");
@@ -210,6 +213,8 @@ static json_t *create_request(struct api_conn *c, json_t *in, const char **tmpl)
     }
     json_object_set_new(o, "timeout_s", json_integer(t ? json_integer_value(t)
                                                        : E2B_DEFAULT_TIMEOUT_S));
+    if (json_is_true(ap)) /* its timeout pauses it instead of killing it */
+        json_object_set_new(o, "on_timeout", json_string("pause"));
     if (json_object_get(in, "metadata"))
         json_object_set(o, "labels", json_object_get(in, "metadata"));
     if (json_object_get(in, "envVars"))
@@ -413,8 +418,10 @@ static void list(struct api_server *srv, struct api_conn *c, bool v2)
     if (next[0] && (sscanf(next, "%" SCNd64 "-%16[0-9a-f]", &cursor.started_ms, cursor.id) != 2))
         return e2b_rest_error(c, 400, "nextToken: not one this server gave");
     bool asc = !strcmp(order, "asc");
-    /* Only running sandboxes exist: a state filter without "running" lists none. */
-    bool running = !state[0] || strstr(state, "running");
+    /* "running", "paused" or both, comma-separated (none: both). */
+    bool want_running = !state[0] || strstr(state, "running");
+    bool want_paused = !state[0] || strstr(state, "paused");
+    bool running = want_running || want_paused;
     struct row *rows = calloc(SANDBOX_MAX, sizeof(*rows));
     if (!rows)
         return e2b_rest_error(c, 500, "out of memory");
@@ -422,7 +429,8 @@ static void list(struct api_server *srv, struct api_conn *c, bool v2)
     pthread_mutex_lock(&srv->reg.lock);
     for (unsigned i = 0; i < SANDBOX_MAX && running; i++) {
         struct sandbox *sb = &srv->reg.slots[i];
-        if (sb->state != SB_RUNNING || sb->created_ms < after)
+        if (!((sb->state == SB_RUNNING && want_running) || (sb->state == SB_PAUSED && want_paused)) ||
+            sb->created_ms < after)
             continue;
         const char *t = sb->template_id[0] ? sb->template_id : sb->image;
         if (tmpl[0] && strcmp(tmpl, t))
@@ -465,7 +473,7 @@ static void list(struct api_server *srv, struct api_conn *c, bool v2)
 /* {"timeout": N} or {"duration": N}: the lease, N seconds from now.  A
  * connect (answer) only ever lengthens it, as E2B's does. */
 static void set_lease(struct api_server *srv, struct api_conn *c, struct sandbox *sb,
-                      const char *name, bool answer)
+                      const char *name, int answer)
 {
     json_t *in = body_json(c);
     if (!in)
@@ -489,12 +497,28 @@ static void set_lease(struct api_server *srv, struct api_conn *c, struct sandbox
     json_t *out = created(srv, sb);
     if (!out)
         return e2b_rest_error(c, 500, "no randomness for the sandbox's access token");
-    api_reply(c, 200, out);
+    api_reply(c, answer, out);
+}
+
+/* POST .../connect (200 running, 201 resumed) and the older .../resume
+ * (201; 409 when it runs). */
+static void resume(struct api_server *srv, struct api_conn *c, struct sandbox *sb, bool connect)
+{
+    pthread_mutex_lock(&srv->reg.lock);
+    bool paused = sb->state == SB_PAUSED;
+    pthread_mutex_unlock(&srv->reg.lock);
+    if (!paused && !connect)
+        return e2b_rest_error(c, 409, "sandbox \"%s\" is already running", sb->id);
+    char err[600];
+    int http = paused ? sandbox_resume(srv, sb, err, sizeof(err)) : 0;
+    if (http)
+        return e2b_rest_error(c, http, "sandbox \"%s\" cannot be resumed: %s", sb->id, err);
+    set_lease(srv, c, sb, "timeout", paused ? 201 : 200);
 }
 
 static void one(struct api_server *srv, struct api_conn *c, const char *id, const char *what)
 {
-    struct sandbox *sb = registry_get(&srv->reg, id);
+    struct sandbox *sb = registry_find(&srv->reg, id);
     if (!sb)
         return e2b_rest_error(c, 404, "sandbox \"%.64s\" not found", id);
     const char *m = c->req.method;
@@ -514,12 +538,19 @@ static void one(struct api_server *srv, struct api_conn *c, const char *id, cons
     } else if (strcmp(m, "POST")) {
         e2b_rest_error(c, 405, "%s is not allowed here (POST)", m);
     } else if (!strcmp(what, "timeout")) {
-        set_lease(srv, c, sb, "timeout", false);
+        set_lease(srv, c, sb, "timeout", 0);
     } else if (!strcmp(what, "refreshes")) {
-        set_lease(srv, c, sb, "duration", false);
-    } else if (!strcmp(what, "connect")) {
-        set_lease(srv, c, sb, "timeout", true);
-    } else if (!strcmp(what, "pause") || !strcmp(what, "resume") || !strcmp(what, "snapshots")) {
+        set_lease(srv, c, sb, "duration", 0);
+    } else if (!strcmp(what, "connect") || !strcmp(what, "resume")) {
+        resume(srv, c, sb, what[0] == 'c');
+    } else if (!strcmp(what, "pause")) {
+        char err[600];
+        int http = sandbox_pause(srv, sb, err, sizeof(err));
+        if (http)
+            e2b_rest_error(c, http, "%s", err);
+        else
+            api_reply_bytes(c, 204, NULL, NULL, NULL, 0);
+    } else if (!strcmp(what, "snapshots")) {
         e2b_rest_error(c, 501, "airlock sandboxes cannot %s yet", what);
     } else {
         e2b_rest_error(c, 404, "no such path: %.200s", c->req.target);

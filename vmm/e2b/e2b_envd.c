@@ -12,6 +12,7 @@
 #include "vmm/e2b/e2b_process.h"
 #include "vmm/e2b/e2b_sandbox.h"
 #include "vmm/sandbox/sandbox_life.h"
+#include "vmm/sandbox/sandbox_pause.h"
 
 /* What E2B's proxy answers for a sandbox that is not (or no longer)
  * there: 502, which the SDK reads as "the sandbox is gone". */
@@ -34,9 +35,16 @@ void e2b_envd(struct api_server *srv, struct api_conn *c, const char *sandbox_id
     char path[HTTP_TARGET_MAX + 1];
     snprintf(path, sizeof(path), "%s", c->req.target);
     path[strcspn(path, "?")] = '\0';
-    struct sandbox *sb = registry_get(&srv->reg, sandbox_id);
+    struct sandbox *sb = registry_find(&srv->reg, sandbox_id);
     if (!sb)
         return gone(c, sandbox_id);
+    pthread_mutex_lock(&srv->reg.lock);
+    bool paused = sb->state == SB_PAUSED;
+    pthread_mutex_unlock(&srv->reg.lock);
+    if (paused && !strcmp(path, "/health")) { /* as E2B's proxy: not running */
+        registry_put(&srv->reg, sb);
+        return gone(c, sandbox_id);
+    }
     if (!strcmp(path, "/health")) {
         api_reply_bytes(c, 204, NULL, NULL, NULL, 0);
         return registry_put(&srv->reg, sb);
@@ -48,6 +56,14 @@ void e2b_envd(struct api_server *srv, struct api_conn *c, const char *sandbox_id
         c->close = true;
         e2b_rest_error(c, 401, "this sandbox wants its access token (X-Access-Token, "
                        "the envdAccessToken its create or connect answered)");
+        return registry_put(&srv->reg, sb);
+    }
+    /* A paused sandbox resumes for its caller, as /v1's do (autoResume). */
+    char err[600];
+    int http = paused ? sandbox_resume(srv, sb, err, sizeof(err)) : 0;
+    if (http) {
+        e2b_rest_error(c, http == 404 ? 502 : http, "sandbox %s cannot be resumed: %s", sb->id,
+                       err);
         return registry_put(&srv->reg, sb);
     }
     sandbox_touch(srv, sb);

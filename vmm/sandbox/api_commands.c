@@ -276,6 +276,9 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
         }
     } else {
         sandbox_hold(srv, sb, 1);
+        pthread_mutex_lock(&srv->reg.lock);
+        sb->foreground++;
+        pthread_mutex_unlock(&srv->reg.lock);
         struct exec_outcome done;
         sandbox_audit_exec(sb, &k->req);
         int rc = exec_stream_run(c, sb->sock, &k->req, &k->in, max_out, &done);
@@ -283,6 +286,9 @@ static void run_command(struct api_server *srv, struct api_conn *c, struct sandb
             sandbox_audit_exit(sb, &k->req, max_out, rc, &(struct agent_exec_result){0}, 0);
         else
             sandbox_audit_exit(sb, &k->req, max_out, done.rc, &done.res, (uint64_t)done.ms);
+        pthread_mutex_lock(&srv->reg.lock);
+        sb->foreground--;
+        pthread_mutex_unlock(&srv->reg.lock);
         sandbox_hold(srv, sb, -1);
         if (rc)
             api_error(c, 503, NULL, "the sandbox's agent does not answer: %s", strerror(-rc));

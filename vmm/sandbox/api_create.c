@@ -19,7 +19,7 @@
 static const char *const create_fields[] = {
     "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
     "append", "snapshot", "disk_cap_mib", "cpu_quota_pct", "egress_max_conns", "egress_max_mib",
-    "egress_rate", "secrets", "ca_file", "mounts", "ports", NULL,
+    "egress_rate", "secrets", "ca_file", "mounts", "ports", "on_timeout", NULL,
 };
 
 /* The VM-wide limits a create may give, as `airlock run`'s flags (the VM
@@ -32,6 +32,15 @@ static const struct { const char *field, *flag; bool shapes; } vm_limits[] = {
     {"egress_rate", "--egress-rate", false},
 };
 #define VM_LIMITS (sizeof(vm_limits) / sizeof(vm_limits[0]))
+_Static_assert(VM_LIMITS <= SANDBOX_LIMITS_MAX, "a sandbox keeps every limit");
+
+const char *api_create_resume_flag(const char *flag)
+{
+    for (size_t i = 0; i < VM_LIMITS; i++)
+        if (!vm_limits[i].shapes && !strcmp(flag, vm_limits[i].flag))
+            return vm_limits[i].flag;
+    return NULL;
+}
 
 struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, json_t *o)
 {
@@ -48,6 +57,10 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
     long long life = get_uint(&f, "max_lifetime_s", 0, 31536000, 0);
     const char *snap_id = get_text(&f, "snapshot");
     const char *ca_file = get_text(&f, "ca_file");
+    const char *on_timeout = get_text(&f, "on_timeout");
+    if (!f.failed && on_timeout && strcmp(on_timeout, "kill") && strcmp(on_timeout, "pause"))
+        field_error(&f, "on_timeout", "on_timeout '%.32s': want \"kill\" or \"pause\"",
+                    on_timeout);
     static __thread struct create_secrets secrets;
     create_secrets_parse(&f, &secrets);
     if (!f.failed && ca_file && !secrets.n)
@@ -149,6 +162,20 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
         sb->volume_rw = sb->volume_rw || (mounts.volume[i] && mounts.rw[i]);
     sb->cpus = (unsigned)cpus;
     sb->lease_s = (unsigned)lease;
+    sb->pause_on_timeout = on_timeout && !strcmp(on_timeout, "pause");
+    for (size_t i = 0; limits[i] && limits[i + 1] && sb->nlimits < SANDBOX_LIMITS_MAX; i += 2) {
+        if (!api_create_resume_flag(limits[i]))
+            continue; /* the disks' shape is in the snapshot */
+        sb->limits[sb->nlimits].flag = limits[i];
+        snprintf(sb->limits[sb->nlimits++].value, sizeof(sb->limits[0].value), "%s", limits[i + 1]);
+    }
+    /* A restored VM gets its flags again, but not these: a secret's value
+     * is never kept (nor written to the state folder), and a host folder's
+     * disk is the VM's own, not in a snapshot. */
+    sb->no_pause = secrets.n ? "it has secrets, whose values the daemon does not keep"
+                   : volumes ? "it has named volumes mounted (a volume's disk is its own, "
+                               "not in a snapshot)"
+                   : mounts.n ? "it has host folders mounted (mounts)" : NULL;
     sb->max_lifetime_s = (unsigned)life;
     image_defaults_apply(sb, ref.rec, env);
     image_ref_release(&ref);

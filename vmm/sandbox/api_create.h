@@ -13,4 +13,8 @@
  * it refuses).  o is the request's object (the caller's). */
 struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, json_t *o);
 
+/* A limit flag a resumed VM gets again (the static string), or NULL for
+ * one that shaped the VM's disks (the snapshot keeps that) or none. */
+const char *api_create_resume_flag(const char *flag);
+
 #endif

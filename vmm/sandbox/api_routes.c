@@ -29,6 +29,7 @@
 #include "vmm/sandbox/api_ports.h"
 #include "vmm/sandbox/api_volumes.h"
 #include "vmm/sandbox/sandbox_life.h"
+#include "vmm/sandbox/sandbox_pause.h"
 #include "vmm/sandbox/sandbox_ports.h"
 
 
@@ -38,6 +39,7 @@ static json_t *sandbox_json(const struct sandbox *sb)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_string(sb->id));
+    json_object_set_new(o, "state", json_string(sandbox_state_name(sb)));
     json_object_set_new(o, "image", json_string(sb->image));
     json_object_set_new(o, "mem", json_integer(sb->mem_mib));
     json_object_set_new(o, "cpus", json_integer(sb->cpus));
@@ -56,6 +58,10 @@ static json_t *sandbox_json(const struct sandbox *sb)
     json_object_set(o, "allow", sb->allow);
     json_object_set(o, "allow_ip", sb->allow_ip);
     json_object_set_new(o, "volumes", sb->volumes ? json_incref(sb->volumes) : json_array());
+    json_object_set_new(o, "on_timeout", json_string(sb->pause_on_timeout ? "pause" : "kill"));
+    json_object_set_new(o, "paused_ms", sb->paused_ms ? json_integer(sb->paused_ms) : json_null());
+    json_object_set_new(o, "pauses", json_integer(sb->pauses));
+    json_object_set_new(o, "resumes", json_integer(sb->resumes));
     return o;
 }
 
@@ -110,7 +116,7 @@ static void list(struct api_server *srv, struct api_conn *c)
     json_t *arr = json_array();
     pthread_mutex_lock(&srv->reg.lock);
     for (unsigned i = 0; i < SANDBOX_MAX; i++)
-        if (srv->reg.slots[i].state == SB_RUNNING)
+        if (srv->reg.slots[i].state == SB_RUNNING || srv->reg.slots[i].state == SB_PAUSED)
             json_array_append_new(arr, sandbox_json(&srv->reg.slots[i]));
     pthread_mutex_unlock(&srv->reg.lock);
     json_t *o = json_object();
@@ -206,6 +212,33 @@ static void snapshot_routes(struct api_server *srv, struct api_conn *c, const ch
     api_method_not_allowed(c, "GET, DELETE");
 }
 
+/* ---- pause and resume ---- */
+
+/* POST .../pause and .../resume: 200 with the sandbox's record. */
+static void pause_or_resume(struct api_server *srv, struct api_conn *c, struct sandbox *sb,
+                            bool pause)
+{
+    if (!method_is(c, "POST"))
+        return api_method_not_allowed(c, "POST");
+    json_t *o = body_object(c); /* nothing to give: {} or none */
+    if (!o)
+        return;
+    struct fields f = {c, o, false};
+    only_known(&f, (const char *const[]){NULL});
+    json_decref(o);
+    if (f.failed)
+        return;
+    char err[600];
+    int http = pause ? sandbox_pause(srv, sb, err, sizeof(err))
+                     : sandbox_resume(srv, sb, err, sizeof(err));
+    if (http)
+        return api_error(c, http, NULL, "%s", err);
+    pthread_mutex_lock(&srv->reg.lock);
+    json_t *out = sandbox_json(sb);
+    pthread_mutex_unlock(&srv->reg.lock);
+    api_reply(c, 200, out);
+}
+
 /* ---- routing ---- */
 
 
@@ -248,12 +281,18 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     bool commands = rest && !strncmp(rest, "commands", 8) && (!rest[8] || rest[8] == '/');
     bool ports = rest && !strncmp(rest, "ports", 5) && (!rest[5] || rest[5] == '/');
     bool watch = rest && !strcmp(rest, "watch");
-    if (rest && !commands && !ports && !watch && !files_route_known(rest) && strcmp(rest, "audit") &&
-        strcmp(rest, "snapshot"))
+    bool life = rest && (!strcmp(rest, "pause") || !strcmp(rest, "resume"));
+    if (rest && !commands && !ports && !watch && !life && !files_route_known(rest) &&
+        strcmp(rest, "audit") && strcmp(rest, "snapshot"))
         return api_error(c, 404, NULL, "no such path: %.200s", c->req.target);
-    struct sandbox *sb = registry_get(&srv->reg, id);
+    struct sandbox *sb = registry_find(&srv->reg, id);
     if (!sb)
         return api_error(c, 404, NULL, "no sandbox '%.64s'", id);
+    if (life) {
+        pause_or_resume(srv, c, sb, !strcmp(rest, "pause"));
+        registry_put(&srv->reg, sb);
+        return;
+    }
     /* What uses the sandbox renews its lease, as it starts and as it ends
      * (an upload or a stdin write may take long): every request but a GET,
      * and the GETs that read the guest's files.  The GETs of the daemon's
@@ -264,6 +303,16 @@ void api_handle(struct api_server *srv, struct api_conn *c)
      * using the sandbox now, and each ends when its client hangs up. */
     bool uses = !method_is(c, "GET") || (rest && files_route_known(rest)) || watch ||
                 (ports && api_ports_is_route(rest + 5)); /* a guest port's HTTP */
+    /* What uses it needs its VM: a paused sandbox resumes first (a DELETE
+     * needs none, nor do the daemon's own records). */
+    char err[600];
+    int http = uses && !(!rest && method_is(c, "DELETE")) ? sandbox_resume(srv, sb, err, sizeof(err))
+                                                          : 0;
+    if (http) {
+        api_error(c, http, NULL, "cannot resume sandbox %s: %s", sb->id, err);
+        registry_put(&srv->reg, sb);
+        return;
+    }
     if (uses)
         sandbox_touch(srv, sb);
     if (rest && files_route_known(rest)) {
@@ -324,10 +373,27 @@ static void release_sandbox(struct sandbox *sb)
     bg_table_free(sb->bg);
 }
 
+/* A connection to one of a paused sandbox's ports resumes it. */
+static int port_wake(void *ctx, struct sandbox *sb)
+{
+    struct api_server *srv = ctx;
+    pthread_mutex_lock(&srv->reg.lock);
+    bool paused = sb->state == SB_PAUSED;
+    pthread_mutex_unlock(&srv->reg.lock);
+    char err[600];
+    if (paused && sandbox_resume(srv, sb, err, sizeof(err))) {
+        fprintf(stderr, "airlock: sandbox %s: a connection to its port could not resume it: %s\n",
+                sb->id, err);
+        return -EAGAIN;
+    }
+    return 0;
+}
+
 void api_server_init(struct api_server *srv, unsigned max, uint64_t max_mem_mib)
 {
     registry_init(&srv->reg, max, max_mem_mib);
     srv->reg.release = release_sandbox;
+    sandbox_ports_on_dial(port_wake, srv);
     srv->audit_fd = -1;
     pthread_mutex_init(&srv->audit_lock, NULL);
 }
@@ -340,7 +406,7 @@ void api_supervise(struct api_server *srv)
     for (unsigned i = 0; i < SANDBOX_MAX; i++) {
         struct sandbox *sb = &srv->reg.slots[i];
         pthread_mutex_lock(&srv->reg.lock);
-        bool due = false;
+        bool due = false, pause = false;
         if (sb->state == SB_POOLED && vm_proc_ended(sb->pid, NULL)) {
             sb->pid = 0;
             due = true;
@@ -356,16 +422,22 @@ void api_supervise(struct api_server *srv)
             if (connected) /* its lease counts from its last connection's end */
                 sb->last_used_mono_ms = now;
             bool idle = !sb->running && !sb->proxying && !sb->watches && !connected;
-            due = ended || (idle && sb->lease_s && age_ms > (int64_t)sb->lease_s * 1000) ||
+            bool lease_out = idle && sb->lease_s && age_ms > (int64_t)sb->lease_s * 1000;
+            due = ended || (lease_out && !(sb->pause_on_timeout && !sb->no_pause)) ||
                   (sb->max_lifetime_s &&
                    agent_wall_ms() - sb->created_ms > (int64_t)sb->max_lifetime_s * 1000);
-            if (due)
+            pause = !due && lease_out;
+            if (pause)
+                sb->last_used_mono_ms = now; /* once: the pause takes it from here */
+            if (due || pause)
                 sb->refs++;
         }
-        bool running = sb->state == SB_RUNNING && !due;
+        bool running = sb->state == SB_RUNNING && !due && !pause;
         if (running)
             sb->refs++;
         pthread_mutex_unlock(&srv->reg.lock);
+        if (pause)
+            sandbox_pause_async(srv, sb); /* takes the reference */
         if (due)
             sandbox_destroy(srv, sb);
         if (running) {
@@ -375,18 +447,38 @@ void api_supervise(struct api_server *srv)
     }
 }
 
-void api_destroy_all(struct api_server *srv)
+void api_stop_all(struct api_server *srv)
 {
     pool_stop(&srv->pool);
     for (unsigned i = 0; i < SANDBOX_MAX; i++) {
         struct sandbox *sb = &srv->reg.slots[i];
         pthread_mutex_lock(&srv->reg.lock);
-        bool live = sb->state == SB_RUNNING || sb->state == SB_POOLED;
+        enum sandbox_state st = sb->state;
+        bool live = st == SB_RUNNING || st == SB_POOLED || (st == SB_PAUSED && srv->on_exit_kill);
         if (live)
             sb->refs++;
         pthread_mutex_unlock(&srv->reg.lock);
-        if (live)
+        if (!live)
+            continue;
+        char err[600];
+        int http = st == SB_RUNNING && !srv->on_exit_kill ? sandbox_pause(srv, sb, err, sizeof(err))
+                                                          : -1;
+        if (http > 0)
+            fprintf(stderr, "airlock: sandbox %s could not be paused (%s): it goes with the "
+                    "daemon\n", sb->id, err);
+        if (http)
             sandbox_destroy(srv, sb);
+        else
+            registry_put(&srv->reg, sb);
+    }
+    /* What stays is in the state folder: their folders of this run go
+     * (their audit records copied out first). */
+    for (unsigned i = 0; i < SANDBOX_MAX; i++) {
+        struct sandbox *sb = &srv->reg.slots[i];
+        if (sb->state != SB_PAUSED)
+            continue;
+        sandbox_forward_audit(srv, sb);
+        sandbox_teardown(sb);
     }
     snapshots_delete_all(&srv->snaps);
 }

@@ -59,7 +59,9 @@ void api_handle(struct api_server *srv, struct api_conn *c);
  * whose max_lifetime_s passed are destroyed. */
 void api_supervise(struct api_server *srv);
 
-/* Destroys every sandbox (the daemon is stopping). */
-void api_destroy_all(struct api_server *srv);
+/* The daemon is stopping: every running sandbox is paused to the state
+ * folder (destroyed when that fails), unless --on-exit kill, which
+ * destroys them and the paused ones too; pooled ones go. */
+void api_stop_all(struct api_server *srv);
 
 #endif

@@ -126,12 +126,49 @@ static void on_started(void *arg, uint32_t pid)
     pthread_mutex_unlock(&cmd->t->lock);
 }
 
+/* The command's connection ended: whether its sandbox was paused and has
+ * resumed since (a new VM, *gen its number), after waiting for that;
+ * false when its VM ended otherwise, or the sandbox went. */
+static bool resumed(struct bg_cmd *cmd, unsigned *gen)
+{
+    struct registry *reg = cmd->reg;
+    struct sandbox *sb = cmd->sb;
+    pthread_mutex_lock(&reg->lock);
+    while (sb->state == SB_PAUSED)
+        pthread_cond_wait(&sb->vm_cond, &reg->lock);
+    bool again = sb->state == SB_RUNNING && sb->vm_gen != *gen;
+    *gen = sb->vm_gen;
+    pthread_mutex_unlock(&reg->lock);
+    return again;
+}
+
 static void *exec_thread(void *arg)
 {
     struct exec_job *j = arg;
     struct bg_cmd *cmd = j->cmd;
+    pthread_mutex_lock(&cmd->reg->lock);
+    unsigned gen = cmd->sb->vm_gen;
+    pthread_mutex_unlock(&cmd->reg->lock);
     j->rc = agent_exec_signals(cmd->agent, &cmd->req, j->out_w, j->err_w, cmd->in_fd, cmd->sig_r,
                                cmd->max_output, &j->res);
+    /* Its VM was paused: the command waits in the guest (it ran with
+     * AGENT_EXEC_F_KEEP), and goes on once the sandbox resumed. */
+    while (j->rc < 0 && j->res.started && resumed(cmd, &gen)) {
+        int fd = vm_proc_dial(cmd->sb->sock);
+        if (fd < 0) {
+            j->rc = fd;
+            break;
+        }
+        close(cmd->agent);
+        cmd->agent = fd;
+        j->rc = agent_exec_attach(fd, &cmd->req, j->out_w, j->err_w, cmd->in_fd, cmd->sig_r,
+                                  cmd->max_output, &j->res);
+        if (!j->rc && j->res.attach_error)
+            j->rc = -j->res.attach_error; /* the guest no longer has it */
+        pthread_mutex_lock(&cmd->t->lock);
+        json_object_set_new(cmd->info, "output_lost", json_integer((json_int_t)j->res.lost));
+        pthread_mutex_unlock(&cmd->t->lock);
+    }
     close(j->out_w);
     close(j->err_w);
     return NULL;
@@ -255,6 +292,7 @@ static int copy_req(struct bg_cmd *cmd, const struct agent_exec_req *req)
     cmd->req.cwd = req->cwd ? own(cmd, req->cwd) : NULL;
     cmd->req.on_started = on_started;
     cmd->req.on_started_arg = cmd;
+    cmd->req.flags |= AGENT_EXEC_F_KEEP; /* it outlives a pause (resumed above) */
     return req->cwd && !cmd->req.cwd ? -ENOMEM : 0;
 }
 

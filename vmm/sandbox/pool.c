@@ -14,6 +14,7 @@
 
 #include "vmm/agent_client/agent_conn.h"
 #include "vmm/sandbox/sandbox_boot.h"
+#include "vmm/sandbox/vm_identity.h"
 #include "vmm/sandbox/vm_proc.h"
 #include "vmm/snapshot/snapshot_dir.h"
 #include "vmm/image/image_ref.h"
@@ -75,18 +76,6 @@ int pool_add(struct pool *p, const char *arg, char *err, size_t cap)
 
 /* ---- the snapshot of a spec, made once and cached ---- */
 
-static uLong add_file(uLong crc, const char *path)
-{
-    struct stat st;
-    char line[PATH_MAX + 160];
-    int n = stat(path, &st) ? snprintf(line, sizeof(line), "%s missing\n", path)
-                            : snprintf(line, sizeof(line), "%s %lu %lu %lld %lld.%09ld\n", path,
-                                       (unsigned long)st.st_dev, (unsigned long)st.st_ino,
-                                       (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                                       st.st_mtim.tv_nsec);
-    return crc32(crc, (const Bytef *)line, (uInt)n);
-}
-
 /* Where spec s's snapshot is cached: a checksum of what it depends on
  * (this airlock binary, which also fixes the snapshot format and the CPUID
  * it gives, the image file, the kernel, each by path, inode, size and
@@ -96,20 +85,12 @@ static uLong add_file(uLong crc, const char *path)
  * itself, so even a collision could not restore a stale snapshot. */
 static void cache_path(const struct pool *p, const struct pool_spec *s, char *out, size_t cap)
 {
-    char self[PATH_MAX], kernel[PATH_MAX], agent[PATH_MAX], shape[64], why[512];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    self[n > 0 ? n : 0] = '\0';
-    struct image_ref image;
-    if (image_ref_resolve(s->image, &image, why, sizeof(why)))
-        snprintf(image.disk, sizeof(image.disk), "%s", s->image); /* snapshot says why */
-    image_ref_release(&image);
-    guest_default_kernel(kernel, sizeof(kernel), s->cpus);
-    guest_default_path(agent, sizeof(agent), IMAGE_AGENT_DISK);
+    char shape[64], line[PATH_MAX + 160];
+    struct vm_identity id;
+    vm_identity_files(s->image, s->cpus, &id);
     uLong crc = crc32(0, Z_NULL, 0);
-    crc = add_file(crc, self);
-    crc = add_file(crc, image.disk);
-    crc = add_file(crc, kernel);
-    crc = add_file(crc, agent); /* imported images boot the agent from it */
+    for (int i = 0; i < VM_IDENTITY_FILES; i++)
+        crc = crc32(crc, (const Bytef *)line, (uInt)vm_identity_line(id.path[i], line, sizeof(line)));
     int sl = snprintf(shape, sizeof(shape), "mem %u cpus %u\n", s->mem_mib, s->cpus);
     crc = crc32(crc, (const Bytef *)shape, (uInt)sl);
     const char *base = strrchr(s->image, '/');

@@ -22,9 +22,44 @@ static void slot_free(struct registry *reg, struct sandbox *sb)
     json_decref(sb->allow);
     json_decref(sb->allow_ip);
     json_decref(sb->volumes);
+    json_decref(sb->identity);
     if (reg->release)
         reg->release(sb);
     memset(sb, 0, sizeof(*sb));
+}
+
+/* Under the lock: a free slot made ready for a new sandbox. */
+static void slot_init(struct sandbox *sb, unsigned mem_mib)
+{
+    memset(sb, 0, sizeof(*sb));
+    sb->state = SB_STARTING;
+    sb->refs = 1;
+    sb->mem_mib = mem_mib;
+    sb->pool = -1;
+    sb->audit.fd = -1;
+    sb->control_fd = -1;
+    sb->egress_fd = -1;
+}
+
+struct sandbox *registry_add_saved(struct registry *reg, const char *id)
+{
+    struct sandbox *sb = NULL;
+    pthread_mutex_lock(&reg->lock);
+    for (unsigned i = 0; i < SANDBOX_MAX; i++) {
+        struct sandbox *s = &reg->slots[i];
+        if (s->state != SB_FREE && !strcmp(s->id, id)) {
+            sb = NULL;
+            break;
+        }
+        if (s->state == SB_FREE && !sb)
+            sb = s;
+    }
+    if (sb) {
+        slot_init(sb, 0);
+        snprintf(sb->id, sizeof(sb->id), "%s", id);
+    }
+    pthread_mutex_unlock(&reg->lock);
+    return sb;
 }
 
 struct sandbox *registry_add(struct registry *reg, unsigned mem_mib, int *why)
@@ -45,6 +80,8 @@ struct sandbox *registry_add(struct registry *reg, unsigned mem_mib, int *why)
                 free_slot = s;
             continue;
         }
+        if (s->state == SB_PAUSED) /* no VM: only its slot */
+            continue;
         live++;
         mem += s->mem_mib;
     }
@@ -55,14 +92,7 @@ struct sandbox *registry_add(struct registry *reg, unsigned mem_mib, int *why)
         *why = -ENOMEM;
     else {
         sb = free_slot;
-        memset(sb, 0, sizeof(*sb));
-        sb->state = SB_STARTING;
-        sb->refs = 1;
-        sb->mem_mib = mem_mib;
-        sb->pool = -1;
-        sb->audit.fd = -1;
-        sb->control_fd = -1;
-        sb->egress_fd = -1;
+        slot_init(sb, mem_mib);
         for (size_t i = 0; i < sizeof(raw); i++)
             snprintf(sb->id + 2 * i, 3, "%02x", raw[i]);
     }
@@ -70,7 +100,7 @@ struct sandbox *registry_add(struct registry *reg, unsigned mem_mib, int *why)
     return sb;
 }
 
-struct sandbox *registry_get(struct registry *reg, const char *id)
+static struct sandbox *find(struct registry *reg, const char *id, bool paused_too)
 {
     struct sandbox *found = NULL;
     if (strlen(id) != SANDBOX_ID_HEX)
@@ -78,13 +108,40 @@ struct sandbox *registry_get(struct registry *reg, const char *id)
     pthread_mutex_lock(&reg->lock);
     for (unsigned i = 0; i < SANDBOX_MAX && !found; i++) {
         struct sandbox *s = &reg->slots[i];
-        if (s->state == SB_RUNNING && !strcmp(s->id, id)) {
+        if ((s->state == SB_RUNNING || (paused_too && s->state == SB_PAUSED)) &&
+            !strcmp(s->id, id)) {
             s->refs++;
             found = s;
         }
     }
     pthread_mutex_unlock(&reg->lock);
     return found;
+}
+
+struct sandbox *registry_get(struct registry *reg, const char *id)
+{
+    return find(reg, id, false);
+}
+
+struct sandbox *registry_find(struct registry *reg, const char *id)
+{
+    return find(reg, id, true);
+}
+
+int registry_admit(struct registry *reg, const struct sandbox *sb)
+{
+    unsigned live = 0;
+    uint64_t mem = sb->mem_mib;
+    pthread_mutex_lock(&reg->lock);
+    for (unsigned i = 0; i < SANDBOX_MAX; i++) {
+        const struct sandbox *s = &reg->slots[i];
+        if (s == sb || s->state == SB_FREE || s->state == SB_PAUSED)
+            continue;
+        live++;
+        mem += s->mem_mib;
+    }
+    pthread_mutex_unlock(&reg->lock);
+    return live >= reg->max ? -ENOSPC : reg->max_mem_mib && mem > reg->max_mem_mib ? -ENOMEM : 0;
 }
 
 void registry_ref(struct registry *reg, struct sandbox *sb)
@@ -107,6 +164,7 @@ bool registry_retire(struct registry *reg, struct sandbox *sb)
     pthread_mutex_lock(&reg->lock);
     bool mine = sb->state != SB_GONE;
     sb->state = SB_GONE;
+    pthread_cond_broadcast(&sb->vm_cond); /* what waits for a resume ends */
     pthread_mutex_unlock(&reg->lock);
     return mine;
 }

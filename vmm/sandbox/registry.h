@@ -23,8 +23,19 @@ struct forwarder;
 #define SANDBOX_ID_HEX  16  /* 64 random bits, as hex */
 
 /* SB_POOLED: ready in the warm pool (vmm/sandbox/pool.h), not yet anyone's:
- * counted against the limits, never listed or found by id. */
-enum sandbox_state { SB_FREE, SB_STARTING, SB_POOLED, SB_RUNNING, SB_GONE };
+ * counted against the limits, never listed or found by id.  SB_PAUSED:
+ * saved to the state folder, no VM process (vmm/sandbox/sandbox_pause.h):
+ * listed and found, holding a slot but no share of --max-sandboxes or
+ * --max-mem. */
+enum sandbox_state { SB_FREE, SB_STARTING, SB_POOLED, SB_RUNNING, SB_PAUSED, SB_GONE };
+
+/* The VM-wide limits a create gave, as `airlock run` flags: a resume
+ * gives them to the new VM process again. */
+#define SANDBOX_LIMITS_MAX 8
+struct sandbox_limit {
+    const char *flag; /* a static string ("--cpu-quota") */
+    char value[24];
+};
 
 #define SANDBOX_DEFAULT_MEM_MIB 256
 
@@ -52,6 +63,7 @@ struct sandbox {
     unsigned max_lifetime_s; /* destroyed this long after creation (0: never) */
     int64_t last_used_mono_ms;
     unsigned running;     /* commands running now */
+    unsigned foreground;  /* of those, streamed to their caller (a pause would end them) */
     unsigned proxying;    /* requests on a guest port's HTTP route now */
     unsigned watches;     /* file watches open now (vmm/sandbox/watch_stream.h) */
     uint64_t commands;    /* commands run so far */
@@ -79,6 +91,20 @@ struct sandbox {
      * the template name a create gave. */
     char access_token[65];
     char template_id[128];
+    /* Pausing and resuming (vmm/sandbox/sandbox_pause.h). */
+    pthread_mutex_t life_lock;  /* one pause or resume at a time */
+    pthread_cond_t vm_cond;     /* (with the registry's lock) a resume, or the end */
+    unsigned vm_gen;            /* VMs it had: +1 at each resume */
+    char vm_snapshot[PATH_MAX]; /* the folder its VM was restored from or
+                                 * paused into, kept until the next pause
+                                 * or its end ("" for none of its own) */
+    struct sandbox_limit limits[SANDBOX_LIMITS_MAX];
+    unsigned nlimits;
+    const char *no_pause;       /* why it cannot be paused (static), or NULL */
+    bool pause_on_timeout;      /* on_timeout "pause": a lease that runs out pauses it */
+    int64_t paused_ms;          /* wall clock of its last pause */
+    unsigned pauses, resumes;
+    json_t *identity;           /* what its saved VM depends on (vm_identity.h), owned */
     /* Its named volumes as its record shows them (create_volumes.h), owned;
      * NULL: none.  Held in the store under its id until it is destroyed. */
     json_t *volumes;
@@ -104,6 +130,17 @@ struct sandbox *registry_add(struct registry *reg, unsigned mem_mib, int *why);
 /* The sandbox with this id in state SB_RUNNING, with a reference taken;
  * NULL when there is none. */
 struct sandbox *registry_get(struct registry *reg, const char *id);
+/* The same, SB_RUNNING or SB_PAUSED. */
+struct sandbox *registry_find(struct registry *reg, const char *id);
+
+/* Whether sb (SB_PAUSED) fits the limits again, beside the others: 0,
+ * -ENOSPC (--max-sandboxes) or -ENOMEM (--max-mem). */
+int registry_admit(struct registry *reg, const struct sandbox *sb);
+
+/* A slot for a sandbox a record in the state folder describes, with its
+ * id: SB_STARTING, one reference (the caller fills it in and makes it
+ * SB_PAUSED); NULL when the id is taken or no slot is free. */
+struct sandbox *registry_add_saved(struct registry *reg, const char *id);
 
 /* One more reference to a sandbox the caller holds one of. */
 void registry_ref(struct registry *reg, struct sandbox *sb);

@@ -179,9 +179,11 @@ int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_b
     snprintf(audit, sizeof(audit), "%s/%s", sb->dir, SANDBOX_AUDIT_FILE);
     int log_fd = -1, status = 0, e = 0, control[2] = {-1, -1}, egress[2] = {-1, -1};
     pid_t pid = -1;
-    if (dl >= (int)sizeof(sb->dir) || sl >= (int)sizeof(sb->sock) || mkdir(sb->dir, 0700) < 0 ||
-        (log_fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0 ||
-        (e = sandbox_audit_open(sb)))
+    if (dl >= (int)sizeof(sb->dir) || sl >= (int)sizeof(sb->sock) ||
+        (!b->resume && mkdir(sb->dir, 0700) < 0) ||
+        (log_fd = open(log, O_WRONLY | O_CREAT | O_CLOEXEC | (b->resume ? O_APPEND : O_TRUNC),
+                       0600)) < 0 ||
+        (!b->resume && (e = sandbox_audit_open(sb))))
         snprintf(err, cap, "cannot make the sandbox's folder %.400s: %s", sb->dir,
                  strerror(e ? -e : errno));
     else if (vm_argv(sb, b, audit, argv, sizeof(argv) / sizeof(argv[0]), num) < 0)
@@ -224,8 +226,10 @@ int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_b
     if (pid > 0)
         vm_proc_stop(pid, SANDBOX_STOP_MS);
     close_control(sb);
-    sandbox_audit_close(sb);
-    remove_dir(sb);
+    if (!b->resume) {
+        sandbox_audit_close(sb);
+        remove_dir(sb);
+    }
     return http;
 }
 
@@ -245,14 +249,19 @@ static void sync_volumes(struct sandbox *sb)
     close(fd);
 }
 
-void sandbox_teardown(struct sandbox *sb)
+void sandbox_vm_stop(struct sandbox *sb)
 {
-    sandbox_ports_close(sb); /* its records go to its audit, still open */
     sync_volumes(sb);
     if (sb->pid > 0)
         vm_proc_stop(sb->pid, SANDBOX_STOP_MS);
     sb->pid = 0;
     close_control(sb);
+}
+
+void sandbox_teardown(struct sandbox *sb)
+{
+    sandbox_ports_close(sb); /* its records go to its audit, still open */
+    sandbox_vm_stop(sb);
     sandbox_audit_close(sb);
     remove_dir(sb);
 }

@@ -29,6 +29,9 @@ struct sandbox_boot_req {
     const struct create_secrets *secrets; /* --secret (their pipes), or NULL */
     const char *ca_file;                  /* --ca-file, or NULL */
     const struct create_mounts *mounts;   /* --mount (cold boots only), or NULL */
+    /* A paused sandbox's next VM (from_snapshot its pause): its folder,
+     * log and audit log are there already and stay, whatever happens. */
+    bool resume;
 };
 
 /* Makes sb's folder under run_dir, starts its VM and waits until its
@@ -40,6 +43,9 @@ struct sandbox_boot_req {
  * CA, before this returns. */
 int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
                  char *err, size_t cap, const char **field);
+
+/* Stops sb's VM process (a pause: the folder stays). */
+void sandbox_vm_stop(struct sandbox *sb);
 
 /* Stops sb's VM (when it runs) and removes its folder. */
 void sandbox_teardown(struct sandbox *sb);

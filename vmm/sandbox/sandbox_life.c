@@ -3,6 +3,8 @@
 #include "vmm/agent_client/agent_conn.h"
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/sandbox_boot.h"
+#include "vmm/sandbox/sandbox_pause.h"
+#include "vmm/sandbox/sandbox_ports.h"
 #include "vmm/volume/volume_hold.h"
 
 void sandbox_touch(struct api_server *srv, struct sandbox *sb)
@@ -30,10 +32,18 @@ void sandbox_forward_audit(struct api_server *srv, struct sandbox *sb)
 void sandbox_destroy(struct api_server *srv, struct sandbox *sb)
 {
     if (registry_retire(&srv->reg, sb)) {
+        /* Its ports first: a connection dialling may wait for a resume,
+         * which needs the lock below (and then finds the sandbox gone). */
+        sandbox_ports_close(sb);
+        /* A pause or resume under way finishes first: its VM process and
+         * its files are then ours to end. */
+        pthread_mutex_lock(&sb->life_lock);
         sandbox_forward_audit(srv, sb);
         sandbox_teardown(sb); /* its VM synced its volumes and ended */
         if (sb->volumes)
             volume_release_holder(&srv->volumes, sb->id);
+        sandbox_pause_forget(srv, sb);
+        pthread_mutex_unlock(&sb->life_lock);
     }
     registry_put(&srv->reg, sb);
 }

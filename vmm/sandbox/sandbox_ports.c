@@ -7,12 +7,22 @@
 #include "guest/agent/proto.h"
 #include "vmm/sandbox/vm_proc.h"
 
+static int (*wake_hook)(void *ctx, struct sandbox *sb);
+static void *wake_ctx;
+
+void sandbox_ports_on_dial(int (*wake)(void *ctx, struct sandbox *sb), void *ctx)
+{
+    wake_hook = wake;
+    wake_ctx = ctx;
+}
+
 /* The forwarder lives no longer than the sandbox (closed in its
  * teardown, which waits for every connection), so sb stays valid. */
 static int dial(void *opaque)
 {
-    const struct sandbox *sb = opaque;
-    return vm_proc_dial_port(sb->sock, AGENT_FORWARD_VSOCK_PORT);
+    struct sandbox *sb = opaque;
+    int rc = wake_hook ? wake_hook(wake_ctx, sb) : 0; /* a paused one resumes first */
+    return rc < 0 ? rc : vm_proc_dial_port(sb->sock, AGENT_FORWARD_VSOCK_PORT);
 }
 
 int sandbox_ports_add(struct sandbox *sb, const struct forward_spec *s, struct forward_info *info,

@@ -25,4 +25,8 @@ unsigned sandbox_ports_busy(struct sandbox *sb);
 /* Ends them all, before the VM stops. */
 void sandbox_ports_close(struct sandbox *sb);
 
+/* What a connection to a port does first (the API layer's: a paused
+ * sandbox resumes); a negative result refuses the connection. */
+void sandbox_ports_on_dial(int (*wake)(void *ctx, struct sandbox *sb), void *ctx);
+
 #endif

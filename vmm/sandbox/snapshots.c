@@ -32,9 +32,9 @@ static const char *file_name(unsigned i, char overlay[SNAP_NAME_MAX])
     return overlay;
 }
 
-/* Removes a snapshot's folder; its bytes on disk first, when asked. */
-static uint64_t remove_files(const char *dir, bool count_only)
+uint64_t snapshot_files(const char *dir, bool remove)
 {
+    bool count_only = !remove;
     uint64_t bytes = 0;
     char overlay[SNAP_NAME_MAX], p[PATH_MAX + SNAP_NAME_MAX + 2];
     for (unsigned i = 0; i < 2 + SANDBOX_DISKS; i++) {
@@ -51,15 +51,65 @@ static uint64_t remove_files(const char *dir, bool count_only)
 }
 
 
+int snapshot_save(struct sandbox *sb, const char *dir, char *err, size_t cap)
+{
+    int fds[2 + SANDBOX_DISKS];
+    unsigned nfds = 0;
+    int status = 0;
+    if (sb->control_fd < 0) {
+        snprintf(err, cap, "this sandbox's VM takes no snapshot requests");
+        return 409;
+    }
+    if (mkdir(dir, 0700) < 0) {
+        snprintf(err, cap, "cannot make %.300s: %s", dir, strerror(errno));
+        return errno == ENOSPC || errno == EDQUOT ? 507 : 500;
+    }
+    for (unsigned i = 0; !status && i < 2 + SANDBOX_DISKS; i++) {
+        char overlay[SNAP_NAME_MAX], p[PATH_MAX + SNAP_NAME_MAX + 2];
+        snprintf(p, sizeof(p), "%s/%s", dir, file_name(i, overlay));
+        int fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            snprintf(err, cap, "cannot make %.300s: %s", p, strerror(errno));
+            status = 500;
+        } else {
+            fds[nfds++] = fd;
+        }
+    }
+    int e = 0;
+    /* One request at a time on a sandbox's control socket. */
+    pthread_mutex_lock(&sb->control_lock);
+    if (!status && (e = snap_control_request(sb->control_fd, fds, nfds))) {
+        snprintf(err, cap, "cannot reach the sandbox's VM: %s", strerror(-e));
+        status = 500;
+    }
+    if (!status && (e = snap_control_answer_wait(sb->control_fd, SNAPSHOT_SAVE_MS, err, cap))) {
+        if (e == -ETIMEDOUT)
+            snprintf(err, cap, "the sandbox's VM did not save itself within %d s",
+                     SNAPSHOT_SAVE_MS / 1000);
+        else if (e != -EIO)
+            snprintf(err, cap, "the sandbox's VM is gone: %s", strerror(-e));
+        /* A full disk is the host's state, not the daemon's fault. */
+        status = e == -EIO && (strstr(err, "No space left") || strstr(err, "quota")) ? 507 : 500;
+    }
+    pthread_mutex_unlock(&sb->control_lock);
+    /* What the VM wrote is on disk before anyone is told it is saved. */
+    for (unsigned i = 0; i < nfds; i++) {
+        if (!status && fsync(fds[i]) < 0) {
+            snprintf(err, cap, "cannot sync the snapshot in %.300s: %s", dir, strerror(errno));
+            status = errno == ENOSPC || errno == EDQUOT ? 507 : 500;
+        }
+        close(fds[i]);
+    }
+    if (status)
+        snapshot_files(dir, true);
+    return status;
+}
+
 int snapshots_take(struct snapshots *ss, struct sandbox *sb, json_t **out, char *err,
                    size_t cap)
 {
     struct snapshot_rec rec = {.mem_mib = sb->mem_mib, .cpus = sb->cpus};
     uint8_t raw[SANDBOX_ID_HEX / 2];
-    if (sb->control_fd < 0) {
-        snprintf(err, cap, "this sandbox's VM takes no snapshot requests");
-        return 409;
-    }
     if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
         snprintf(err, cap, "cannot make a snapshot id");
         return 500;
@@ -84,44 +134,14 @@ int snapshots_take(struct snapshots *ss, struct sandbox *sb, json_t **out, char 
         return 503;
     }
     int64_t t0 = agent_mono_ms();
-    int fds[2 + SANDBOX_DISKS];
-    unsigned nfds = 0;
     int status = 0;
-    if ((mkdir(ss->dir, 0700) < 0 && errno != EEXIST) || mkdir(rec.dir, 0700) < 0) {
-        snprintf(err, cap, "cannot make %.300s: %s", rec.dir, strerror(errno));
+    if (mkdir(ss->dir, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, cap, "cannot make %.300s: %s", ss->dir, strerror(errno));
         status = 500;
     }
-    for (unsigned i = 0; !status && i < 2 + SANDBOX_DISKS; i++) {
-        char overlay[SNAP_NAME_MAX], p[PATH_MAX + SNAP_NAME_MAX + 2];
-        snprintf(p, sizeof(p), "%s/%s", rec.dir, file_name(i, overlay));
-        int fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            snprintf(err, cap, "cannot make %.300s: %s", p, strerror(errno));
-            status = 500;
-        } else {
-            fds[nfds++] = fd;
-        }
-    }
-    int e = 0;
-    /* One request at a time on a sandbox's control socket. */
-    pthread_mutex_lock(&sb->control_lock);
-    if (!status && (e = snap_control_request(sb->control_fd, fds, nfds))) {
-        snprintf(err, cap, "cannot reach the sandbox's VM: %s", strerror(-e));
-        status = 500;
-    }
-    if (!status && (e = snap_control_answer_wait(sb->control_fd, SNAPSHOT_SAVE_MS, err, cap))) {
-        if (e == -ETIMEDOUT)
-            snprintf(err, cap, "the sandbox's VM did not save itself within %d s",
-                     SNAPSHOT_SAVE_MS / 1000);
-        else if (e != -EIO)
-            snprintf(err, cap, "the sandbox's VM is gone: %s", strerror(-e));
-        status = 500;
-    }
-    pthread_mutex_unlock(&sb->control_lock);
-    for (unsigned i = 0; i < nfds; i++)
-        close(fds[i]);
+    if (!status)
+        status = snapshot_save(sb, rec.dir, err, cap);
     if (status) {
-        remove_files(rec.dir, false);
         pthread_mutex_lock(&ss->lock);
         slot->id[0] = '\0';
         pthread_mutex_unlock(&ss->lock);
@@ -129,7 +149,7 @@ int snapshots_take(struct snapshots *ss, struct sandbox *sb, json_t **out, char 
     }
     rec.save_ms = (unsigned)(agent_mono_ms() - t0);
     rec.created_ms = agent_wall_ms();
-    rec.bytes = remove_files(rec.dir, true);
+    rec.bytes = snapshot_files(rec.dir, false);
     pthread_mutex_lock(&ss->lock);
     *slot = rec;
     *out = snapshot_json(slot);
@@ -161,7 +181,7 @@ bool snapshots_delete(struct snapshots *ss, const char *id)
         }
     pthread_mutex_unlock(&ss->lock);
     if (dir[0])
-        remove_files(dir, false);
+        snapshot_files(dir, true);
     return dir[0];
 }
 

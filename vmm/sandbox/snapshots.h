@@ -53,6 +53,16 @@ bool snapshots_find(struct snapshots *ss, const char *id, struct snapshot_rec *c
 bool snapshots_delete(struct snapshots *ss, const char *id);
 void snapshots_delete_all(struct snapshots *ss);
 
+/* Saves sb's VM (running; the caller holds a reference) into dir, made
+ * here and new: the VM pauses, writes its state, RAM and disk overlay,
+ * and runs on; every file is synced before this returns.  0, or the HTTP
+ * status to answer (507: the disk is full) with err saying why and
+ * nothing left of dir. */
+int snapshot_save(struct sandbox *sb, const char *dir, char *err, size_t cap);
+/* The bytes a snapshot folder takes on disk (holes not counted); with
+ * remove, its files and the folder go too. */
+uint64_t snapshot_files(const char *dir, bool remove);
+
 json_t *snapshot_json(const struct snapshot_rec *rec);
 /* {"snapshots": [...]} */
 json_t *snapshots_list(struct snapshots *ss);

@@ -1,0 +1,42 @@
+/* Pausing a sandbox to disk and resuming it under the same id
+ * (POST /v1/sandboxes/{id}/pause and /resume, on_timeout "pause").
+ *
+ * A pause saves the VM as a snapshot does (its RAM, devices and disk
+ * overlay, each file synced) into the daemon's state folder
+ * (STATE/sandboxes/ID/vm-N) and ends the VM process: the sandbox stays
+ * listed, SB_PAUSED, holding no memory.  A resume restores a new VM
+ * process from that folder, with the sandbox's egress rules and limits,
+ * and reseeds it (entropy, the clock).  Background commands survive both
+ * (they run with AGENT_EXEC_F_KEEP: their threads wait and ATTACH again,
+ * vmm/sandbox/background.c); a foreground command's stream could not, so
+ * a pause waits for none and is refused while one runs.  Any request that
+ * needs the VM resumes a paused sandbox first (sandbox_wake). */
+#ifndef AIRLOCK_SANDBOX_SANDBOX_PAUSE_H
+#define AIRLOCK_SANDBOX_SANDBOX_PAUSE_H
+
+#include <stddef.h>
+
+#include "vmm/sandbox/api_routes.h"
+
+/* Pauses sb (the caller holds a reference).  0; else the HTTP status
+ * (409: it cannot be paused now, the reason in err; 507: the disk is
+ * full; 500), and sb runs on as before. */
+int sandbox_pause(struct api_server *srv, struct sandbox *sb, char *err, size_t cap);
+
+/* Resumes sb when it is paused (0 at once when it runs).  0; else the
+ * HTTP status (503: no room under --max-sandboxes/--max-mem; 404: it
+ * went; 500: the restore failed, err says why) and sb stays paused. */
+int sandbox_resume(struct api_server *srv, struct sandbox *sb, char *err, size_t cap);
+
+/* A lease that ran out with on_timeout "pause": pauses sb on a thread of
+ * its own (the caller's reference is handed over), so the supervision
+ * loop never waits for a save. */
+void sandbox_pause_async(struct api_server *srv, struct sandbox *sb);
+
+/* Its folder in the state folder goes (sb is being destroyed). */
+void sandbox_pause_forget(struct api_server *srv, struct sandbox *sb);
+
+/* "running" or "paused", as the API shows a sandbox's state. */
+const char *sandbox_state_name(const struct sandbox *sb);
+
+#endif
