@@ -50,6 +50,9 @@ struct agent_exec_req {
      * command started, with its guest pid (NULL: nobody asks). */
     void (*on_started)(void *arg, uint32_t pid);
     void *on_started_arg;
+    /* ... and from agent_exec_attach once ATTACHED came, with the output
+     * lost so far (same arg; NULL: nobody asks). */
+    void (*on_attached)(void *arg, uint64_t lost);
 };
 
 /* Time the agent gets, past the timeout, to kill the command and report:

@@ -362,6 +362,8 @@ static int exec_loop(const struct agent_exec_req *req, struct agent_conn *c, int
             rc = exec_on_msg(&m, res);
             if (!rc && m.type == AGENT_STARTED && req->on_started)
                 req->on_started(req->on_started_arg, res->pid);
+            if (!rc && m.type == AGENT_ATTACHED && req->on_attached)
+                req->on_attached(req->on_started_arg, res->lost);
             if (rc)
                 return rc < 0 ? rc : 0;
         }

@@ -142,6 +142,15 @@ static bool resumed(struct bg_cmd *cmd, unsigned *gen)
     return again;
 }
 
+/* agent_exec_attach's word that the command was taken up again. */
+static void on_attached(void *arg, uint64_t lost)
+{
+    struct bg_cmd *cmd = arg;
+    pthread_mutex_lock(&cmd->t->lock);
+    json_object_set_new(cmd->info, "output_lost", json_integer((json_int_t)lost));
+    pthread_mutex_unlock(&cmd->t->lock);
+}
+
 static void *exec_thread(void *arg)
 {
     struct exec_job *j = arg;
@@ -165,9 +174,6 @@ static void *exec_thread(void *arg)
                                   cmd->max_output, &j->res);
         if (!j->rc && j->res.attach_error)
             j->rc = -j->res.attach_error; /* the guest no longer has it */
-        pthread_mutex_lock(&cmd->t->lock);
-        json_object_set_new(cmd->info, "output_lost", json_integer((json_int_t)j->res.lost));
-        pthread_mutex_unlock(&cmd->t->lock);
     }
     close(j->out_w);
     close(j->err_w);
@@ -292,6 +298,7 @@ static int copy_req(struct bg_cmd *cmd, const struct agent_exec_req *req)
     cmd->req.cwd = req->cwd ? own(cmd, req->cwd) : NULL;
     cmd->req.on_started = on_started;
     cmd->req.on_started_arg = cmd;
+    cmd->req.on_attached = on_attached;
     cmd->req.flags |= AGENT_EXEC_F_KEEP; /* it outlives a pause (resumed above) */
     return req->cwd && !cmd->req.cwd ? -ENOMEM : 0;
 }
