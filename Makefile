@@ -48,7 +48,7 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 # Every folder of the monitor, lowest layer first (each folder's README.md
 # says what it may include; scripts/check-layers enforces it).
 MONITOR_DIRS := vmm/util vmm/http vmm/memory boot devices devices/virtio vmm/audit vmm/jail vmm/kvm vmm/forward \
-                vmm/agent_client vmm/egress vmm/snapshot vmm/image vmm/report vmm/sandbox vmm/e2b vmm/runtime vmm/cli
+                vmm/agent_client vmm/egress vmm/snapshot vmm/image vmm/volume vmm/report vmm/sandbox vmm/e2b vmm/runtime vmm/cli
 LIB_SRCS := $(sort $(foreach d,$(MONITOR_DIRS),$(wildcard $(d)/*.c)))
 LIB_SRCS := $(filter-out vmm/cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)

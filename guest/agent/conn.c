@@ -61,6 +61,9 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
         return agent_do_credentials(c, m);
     case AGENT_MOUNT:
         return agent_do_mount(c, m);
+    case AGENT_SYNC: /* sync(2) returns once the disks have the data */
+        sync();
+        return aconn_send(c, AGENT_DONE, NULL, 0);
     case AGENT_WATCH:
         return agent_do_watch(c, m);
     case AGENT_ATTACH:

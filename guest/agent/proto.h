@@ -93,7 +93,10 @@
  * outlives its conversation, taken up again on a new one: a sandbox's
  * background commands across a pause); a version-11 agent would refuse
  * the flag and end the conversation at an ATTACH. */
-#define AGENT_VERSION 12
+/* 13: SYNC (the guest's writes flushed to its disks before the host
+ * stops the VM: a named volume's must outlive it); a version-12 agent
+ * would end the conversation at the SYNC. */
+#define AGENT_VERSION 13
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -198,6 +201,9 @@ enum agent_type {
     AGENT_CHOWN     = 0x15, /* a path's owner (below; since version 11) */
     AGENT_ATTACH    = 0x16, /* a kept command's conversation again (below;
                              * since version 12) */
+    AGENT_SYNC      = 0x17, /* empty: sync(2), then DONE: what the guest
+                             * wrote reaches its disks, a named volume's
+                             * before its VM is stopped (since version 13) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a

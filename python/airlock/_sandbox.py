@@ -95,7 +95,9 @@ class Sandbox:
     "readonly": False}]: each source's contents at its target, read-only
     unless "readonly" is False (then the guest's writes stay in the VM);
     the host folder is never changed.  A relative source is made absolute
-    here; the daemon's VM process reads it, on the daemon's host.
+    here; the daemon's VM process reads it, on the daemon's host.  An entry
+    {"volume": "data", "target": "/data"} mounts the daemon's named volume
+    instead, read-write unless "readonly" is True (docs/volumes.md).
     """
 
     def __init__(self, image: str = "python", *, mem: Optional[int] = None,

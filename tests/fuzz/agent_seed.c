@@ -93,7 +93,7 @@ static int requests(void)
     r.flags = AGENT_EXEC_F_STDIN;
     return add(agent_encode_exec(AT, &r)) || add(agent_encode(AT, AGENT_STDIN, "abc", 3)) ||
            add(agent_encode(AT, AGENT_STDIN_EOF, NULL, 0)) || add(agent_encode_signal(AT, 2)) ||
-           add(agent_encode(AT, AGENT_KILL, NULL, 0)) ||
+           add(agent_encode(AT, AGENT_KILL, NULL, 0)) || add(agent_encode(AT, AGENT_SYNC, NULL, 0)) ||
            add(agent_encode_file_put(AT, "/x", 0, 0644, 3)) ||
            add(agent_encode(AT, AGENT_FILE_DATA, "abc", 3)) ||
            add(agent_encode(AT, AGENT_FILE_END, NULL, 0)) ||

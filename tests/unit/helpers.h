@@ -160,6 +160,8 @@ Suite *agent_watch_suite(void);
 Suite *agent_exec_proc_suite(void);
 Suite *forward_suite(void);
 Suite *mount_options_suite(void);
+Suite *volumes_suite(void);
+Suite *create_mounts_suite(void);
 Suite *tar_in_suite(void);
 Suite *run_copy_suite(void), *run_copy_tree_suite(void);
 Suite *vsock_suite(void);

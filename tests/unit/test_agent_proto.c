@@ -223,6 +223,21 @@ START_TEST(misdirected_type)
 }
 END_TEST
 
+/* SYNC (version 13): an empty request, refused with a payload or from
+ * the agent. */
+START_TEST(sync_codec)
+{
+    struct agent_msg m;
+    size_t n = (size_t)agent_encode(buf, BIG, AGENT_SYNC, NULL, 0);
+    ck_assert_int_eq(n, AGENT_HDR_SIZE);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 1);
+    ck_assert_uint_eq(m.type, AGENT_SYNC);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO);
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SYNC, 1, "x", 1);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EMSGSIZE); /* past its 0 bytes */
+}
+END_TEST
+
 /* SIGNAL: a request of exactly 4 bytes naming a signal 1..64; the
  * encoder refuses what the decoder would. */
 START_TEST(signal_codec)
@@ -1036,6 +1051,7 @@ Suite *agent_proto_suite(void)
     tcase_add_test(tc, misdirected_type);
     tcase_add_test(tc, signal_codec);
     tcase_add_test(tc, attach_codec);
+    tcase_add_test(tc, sync_codec);
     tcase_add_test(tc, length_over_max);
     tcase_add_test(tc, length_shorter_than_fields);
     tcase_add_test(tc, argv_count_larger_than_payload);

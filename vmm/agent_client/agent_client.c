@@ -55,7 +55,8 @@ static int agent_type_known(enum agent_dir dir, uint16_t type)
     if (agent_type_max(dir, type))
         return 1;
     if (dir == AGENT_DIR_REQUEST)
-        return type == AGENT_STDIN_EOF || type == AGENT_KILL || type == AGENT_FILE_END;
+        return type == AGENT_STDIN_EOF || type == AGENT_KILL || type == AGENT_FILE_END ||
+               type == AGENT_SYNC;
     return type == AGENT_FILE_END || type == AGENT_RESEEDED || type == AGENT_DONE;
 }
 
@@ -425,7 +426,7 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
     case AGENT_EXEC:
         return agent_exec_parse(p, len, NULL, NULL, NULL);
     case AGENT_STDIN_EOF: case AGENT_KILL: case AGENT_FILE_END: case AGENT_RESEEDED:
-    case AGENT_DONE:
+    case AGENT_DONE: case AGENT_SYNC:
         return len == 0 ? 0 : -EPROTO;
     case AGENT_FILE_PUT:
         if (len < AGENT_FILE_PUT_FIXED)

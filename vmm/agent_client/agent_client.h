@@ -499,6 +499,13 @@ int agent_mount(int fd, uint32_t device, uint32_t flags, const char *path, unsig
  * journal on a disk just made. */
 #define AGENT_MOUNT_WAIT_MS 30000
 
+/* Sends SYNC (proto.h) and waits at most wait_ms for the agent's DONE:
+ * once it came, what the guest wrote is on its disks (a named volume's
+ * file on the host).  0, or -errno with one line in why as agent_mount. */
+int agent_sync(int fd, unsigned wait_ms, char *why, size_t whylen);
+/* A guest with a lot of dirty pages may take this long to write them. */
+#define AGENT_SYNC_WAIT_MS 20000
+
 /* Sends WATCH (proto.h) for guest `path` with AGENT_WATCH_F_* flags and
  * waits at most wait_ms for the agent's verdict (a READY at the start of
  * the stream is accepted).  0 once it watches, with *out the

@@ -230,6 +230,20 @@ int agent_mount(int fd, uint32_t device, uint32_t flags, const char *path, unsig
     return done_by(fd, wait_ms, AGENT_OP_MOUNT, what, "mounted a folder", why, whylen);
 }
 
+int agent_sync(int fd, unsigned wait_ms, char *why, size_t whylen)
+{
+    if (why && whylen)
+        why[0] = 0;
+    uint8_t f[AGENT_HDR_SIZE];
+    ssize_t n = agent_encode(f, sizeof(f), AGENT_SYNC, NULL, 0);
+    int rc = n < 0 ? (int)n : agent_send_all(fd, f, (size_t)n);
+    if (rc)
+        return say(rc, why, whylen, "lost the guest agent while asking it to sync: %s",
+                   strerror(-rc));
+    return done_by(fd, wait_ms, AGENT_OP_PROTO, "the guest could not sync its disks", "synced",
+                   why, whylen);
+}
+
 int agent_file_put_from(int fd, const char *path, uint32_t root_len, uint32_t mode,
                         uint64_t size, agent_read_fn *read_fn, void *opaque)
 {

@@ -150,7 +150,7 @@ static int run_main(int argc, char **argv, enum run_mode mode)
     if (e)
         return e > 0 ? 0 : usage_error(err);
     if (run_options_vm(&r, &a, err, sizeof(err)) ||
-        run_mounts_attach(&r.mounts, &a.vm, err, sizeof(err)) ||
+        run_mounts_attach(&r.mounts, &a.vm, r.state_dir, err, sizeof(err)) ||
         run_options_agent_disk(&r, &a, err, sizeof(err)) ||
         run_options_request(&r, &a, argc, argv, err, sizeof(err)) ||
         /* -t: the guest terminal's size, and the pipe its changes take */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vmm/cli/commands.h"
@@ -29,6 +30,7 @@
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/parse.h"
 #include "vmm/util/user_dirs.h"
+#include "vmm/volume/volume_hold.h"
 
 #define SERVE_DEFAULT_MAX_SANDBOXES 16
 #define SERVE_MAX_CONNS 128 /* client connections at once; more get 503 */
@@ -49,7 +51,7 @@ static void serve_usage(void)
     printf("usage: airlock serve [--socket PATH] [--listen IP:PORT --token-file F]\n"
            "                     [--pool IMAGE=N[,mem=MiB][,cpus=N]]... [--cache DIR]\n"
            "                     [--audit FILE] [--max-sandboxes N] [--max-mem MiB]\n"
-           "                     [--state DIR] [--on-exit pause|kill]\n"
+           "                     [--state DIR] [--on-exit pause|kill] [--mount-root DIR]...\n"
            "\n"
            "Keeps sandboxes (VMs that live across commands) and serves the HTTP/1.1 + JSON\n"
            "API that makes and drives them, on a Unix socket (mode 0600).\n"
@@ -72,19 +74,35 @@ static void serve_usage(void)
            "  --max-sandboxes N   sandboxes at once (default %d, at most %d)\n"
            "  --max-mem MiB       guest RAM of all sandboxes together (default: no limit)\n"
            "  --state DIR         what outlives the daemon (default /var/lib/airlock as root,\n"
-           "                      else $XDG_STATE_HOME/airlock); one daemon per folder\n"
+           "                      else $XDG_STATE_HOME/airlock); one daemon per folder; its\n"
+           "                      volumes/ holds the named volumes (docs/volumes.md)\n"
            "  --on-exit pause|kill what SIGTERM does to the sandboxes (default pause)\n"
+           "  --mount-root DIR    a create's \"mounts\" sources must lie under DIR (repeatable,\n"
+           "                      at most 16; links that lead out and '..' refused).  Without\n"
+           "                      it, a client on the Unix socket may mount any folder the\n"
+           "                      daemon can read, and a client over TCP none (docs/mounts.md)\n"
            "\n"
            "Paths (docs/sandboxes.md): GET /v1/version, GET /v1/pool, GET /v1/metrics\n"
            "(Prometheus), GET /v1/events (JSON lines), GET|POST /v1/sandboxes,\n"
            "GET|PATCH|DELETE /v1/sandboxes/ID, and under it commands[/CID[/output|/stdin|\n"
            "/signal]], files, directory, stat, archive, watch, audit, snapshot, pause, resume;\n"
-           "GET|DELETE /v1/snapshots[/SID].  E2B's API too, on the same listeners: its SDKs\n"
-           "take the token as their API key (docs/e2b.md).  SIGTERM or SIGINT pauses every sandbox\n"
+           "GET|DELETE /v1/snapshots[/SID]; GET|POST /v1/volumes, GET|DELETE /v1/volumes/NAME.\n"
+           "E2B's API too, on the same listeners: its SDKs take the token as their API key\n"
+           "(docs/e2b.md).  SIGTERM or SIGINT pauses every sandbox\n"
            "into --state and ends the daemon (--on-exit kill: destroys them all instead); a\n"
            "daemon started on the same --state lists them paused.  When the daemon dies\n"
            "otherwise, its VMs die with it; what was paused stays.\n",
            SERVE_DEFAULT_MAX_SANDBOXES, SANDBOX_MAX);
+}
+
+/* Whether a sandbox of a daemon before us lives on in the state folder. */
+static bool sandbox_kept(const char *id, void *state_dir)
+{
+    char p[PATH_MAX + 128];
+    struct stat st;
+    snprintf(p, sizeof(p), "%.4000s/%s/%.64s", (const char *)state_dir, DAEMON_STATE_SANDBOXES,
+             id);
+    return !stat(p, &st) && S_ISDIR(st.st_mode);
 }
 
 static void *api_conn_thread(void *arg)
@@ -154,6 +172,7 @@ int cmd_serve(int argc, char **argv)
         {"audit", required_argument, NULL, 'a'},
         {"state", required_argument, NULL, 'S'},
         {"on-exit", required_argument, NULL, 'x'},
+        {"mount-root", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -211,6 +230,12 @@ int cmd_serve(int argc, char **argv)
                 return usage_error("--on-exit '%.64s': want pause or kill", optarg);
             srv.on_exit_kill = !strcmp(optarg, "kill");
             break;
+        case 'R':
+            if (mount_roots_add(&srv.mount_roots, optarg, why, sizeof(why))) {
+                fprintf(stderr, "airlock: %s (see airlock serve --help)\n", why);
+                return EXIT_AIRLOCK_ERROR;
+            }
+            break;
         case 'h':
             serve_usage();
             return 0;
@@ -248,10 +273,14 @@ int cmd_serve(int argc, char **argv)
                         "PATH)\n");
         return EXIT_AIRLOCK_ERROR;
     }
-    if ((srv.state_lock_fd = daemon_state_open(srv.state_dir, why, sizeof(why))) < 0) {
+    if ((srv.state_lock_fd = daemon_state_open(srv.state_dir, why, sizeof(why))) < 0 ||
+        volume_store_open(&srv.volumes, srv.state_dir, why, sizeof(why))) {
         fprintf(stderr, "airlock: %s\n", why);
         return EXIT_AIRLOCK_ERROR;
     }
+    /* A sandbox that held a volume when a daemon before us died, and was
+     * not kept (sandboxes/ID), is gone: its holds go too. */
+    volume_prune_sandboxes(&srv.volumes, sandbox_kept, srv.state_dir);
     /* Each sandbox's folder (its agent socket, its VM's log) goes in a
      * private folder beside the socket, made for this daemon. */
     char dir[PATH_MAX - 32];

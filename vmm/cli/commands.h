@@ -41,6 +41,9 @@ int cmd_cp(int argc, char **argv);
 /* airlock image import|ls|inspect|rm: the image store (vmm/cli/cmd_image.c). */
 int cmd_image(int argc, char **argv);
 
+/* airlock volume create|ls|rm: named volumes (vmm/cli/cmd_volume.c). */
+int cmd_volume(int argc, char **argv);
+
 /* airlock mcp [sandbox options]: an MCP server on stdio (vmm/cli/cmd_mcp.c). */
 int cmd_mcp(int argc, char **argv);
 

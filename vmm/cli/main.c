@@ -31,6 +31,7 @@ static void usage(FILE *f)
                "  pause     save a sandbox to disk and end its VM (resume restores it)\n"
                "  cp        copy files and folders in and out of a sandbox (docker cp's rules)\n"
                "  image     import OCI/docker images and rootfs tarballs as root disks; ls, inspect, rm\n"
+               "  volume    named volumes: disks that outlive sandboxes (create, ls, rm)\n"
                "  mcp       an MCP server on stdio whose tools use one sandbox\n"
                "  surface   print what a guest can reach in this build (--json for tools)\n"
                "\n"
@@ -95,6 +96,8 @@ int main(int argc, char **argv)
         return cmd_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "rm"))
         return cmd_rm(argc - 1, argv + 1);
+    if (!strcmp(cmd, "volume"))
+        return cmd_volume(argc - 1, argv + 1);
     if (!strcmp(cmd, "pause"))
         return cmd_pause(argc - 1, argv + 1);
     if (!strcmp(cmd, "resume"))

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "guest/agent/proto.h"
+#include "vmm/volume/volume_name.h"
 
 /* The flag may be given this often; the VM's virtio slots (8, with the
  * root image and the vsock device) bound it further (vm_options.h). */
@@ -17,9 +18,12 @@
 
 struct mount_spec {
     const char *arg;                       /* as given, for messages */
+    const char *flag;                      /* "--mount" or "--volume" */
+    bool volume;                           /* --volume: a named volume, not a folder */
+    char name[VOLUME_NAME_MAX + 1];        /* --volume's NAME */
     char host[PATH_MAX];                   /* HOSTDIR as given */
     char guest[AGENT_MOUNT_MAX_PATH];
-    bool rw;                               /* :rw (default :ro) */
+    bool rw;                               /* :rw (--mount's default :ro, --volume's :rw) */
     /* run: the disk made of HOSTDIR as a --disk spec, and its number */
     char disk_spec[PATH_MAX + 16];
     uint32_t device;
@@ -38,5 +42,12 @@ struct mount_list {
  * it. */
 int mount_list_add(struct mount_list *l, const char *arg, bool check_host, char *err,
                    size_t errlen);
+
+/* Adds one `--volume NAME:GUESTDIR[:ro|:rw]` (docs/volumes.md): NAME a
+ * volume name (volume_name_ok; whether it exists is the store's to say),
+ * not given twice, GUESTDIR as --mount's, read-write unless :ro.  One
+ * list with the --mounts: they share the count and the guest folders.  0
+ * or -EINVAL with err naming the value. */
+int mount_list_add_volume(struct mount_list *l, const char *arg, char *err, size_t errlen);
 
 #endif

@@ -41,7 +41,8 @@ struct run_ctx {
     struct agent_exec_req req;
     struct run_copy copy_in[RUN_MAX_COPIES], copy_out[RUN_MAX_COPIES];
     unsigned ncopy_in, ncopy_out;
-    struct mount_list mounts; /* --mount: their disks and guest folders */
+    struct mount_list mounts; /* --mount and --volume: their disks and guest folders */
+    const char *state_dir;    /* --state: where --volume's are (NULL: the default) */
     /* -e's, an imported image's Env (as many again at most), the defaults */
     const char *env[RUN_MAX_ENV * 2 + RUN_DEFAULT_ENVS + 1];
     unsigned nenv;

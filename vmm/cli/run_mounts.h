@@ -17,8 +17,13 @@
 
 /* Appends l's disks to o->disks (the caller checked they fit the VM's
  * slots); with --timings says on stderr, per mount, whether the disk was
- * cached or made and how long the walk and the making took.  0, or
- * -EINVAL with err one line naming the --mount. */
-int run_mounts_attach(struct mount_list *l, struct boot_options *o, char *err, size_t errlen);
+ * cached or made and how long the walk and the making took.  A --volume
+ * (docs/volumes.md) is the volume's own disk in the store of state_dir
+ * (NULL: the default, user_dirs.h), held by this process (a second
+ * writer, or a reader beside a writer, is refused naming the holder) and
+ * checked with e2fsck first; what e2fsck repaired is said on stderr.  0,
+ * or -EINVAL with err one line naming the --mount or --volume. */
+int run_mounts_attach(struct mount_list *l, struct boot_options *o, const char *state_dir,
+                      char *err, size_t errlen);
 
 #endif

@@ -36,7 +36,7 @@ enum {
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
     RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_MOUNT, RO_ENTRYPOINT, RO_ROOT_DISK,
-    RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT, RO_EGRESS_CONTROL_FD, RO_END
+    RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT, RO_EGRESS_CONTROL_FD, RO_VOLUME, RO_STATE, RO_END
 };
 
 static const struct option run_own[] = {
@@ -62,6 +62,8 @@ static const struct option run_own[] = {
     {"secret", required_argument, NULL, RO_SECRET},
     {"ca-file", required_argument, NULL, RO_CA_FILE},
     {"mount", required_argument, NULL, RO_MOUNT},
+    {"volume", required_argument, NULL, RO_VOLUME},
+    {"state", required_argument, NULL, RO_STATE},
     {"entrypoint", required_argument, NULL, RO_ENTRYPOINT},
     {"root-disk", required_argument, NULL, RO_ROOT_DISK},
     {"tty", no_argument, NULL, 't'},
@@ -87,6 +89,7 @@ static const int per_command[] = {
 /* Options that shape the VM, which a snapshot has already fixed. */
 static const int vm_shaping[] = {
     VMO_MEM, VMO_CPUS, VMO_DISK, RO_IMAGE, VMO_KERNEL, RO_APPEND, RO_DISK_CAP, RO_MOUNT,
+    RO_VOLUME,
 };
 
 /* "--allow-ip '10.1.2.3/8': address has bits set below its prefix". */
@@ -205,6 +208,8 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
     case RO_SECRET: return secret_parse(&eg->secrets, val, err, errlen);
     case RO_CA_FILE: eg->ca_file = val; return 0;
     case RO_MOUNT: return mount_list_add(&r->mounts, val, true, err, errlen);
+    case RO_VOLUME: return mount_list_add_volume(&r->mounts, val, err, errlen);
+    case RO_STATE: r->state_dir = val; return 0;
     case RO_AUDIT: a->audit_path = val; return 0;
     case RO_AUDIT_ID: a->audit_id = val; return 0;
     case RO_CONTROL_FD:
@@ -299,9 +304,10 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
     char name[64];
     int bad;
     if (r->mode == RUN_SNAPSHOT) {
-        if (given[RO_MOUNT]) {
-            snprintf(err, errlen, "--mount is not for airlock snapshot (a restored VM cannot "
-                     "take more disks); airlock run --mount boots a VM with its folders");
+        if (given[RO_MOUNT] || given[RO_VOLUME]) {
+            snprintf(err, errlen, "%s is not for airlock snapshot (a restored VM cannot "
+                     "take more disks); airlock run %s boots a VM with them",
+                     given[RO_MOUNT] ? "--mount" : "--volume", given[RO_MOUNT] ? "--mount" : "--volume");
             return -EINVAL;
         }
         if ((bad = first_given(given, command_only, sizeof(command_only) / sizeof(int)))) {
@@ -338,6 +344,15 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
                      "agent is reached)");
             return -EINVAL;
         }
+    }
+    if ((given[RO_VOLUME] || given[RO_STATE]) && r->mode != RUN_EXEC) {
+        snprintf(err, errlen, "%s is for airlock run (a sandbox's volumes are its daemon's: "
+                 "airlock create --volume)", given[RO_VOLUME] ? "--volume" : "--state");
+        return -EINVAL;
+    }
+    if (given[RO_STATE] && !given[RO_VOLUME]) {
+        snprintf(err, errlen, "--state is where --volume's volumes are: give a --volume");
+        return -EINVAL;
     }
     if (given['p'] && r->mode != RUN_EXEC) {
         snprintf(err, errlen, "-p is for airlock run (a sandbox publishes its ports with "

@@ -193,12 +193,35 @@ static int mount_all(struct run_ctx *r)
         if (agent_mount(fd, m->device, m->rw ? 0 : AGENT_MOUNT_F_RO, m->guest, AGENT_MOUNT_WAIT_MS,
                         why, sizeof(why))) {
             close(fd);
-            vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "--mount %s: %s", m->arg, why);
+            vm_stop(r->vm, EXIT_AIRLOCK_ERROR, "%s %s: %s", m->flag, m->arg, why);
             return -1;
         }
     }
     close(fd);
     return 0;
+}
+
+/* --volume: what the guest wrote to a read-write volume is in its page
+ * cache until the kernel writes it back; the VM is stopped, not shut
+ * down, so the agent syncs first.  A guest that does not answer in time
+ * (the command wedged it) is said on stderr: what it did not write is
+ * lost, and the next attach's e2fsck repairs the rest. */
+static void sync_volumes(struct run_ctx *r)
+{
+    bool any = false;
+    for (unsigned i = 0; i < r->mounts.n; i++)
+        any = any || (r->mounts.m[i].volume && r->mounts.m[i].rw);
+    if (!any)
+        return;
+    char why[256];
+    int fd = agent_connect(r);
+    if (fd >= 0 && !agent_sync(fd, AGENT_SYNC_WAIT_MS, why, sizeof(why))) {
+        close(fd);
+        return;
+    }
+    if (fd >= 0)
+        close(fd);
+    dprintf(r->err_fd, "airlock: --volume: %s\n", fd >= 0 ? why : "the guest agent is gone");
 }
 
 /* Each copy on its own connection: one request, one answer. */
@@ -430,6 +453,7 @@ static void *run_thread(void *arg)
     for (unsigned i = 0; i < r->ncopy_out && copy; i++)
         if (copy_out(r, &r->copy_out[i]))
             return NULL;
+    sync_volumes(r);
     egress_stop(&r->egress); /* their end records are written before we report */
     char why_not[AGENT_MAX_PATH + 128] = "";
     command_start_error(&r->req, &res, "-w", why_not, sizeof(why_not));

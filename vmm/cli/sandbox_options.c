@@ -82,6 +82,11 @@ static json_t *mounts_json(const struct mount_list *l, char *err, size_t cap)
     for (unsigned i = 0; arr && i < l->n; i++) {
         const struct mount_spec *m = &l->m[i];
         char abs[2 * PATH_MAX];
+        if (m->volume) { /* the daemon's own volume, by name */
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:b}", "volume", m->name, "target",
+                                                 m->guest, "readonly", !m->rw));
+            continue;
+        }
         if (m->host[0] != '/' && !have_cwd && !(have_cwd = getcwd(cwd, sizeof(cwd)))) {
             snprintf(err, cap, "--mount '%.200s': HOSTDIR is relative and the working folder "
                      "is unknown: %s", m->arg, strerror(errno));
@@ -109,6 +114,7 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
         {"publish", required_argument, NULL, 'p'},
         {"secret", required_argument, NULL, 'K'}, {"ca-file", required_argument, NULL, 'C'},
         {"mount", required_argument, NULL, 'M'},
+        {"volume", required_argument, NULL, 'V'},
         {"on-timeout", required_argument, NULL, 'O'},
         {0},
     };
@@ -165,7 +171,9 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
                 json_object_set_new(body, "on_timeout", json_string(optarg));
             break;
         case 'M':
-            if (mount_list_add(&mounts, optarg, false, why, sizeof(why)))
+        case 'V':
+            if (c == 'M' ? mount_list_add(&mounts, optarg, false, why, sizeof(why))
+                         : mount_list_add_volume(&mounts, optarg, why, sizeof(why)))
                 rc = verb_fail("%s", why);
             break;
         case 'e':

@@ -11,7 +11,8 @@
     "  [--allow-ip CIDR[:PORT]]... [-e K=V]... [--label K=V]... [--timeout S]\n"              \
     "  [--max-lifetime S] [--on-timeout kill|pause] [--append STR] [--socket PATH]\n"         \
     "  [--secret NAME=SOURCE,host=HOST[:PORT][,...]]... [--ca-file FILE]\n"                 \
-    "  [--mount HOSTDIR:GUESTDIR[:ro|:rw]]... [-p [IP:]HOSTPORT:GUESTPORT]...\n"
+    "  [--mount HOSTDIR:GUESTDIR[:ro|:rw]]... [--volume NAME:GUESTDIR[:ro|:rw]]...\n"     \
+    "  [-p [IP:]HOSTPORT:GUESTPORT]...\n"
 
 #define CREATE_USAGE                                                                          \
     "usage: airlock create [options]\n" CREATE_OPTIONS_USAGE                                  \
@@ -21,7 +22,9 @@
     "this process (its env:, its files), and the daemon keeps it out of the VM\n"           \
     "(docs/credentials.md).  --mount: HOSTDIR's contents at GUESTDIR, read-only unless\n"   \
     ":rw (whose writes stay in the VM); HOSTDIR is this host's, read by the daemon's\n"     \
-    "VM process (docs/mounts.md).  -p (--publish): IP:HOSTPORT on this host reaches\n"   \
+    "VM process (docs/mounts.md).  --volume: the daemon's named volume NAME at GUESTDIR,\n" \
+    "read-write unless :ro, its writes kept; one writer or readers (docs/volumes.md).\n"  \
+    "-p (--publish): IP:HOSTPORT on this host reaches\n"   \
     "127.0.0.1:GUESTPORT in the sandbox (IP 127.0.0.1 unless given; HOSTPORT 0: any,\n"  \
     "see GET /v1/sandboxes/ID/ports; docs/forwarding.md).  docs/sandboxes.md.\n"
 

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "vmm/image/image_stop.h"
+#include "vmm/image/e2fs_tool.h"
 #include "vmm/util/printable.h"
 
 int rootfs_owners_add(void *owners, const struct layer_owner *o)
@@ -103,89 +103,6 @@ int rootfs_tree_size(const char *stage, unsigned max_folder_entries, uint64_t *b
     *bytes = tree_bytes;
     *inodes = tree_inodes;
     return 0;
-}
-
-/* ---- running e2fsprogs ---- */
-
-/* The child's side of run(): dies with its parent (an import killed
- * mid-way leaves no mke2fs writing for minutes), then execs argv[0] from
- * PATH, else /usr/sbin, /sbin (a user's PATH on Debian has no sbin); an
- * exec's errno goes back through `report`. */
-static void child_exec(char *const argv[], const char *in, int log, pid_t parent, int report)
-{
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) /* it died before the line above */
-        _exit(127);
-    int fd = open(in ? in : "/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || dup2(fd, 0) < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0) {
-        int e = errno;
-        (void)!write(report, &e, sizeof(e));
-        _exit(127);
-    }
-    execvp(argv[0], argv);
-    static const char *const sbin[] = {"/usr/sbin/", "/sbin/"};
-    int e = errno;
-    for (size_t i = 0; e == ENOENT && i < sizeof(sbin) / sizeof(sbin[0]); i++) {
-        char path[64];
-        snprintf(path, sizeof(path), "%s%s", sbin[i], argv[0]);
-        execv(path, argv);
-        e = errno;
-    }
-    (void)!write(report, &e, sizeof(e));
-    _exit(127);
-}
-
-/* Runs argv with stdin from `in` (or /dev/null) and stdout/stderr into
- * `log` (a file kept for the error); its exit status or -errno.  A signal
- * that stops the import kills it (image_stop.h). */
-static int run(char *const argv[], const char *in, int log)
-{
-    if (image_stopped())
-        return -EINTR;
-    int report[2];
-    if (pipe2(report, O_CLOEXEC) < 0)
-        return -errno;
-    pid_t parent = getpid(), pid = fork();
-    if (pid == 0)
-        child_exec(argv, in, log, parent, report[1]);
-    int e = pid < 0 ? errno : 0;
-    close(report[1]);
-    if (pid > 0) {
-        image_stop_child(pid);
-        if (image_stopped())
-            kill(pid, SIGKILL);
-    }
-    /* The exec's errno, or nothing once the exec closed the pipe. */
-    ssize_t n;
-    while (pid > 0 && (n = read(report[0], &e, sizeof(e))) < 0 && errno == EINTR)
-        ;
-    close(report[0]);
-    int st = 0;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) {
-            e = errno;
-            break;
-        }
-    image_stop_child(0);
-    if (e)
-        return -e;
-    if (image_stopped())
-        return -EINTR;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* The last line the tool printed, for the error. */
-static void last_line(int log, char *out, size_t cap)
-{
-    char buf[4096];
-    off_t end = lseek(log, 0, SEEK_END);
-    off_t from = end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0;
-    ssize_t n = pread(log, buf, sizeof(buf) - 1, from);
-    buf[n < 0 ? 0 : n] = '\0';
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-        buf[--n] = '\0';
-    char *nl = strrchr(buf, '\n');
-    snprintf(out, cap, "%.*s", (int)(cap > 0 ? cap - 1 : 0), nl ? nl + 1 : buf);
 }
 
 /* A debugfs argument: in double quotes, a quote doubled (its parser's
@@ -378,7 +295,7 @@ static int list_depth(struct owners_walk *w, const struct folders *cur, struct f
     if (fd < 0)
         return -errno;
     char *df[] = {"debugfs", "-f", ls, (char *)w->disk, NULL};
-    int rc = run(df, NULL, fd);
+    int rc = e2fs_tool_run(df, NULL, fd);
     f = rc ? NULL : fdopen(fd, "re");
     if (!f) {
         close(fd);
@@ -514,7 +431,7 @@ static int make_disk(const char *stage, const struct rootfs_owners *owners, cons
          * (devices/disk.h), so no metadata write needs a copy-up read. */
         char *mk[] = {"mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096", "-m", "0", "-N", inodes,
                       "-E", root_owner, "-d", (char *)stage, (char *)out, size, NULL};
-        rc = run(mk, NULL, log);
+        rc = e2fs_tool_run(mk, NULL, log);
     }
     if (!rc && owners) {
         step = "the owners script";
@@ -523,17 +440,17 @@ static int make_disk(const char *stage, const struct rootfs_owners *owners, cons
     if (!rc && owners) {
         step = "debugfs";
         char *df[] = {"debugfs", "-w", "-f", script, (char *)out, NULL};
-        rc = run(df, NULL, log);
+        rc = e2fs_tool_run(df, NULL, log);
     }
     if (!rc) {
         step = "e2fsck";
         char *ck[] = {"e2fsck", "-fn", (char *)out, NULL};
-        rc = run(ck, NULL, log);
+        rc = e2fs_tool_run(ck, NULL, log);
     }
     if (rc) {
         char line[300] = "";
         if (log >= 0)
-            last_line(log, line, sizeof(line));
+            e2fs_tool_last_line(log, line, sizeof(line));
         snprintf(err, cap, "%s: %s", step,
                  rc < 0 ? strerror(-rc) : line[0] ? line : "failed");
         unlink(out);

@@ -28,6 +28,8 @@
 
 #include <jansson.h>
 
+#include "vmm/util/proc_start.h"
+
 #define RUNTIME_DEFAULT_ROOT "/run/airlock-runtime"
 #define CONTAINER_ID_MAX 1024
 
@@ -64,9 +66,7 @@ int container_save(const struct container *c);
 /* A path inside the container's folder. */
 void container_path(const struct container *c, const char *name, char *out, size_t cap);
 
-/* The process's start time (field 22 of /proc/PID/stat), 0 when it is
- * gone or a zombie. */
-uint64_t proc_start_time(pid_t pid);
+/* proc_start_time: vmm/util/proc_start.h (a pid with its start time). */
 
 /* The status now (see above). */
 enum container_status container_status(const struct container *c);

@@ -11,10 +11,12 @@
 #include "vmm/sandbox/api_ports.h"
 #include "vmm/sandbox/events.h"
 #include "vmm/sandbox/metrics.h"
+#include "vmm/sandbox/create_volumes.h"
 #include "vmm/sandbox/image_defaults.h"
 #include "vmm/sandbox/sandbox_boot.h"
 #include "vmm/sandbox/sandbox_egress.h"
 #include "vmm/sandbox/sandbox_life.h"
+#include "vmm/volume/volume_hold.h"
 
 static const char *const create_fields[] = {
     "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
@@ -66,7 +68,9 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
     if (!f.failed && ca_file && !secrets.n)
         field_error(&f, "ca_file", "%s", "ca_file is for the hosts of secrets");
     static __thread struct create_mounts mounts;
-    create_mounts_parse(&f, &mounts);
+    /* a token is what TCP's listener asks (cmd_serve.c) */
+    struct mount_policy policy = {&srv->mount_roots, c->token != NULL};
+    create_mounts_parse(&f, &mounts, &policy);
     static __thread struct forward_spec ports[API_PORTS_MAX];
     unsigned nports;
     api_ports_parse(&f, ports, &nports);
@@ -142,6 +146,22 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
         image_ref_release(&ref);
         return NULL;
     }
+    /* Its volumes, held under its id before its VM starts. */
+    json_t *volumes = NULL;
+    char vol_err[900], vol_field[40];
+    int vol_http = create_volumes_hold(&srv->volumes, sb->id, &mounts, &volumes, vol_err,
+                                       sizeof(vol_err), vol_field, sizeof(vol_field));
+    if (vol_http) {
+        api_error(c, vol_http, vol_field, "%s", vol_err);
+        create_secrets_close(&secrets);
+        image_ref_release(&ref);
+        registry_retire(&srv->reg, sb);
+        registry_put(&srv->reg, sb);
+        return NULL;
+    }
+    sb->volumes = volumes;
+    for (unsigned i = 0; i < mounts.n; i++)
+        sb->volume_rw = sb->volume_rw || (mounts.volume[i] && mounts.rw[i]);
     sb->cpus = (unsigned)cpus;
     sb->lease_s = (unsigned)lease;
     sb->pause_on_timeout = on_timeout && !strcmp(on_timeout, "pause");
@@ -155,6 +175,8 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
      * is never kept (nor written to the state folder), and a host folder's
      * disk is the VM's own, not in a snapshot. */
     sb->no_pause = secrets.n ? "it has secrets, whose values the daemon does not keep"
+                   : volumes ? "it has named volumes mounted (a volume's disk is its own, "
+                               "not in a snapshot)"
                    : mounts.n ? "it has host folders mounted (mounts)" : NULL;
     sb->max_lifetime_s = (unsigned)life;
     image_defaults_apply(sb, ref.rec, env);
@@ -181,6 +203,8 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
         create_secrets_close(&secrets); /* the VM has them, or never will */
         if (http) {
             api_error(c, http, field, "%s", err);
+            if (sb->volumes)
+                volume_release_holder(&srv->volumes, sb->id);
             registry_retire(&srv->reg, sb);
             registry_put(&srv->reg, sb);
             return NULL;

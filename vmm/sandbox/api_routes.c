@@ -31,6 +31,7 @@
 #include "vmm/util/version.h"
 #include "vmm/sandbox/api_create.h"
 #include "vmm/sandbox/api_ports.h"
+#include "vmm/sandbox/api_volumes.h"
 #include "vmm/sandbox/sandbox_life.h"
 #include "vmm/sandbox/sandbox_pause.h"
 #include "vmm/sandbox/sandbox_ports.h"
@@ -61,6 +62,7 @@ static json_t *sandbox_json(const struct sandbox *sb)
     json_object_set(o, "allow", sb->allow);
     json_object_set(o, "allow_ip", sb->allow_ip);
     sandbox_stats_json(sb, o);
+    json_object_set_new(o, "volumes", sb->volumes ? json_incref(sb->volumes) : json_array());
     json_object_set_new(o, "on_timeout", json_string(sb->pause_on_timeout ? "pause" : "kill"));
     json_object_set_new(o, "paused_ms", sb->paused_ms ? json_integer(sb->paused_ms) : json_null());
     json_object_set_new(o, "pauses", json_integer(sb->pauses));
@@ -185,6 +187,9 @@ static void take_snapshot(struct api_server *srv, struct api_conn *c, struct san
         return;
     json_t *out = NULL;
     char err[600];
+    if (sb->volumes) /* a restore would attach the volume's file with no hold */
+        return api_error(c, 409, NULL, "%s", "a sandbox with volumes cannot be snapshotted: its "
+                         "volumes' disks are theirs, not the snapshot's");
     int http = snapshots_take(&srv->snaps, sb, &out, err, sizeof(err));
     if (http)
         return api_error(c, http, NULL, "%s", err);
@@ -273,6 +278,8 @@ void api_handle(struct api_server *srv, struct api_conn *c)
     }
     if (!strncmp(path, "/v1/snapshots", 13) && (!path[13] || path[13] == '/'))
         return snapshot_routes(srv, c, path[13] ? path + 14 : NULL);
+    if (!strncmp(path, "/v1/volumes", 11) && (!path[11] || path[11] == '/'))
+        return api_volumes(&srv->volumes, c, path[11] ? path + 12 : NULL);
     if (!strcmp(path, "/v1/sandboxes")) {
         if (method_is(c, "GET"))
             return list(srv, c);

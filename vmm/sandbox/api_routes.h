@@ -15,6 +15,8 @@
  *   GET    /v1/pool                       the warm pools (vmm/sandbox/pool.h)
  *   GET    /v1/metrics                    Prometheus text (vmm/sandbox/metrics.h)
  *   GET    /v1/events                     lifecycle events, JSON lines (vmm/sandbox/api_events.h)
+ *   GET|POST /v1/volumes, GET|DELETE /v1/volumes/{name}  named volumes
+ *                                         (vmm/sandbox/api_volumes.h)
  * and the daemon's supervision of the sandboxes it made. */
 #ifndef AIRLOCK_SANDBOX_API_ROUTES_H
 #define AIRLOCK_SANDBOX_API_ROUTES_H
@@ -22,9 +24,11 @@
 #include <limits.h>
 
 #include "vmm/sandbox/api_http.h"
+#include "vmm/sandbox/mount_roots.h"
 #include "vmm/sandbox/pool.h"
 #include "vmm/sandbox/registry.h"
 #include "vmm/sandbox/snapshots.h"
+#include "vmm/volume/volume_store.h"
 
 /* A lease when create gives none: idle this long, the sandbox goes. */
 #define SANDBOX_DEFAULT_LEASE_S 600
@@ -43,6 +47,8 @@ struct api_server {
     char state_dir[PATH_MAX];
     int state_lock_fd;
     bool on_exit_kill; /* --on-exit kill: stopping destroys every sandbox */
+    struct volume_store volumes; /* STATE/volumes (vmm/volume/) */
+    struct mount_roots mount_roots; /* --mount-root: where "mounts" sources may be */
 };
 
 /* The registry (--max-sandboxes, --max-mem), no --audit log yet. */

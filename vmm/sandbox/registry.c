@@ -21,6 +21,7 @@ static void slot_free(struct registry *reg, struct sandbox *sb)
     json_decref(sb->labels);
     json_decref(sb->allow);
     json_decref(sb->allow_ip);
+    json_decref(sb->volumes);
     json_decref(sb->identity);
     if (reg->release)
         reg->release(sb);

@@ -119,6 +119,10 @@ struct sandbox {
     int64_t paused_ms;          /* wall clock of its last pause */
     unsigned pauses, resumes;
     json_t *identity;           /* what its saved VM depends on (vm_identity.h), owned */
+    /* Its named volumes as its record shows them (create_volumes.h), owned;
+     * NULL: none.  Held in the store under its id until it is destroyed. */
+    json_t *volumes;
+    bool volume_rw; /* one of them read-write: synced before its VM stops */
 };
 
 struct registry {

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "vmm/agent_client/agent_client.h"
 #include "vmm/sandbox/api_fields.h"
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/vm_proc.h"
@@ -121,10 +122,12 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
         argv[n++] = "--secret";
         argv[n++] = (char *)b->secrets->spec[k];
     }
+    /* a volume is its own file as a --disk (the VM puts those before the
+     * --mount ones: create_mounts.h), a folder a --mount */
     for (unsigned k = 0; b->mounts && k < b->mounts->n; k++) {
         if (n + 3 > cap)
             return -E2BIG;
-        argv[n++] = "--mount";
+        argv[n++] = b->mounts->volume[k] ? "--disk" : "--mount";
         argv[n++] = (char *)b->mounts->spec[k];
     }
     if (b->ca_file && n + 3 <= cap) {
@@ -230,8 +233,25 @@ int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_b
     return http;
 }
 
+/* A read-write volume's writes still in the guest's page cache reach its
+ * file before the VM is stopped (SIGTERM ends it at once, no shutdown).
+ * A guest that does not answer (wedged, or its agent killed) loses what
+ * it had not written back; e2fsck repairs the rest at the next attach. */
+static void sync_volumes(struct sandbox *sb)
+{
+    if (!sb->volume_rw || sb->pid <= 0)
+        return;
+    int fd = vm_proc_dial(sb->sock); /* fails at once when the VM is gone */
+    if (fd < 0)
+        return;
+    char why[256];
+    agent_sync(fd, AGENT_SYNC_WAIT_MS, why, sizeof(why));
+    close(fd);
+}
+
 void sandbox_vm_stop(struct sandbox *sb)
 {
+    sync_volumes(sb);
     if (sb->pid > 0)
         vm_proc_stop(sb->pid, SANDBOX_STOP_MS);
     sb->pid = 0;

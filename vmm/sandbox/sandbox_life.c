@@ -6,6 +6,7 @@
 #include "vmm/sandbox/sandbox_boot.h"
 #include "vmm/sandbox/sandbox_pause.h"
 #include "vmm/sandbox/sandbox_ports.h"
+#include "vmm/volume/volume_hold.h"
 
 void sandbox_touch(struct api_server *srv, struct sandbox *sb)
 {
@@ -40,7 +41,9 @@ void sandbox_destroy(struct api_server *srv, struct sandbox *sb)
          * its files are then ours to end. */
         pthread_mutex_lock(&sb->life_lock);
         sandbox_forward_audit(srv, sb);
-        sandbox_teardown(sb);
+        sandbox_teardown(sb); /* its VM synced its volumes and ended */
+        if (sb->volumes)
+            volume_release_holder(&srv->volumes, sb->id);
         sandbox_pause_forget(srv, sb);
         pthread_mutex_unlock(&sb->life_lock);
     }

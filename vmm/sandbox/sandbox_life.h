@@ -17,8 +17,10 @@ void sandbox_hold(struct api_server *srv, struct sandbox *sb, int delta);
  * counted (vmm/sandbox/audit_tally.h). */
 void sandbox_forward_audit(struct api_server *srv, struct sandbox *sb);
 
-/* Stops the VM and frees the slot once unused; the caller's reference
- * is dropped. */
+/* Stops the VM (a read-write volume's writes synced first), lets go of
+ * its volumes (volume_release_holder: only destroying a sandbox does;
+ * its VM process ending does not) and frees the slot once unused; the
+ * caller's reference is dropped. */
 void sandbox_destroy(struct api_server *srv, struct sandbox *sb);
 
 #endif
