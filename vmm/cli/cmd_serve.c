@@ -22,6 +22,7 @@
 #include "vmm/cli/commands.h"
 #include "vmm/cli/serve_listen.h"
 #include "vmm/e2b/e2b.h"
+#include "vmm/jail/daemon_lock.h"
 #include "vmm/sandbox/api_auth.h"
 #include "vmm/sandbox/api_routes.h"
 #include "vmm/sandbox/daemon_state.h"
@@ -29,6 +30,7 @@
 #include "vmm/sandbox/vm_proc.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/parse.h"
+#include "vmm/util/spawner.h"
 #include "vmm/util/user_dirs.h"
 #include "vmm/volume/volume_hold.h"
 
@@ -52,6 +54,7 @@ static void serve_usage(void)
            "                     [--pool IMAGE=N[,mem=MiB][,cpus=N]]... [--cache DIR]\n"
            "                     [--audit FILE] [--max-sandboxes N] [--max-mem MiB]\n"
            "                     [--state DIR] [--on-exit pause|kill] [--mount-root DIR]...\n"
+           "                     [--seccomp kill|trap|off]\n"
            "\n"
            "Keeps sandboxes (VMs that live across commands) and serves the HTTP/1.1 + JSON\n"
            "API that makes and drives them, on a Unix socket (mode 0600).\n"
@@ -81,6 +84,11 @@ static void serve_usage(void)
            "                      at most 16; links that lead out and '..' refused).  Without\n"
            "                      it, a client on the Unix socket may mount any folder the\n"
            "                      daemon can read, and a client over TCP none (docs/mounts.md)\n"
+           "  --seccomp MODE      once started, the daemon runs under its own seccomp\n"
+           "                      allowlist with only the capabilities it needs\n"
+           "                      (docs/security.md): kill (default: a syscall off the list\n"
+           "                      kills the daemon, and its VMs with it), trap (names the\n"
+           "                      syscall on stderr, then exits 125), off (debugging)\n"
            "\n"
            "Paths (docs/sandboxes.md): GET /v1/version, GET /v1/pool, GET /v1/metrics\n"
            "(Prometheus), GET /v1/events (JSON lines), GET|POST /v1/sandboxes,\n"
@@ -173,6 +181,7 @@ int cmd_serve(int argc, char **argv)
         {"state", required_argument, NULL, 'S'},
         {"on-exit", required_argument, NULL, 'x'},
         {"mount-root", required_argument, NULL, 'R'},
+        {"seccomp", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {0},
     };
@@ -181,6 +190,7 @@ int cmd_serve(int argc, char **argv)
     static char token[API_TOKEN_MAX + 1];
     char why[512];
     uint64_t max = SERVE_DEFAULT_MAX_SANDBOXES, max_mem = 0;
+    enum seccomp_mode filter = SECCOMP_MODE_KILL;
     int c;
     optind = 0;
     opterr = 0;
@@ -235,6 +245,10 @@ int cmd_serve(int argc, char **argv)
                 fprintf(stderr, "airlock: %s (see airlock serve --help)\n", why);
                 return EXIT_AIRLOCK_ERROR;
             }
+            break;
+        case 'C':
+            if (seccomp_parse_mode(optarg, &filter))
+                return usage_error("--seccomp '%.64s': want kill, trap or off", optarg);
             break;
         case 'h':
             serve_usage();
@@ -301,6 +315,15 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN); /* a client or a pipe gone is an error return */
     int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+    /* The spawner (vmm/util/spawner.h) forks and execs every child of
+     * ours: forked now, from this thread (which lives as long as the
+     * daemon: the children die with it), before any other thread and
+     * before the filter and the capability drop below, none of which it
+     * shares. */
+    if ((e = spawner_start())) {
+        fprintf(stderr, "airlock: cannot start the daemon's spawner: %s\n", strerror(-e));
+        return EXIT_AIRLOCK_ERROR;
+    }
     bool loopback = true;
     int tfd = listen_spec ? serve_listen_tcp(listen_spec, &loopback) : -1;
     if (listen_spec && tfd < 0)
@@ -308,10 +331,20 @@ int cmd_serve(int argc, char **argv)
     int lfd = serve_listen_unix(sock);
     if (lfd < 0)
         return EXIT_AIRLOCK_ERROR;
-    if (sfd < 0 || !mkdtemp(srv.run_dir) || (e = vm_proc_launcher_start())) {
+    if (sfd < 0 || !mkdtemp(srv.run_dir)) {
         fprintf(stderr, "airlock: cannot start the daemon (%s): %s\n", srv.run_dir,
                 strerror(errno));
         unlink(sock);
+        return EXIT_AIRLOCK_ERROR;
+    }
+    /* Everything the daemon opens by name from here on lies in folders
+     * it has (state, cache, run_dir) or in /proc; it binds no new
+     * listener but a published port's.  Locked down now, before the
+     * first thread (docs/security.md, "The daemon"). */
+    if (daemon_lock(filter, why, sizeof(why))) {
+        fprintf(stderr, "airlock: %s\n", why);
+        unlink(sock);
+        rmdir(srv.run_dir);
         return EXIT_AIRLOCK_ERROR;
     }
     snapshots_init(&srv.snaps, srv.run_dir);

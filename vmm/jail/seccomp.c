@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define MAX_IOCTLS 14
+#define SECCOMP_LIST_MAX 128 /* calls of one list `airlock surface` prints */
 #define MAX_SOCKETS 6
 #define SOCK_TYPE_MASK 0xf /* the type without SOCK_NONBLOCK / SOCK_CLOEXEC */
 /* open(2) flags that could create, truncate or write a file */
@@ -291,6 +292,115 @@ static const struct allow snapshot_allow[] = {
     {.name = "newfstatat", .why = "... (the C library's fstat)"},
 };
 
+/* `airlock serve`, every thread of it, from the moment it has started
+ * (vmm/jail/daemon_lock.h): read off `strace -f` of the daemon through
+ * tests/sandbox/api-tests and the lab's linux-sandbox, linux-pause,
+ * linux-volumes, linux-e2b and linux-ports.  What it no longer does
+ * itself: fork or exec (its spawner does, vmm/util/spawner.h), bind the
+ * API's listeners, open /dev/kvm, mount, ptrace, change ids or load
+ * anything.  Its work is HTTP on sockets, files in its state, cache and run
+ * folders, Unix sockets to its VMs' agents, and /proc figures. */
+static const struct allow daemon_allow[] = {
+    RESTART,
+    /* memory and threads: a thread per client connection, command, pause */
+    {.name = "futex", .why = "locks and condition variables between connection threads"},
+    {.name = "mmap", .why = "malloc of large blocks, thread stacks"},
+    {.name = "munmap", .why = "free of large blocks, thread stacks"},
+    {.name = "mremap", .why = "realloc of large blocks (a response body, a tar)"},
+    {.name = "mprotect", .why = "guard pages of thread stacks, malloc's per-thread arenas"},
+    {.name = "brk", .why = "malloc's heap"},
+    {.name = "madvise", .why = "the C library returns a finished thread's stack"},
+    {.name = "clone", .why = "a thread per client connection, background command, pause (older C libraries)"},
+    {.name = "clone3", .why = "... (a thread: the C library refuses a fork under CLONE_THREAD checks)"},
+    {.name = "set_robust_list", .why = "new threads"},
+    {.name = "rseq", .why = "new threads (glibc registers restartable sequences)"},
+    {.name = "exit", .why = "a connection's thread ends"},
+    {.name = "exit_group", .why = "the daemon ends"},
+    {.name = "rt_sigprocmask", .why = "the C library masks signals around thread start and exit"},
+    {.name = "rt_sigaction", .why = "the first pthread_create installs the C library's own handler"},
+    {.name = "rt_sigreturn", .why = "return from a --seccomp trap report (never reached after it)"},
+    {.name = "getpid", .why = "OpenSSL notices a fork (E2B tokens); pthread_kill"},
+    {.name = "gettid", .why = "pthread_kill"},
+    {.name = "tgkill", .why = "abort() on a failed assertion"},
+    {.name = "getrandom", .why = "sandbox ids, RESEED entropy for guests, malloc's hardening"},
+    {.name = "clock_gettime", .why = "deadlines, leases, timestamps (the vDSO's fallback)"},
+    {.name = "clock_nanosleep", .why = "waiting for an agent to listen, a VM to end"},
+    {.name = "nanosleep", .why = "... (older C libraries)"},
+    /* the API's connections and the agents' sockets */
+    {.name = "accept4", .why = "API clients; a published port's clients"},
+    {.name = "socket", .why = "dial a VM's agent (its --vsock-uds socket); a published port's listener",
+     .sockets = {{AF_UNIX, SOCK_STREAM, -1}, {AF_INET, SOCK_STREAM, -1}, {AF_INET6, SOCK_STREAM, -1}}},
+    {.name = "socketpair", .why = "a new sandbox's control and egress channels", ONLY_AF_UNIX},
+    {.name = "connect", .why = "... to the agent's socket"},
+    {.name = "bind", .why = "a published port's listener (host_ip:host_port)"},
+    {.name = "listen", .why = "... on it"},
+    {.name = "getsockname", .why = "... the port the kernel chose"},
+    {.name = "getpeername", .why = "a client's address"},
+    {.name = "setsockopt", .why = "I/O timeouts on clients and agent connections; SO_REUSEADDR"},
+    {.name = "getsockopt", .why = "SO_PEERCRED, SO_ERROR"},
+    {.name = "shutdown", .why = "half-close a stream (stdin's end, a port's relay)"},
+    {.name = "sendto", .why = "responses, requests to agents (MSG_NOSIGNAL)"},
+    {.name = "recvfrom", .why = "requests, agents' replies"},
+    {.name = "sendmsg", .why = "requests to the spawner with the child's fds; snapshot and pause requests to a VM process with its files (SCM_RIGHTS)"},
+    {.name = "recvmsg", .why = "their answers"},
+    {.name = "poll", .why = "the listeners, a client and its agent at once, port relays"},
+    {.name = "ppoll", .why = "the C library's poll"},
+    {.name = "eventfd2", .why = "a published port's forwarder's wake-up"},
+    /* files: the state, cache and run folders, /proc */
+    {.name = "openat", .why = "records, snapshots, volumes and logs in the state, cache and run folders; /proc figures; /dev/null for a spawn"},
+    {.name = "close", .why = "every fd it is done with"},
+    {.name = "read", .why = "files, signalfd, pipes"},
+    {.name = "write", .why = "responses, records, audit lines, errors"},
+    {.name = "pread64", .why = "a tool's last log line; snapshot files"},
+    {.name = "pwrite64", .why = "files written at an offset"},
+    {.name = "readv", .why = "the C library's stdio"},
+    {.name = "writev", .why = "the C library's stdio"},
+    {.name = "lseek", .why = "memfds and files read from their start"},
+    {.name = "fstat", .why = "sizes of files to send"},
+    {.name = "newfstatat", .why = "... and of paths (the C library's stat)"},
+    {.name = "statx", .why = "... (newer C libraries)"},
+    {.name = "readlinkat", .why = "/proc/self/exe (the binary's identity), /proc/PID/fd of a VM process, --mount sources"},
+    {.name = "readlink", .why = "... (the C library's readlink)"},
+    {.name = "openat2", .why = "a --mount source resolved beneath its --mount-root (RESOLVE_BENEATH)"},
+    {.name = "access", .why = "does a file exist (the C library's access)"},
+    {.name = "faccessat", .why = "... (newer C libraries)"},
+    {.name = "faccessat2", .why = "... (newer C libraries)"},
+    {.name = "getdents64", .why = "listing the state folder, /proc, snapshots"},
+    {.name = "mkdirat", .why = "a sandbox's folder, a snapshot's"},
+    {.name = "mkdir", .why = "... (older C libraries)"},
+    {.name = "unlink", .why = "removing a sandbox's files"},
+    {.name = "unlinkat", .why = "... and its folders"},
+    {.name = "rmdir", .why = "... (older C libraries)"},
+    {.name = "rename", .why = "a record or volume written whole, then named"},
+    {.name = "renameat", .why = "... (newer C libraries)"},
+    {.name = "renameat2", .why = "... (newer C libraries)"},
+    {.name = "fsync", .why = "a record is on disk before it counts"},
+    {.name = "fdatasync", .why = "... (its data)"},
+    {.name = "ftruncate", .why = "a volume's disk gets its size"},
+    {.name = "fallocate", .why = "... its blocks"},
+    {.name = "fchmod", .why = "files of the state folder private"},
+    {.name = "flock", .why = "the state folder's lock, a volume's holder lock"},
+    {.name = "fcntl", .why = "O_NONBLOCK, FD_CLOEXEC, dup above a number"},
+    {.name = "dup", .why = "a fd handed to a parser that closes its own"},
+    {.name = "dup3", .why = "... (the C library's dup2)"},
+    {.name = "pipe2", .why = "a command's stdin and output relays"},
+    {.name = "memfd_create", .why = "file bodies and tool logs held in memory"},
+    {.name = "splice", .why = "bytes between a client's socket and an agent's"},
+    {.name = "sendfile", .why = "a file's bytes into a socket"},
+    {.name = "copy_file_range", .why = "a file copied in the kernel"},
+    {.name = "ioctl", .why = "FIONREAD: bytes waiting on a socket", .ioctls = {FIONREAD}},
+    /* processes: its children are made by the spawner, yet still its own */
+    {.name = "wait4", .why = "reaping a VM process, `airlock snapshot`, e2fsck / mke2fs"},
+    {.name = "kill", .why = "SIGTERM, then SIGKILL, to a VM process"},
+    {.name = "geteuid", .why = "root or not: the default folders, a volume's owner"},
+    {.name = "getuid", .why = "... "},
+    {.name = "getegid", .why = "... "},
+    {.name = "getgid", .why = "... "},
+    {.name = "uname", .why = "the host's kernel for a sandbox's identity"},
+    {.name = "sysinfo", .why = "the host's memory figures"},
+    {.name = "prctl", .why = "PR_SET_NAME of a thread", .arg_is = "PR_SET_NAME", .arg_n = 0, .arg = PR_SET_NAME},
+};
+
 static const struct {
     const char *name;
     const struct allow *list;
@@ -304,6 +414,7 @@ static const struct {
     [SECCOMP_SNAPSHOT] = {"snapshot", snapshot_allow,
                           sizeof(snapshot_allow) / sizeof(snapshot_allow[0])},
     [SECCOMP_COPYOUT] = {"copyout", copyout_allow, sizeof(copyout_allow) / sizeof(copyout_allow[0])},
+    [SECCOMP_DAEMON] = {"daemon", daemon_allow, sizeof(daemon_allow) / sizeof(daemon_allow[0])},
 };
 
 static enum seccomp_mode mode = SECCOMP_MODE_KILL;
@@ -408,7 +519,10 @@ int seccomp_apply(enum seccomp_kind kind)
     int rc = 0;
     for (unsigned i = 0; i < kinds[kind].n && !rc; i++)
         rc = add_rule(ctx, &kinds[kind].list[i]);
-    /* NO_NEW_PRIVS: libseccomp sets it (SCMP_FLTATR_CTL_NNP defaults on). */
+    /* NO_NEW_PRIVS: libseccomp sets it (SCMP_FLTATR_CTL_NNP defaults on).
+     * The daemon's filter binds every thread it has (TSYNC). */
+    if (!rc && kind == SECCOMP_DAEMON)
+        rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
     if (!rc)
         rc = seccomp_load(ctx);
     seccomp_release(ctx);
@@ -501,11 +615,11 @@ static void describe(const struct allow *a, char *buf, size_t cap)
 
 const struct seccomp_list *seccomp_lists(void)
 {
-    static struct seccomp_syscall calls[SECCOMP_KINDS][64];
-    static char text[SECCOMP_KINDS][64][640];
+    static struct seccomp_syscall calls[SECCOMP_KINDS][SECCOMP_LIST_MAX];
+    static char text[SECCOMP_KINDS][SECCOMP_LIST_MAX][640];
     static struct seccomp_list lists[SECCOMP_KINDS];
     for (unsigned k = 0; k < SECCOMP_KINDS; k++) {
-        unsigned m = kinds[k].n < 64 ? kinds[k].n : 64;
+        unsigned m = kinds[k].n < SECCOMP_LIST_MAX ? kinds[k].n : SECCOMP_LIST_MAX;
         for (unsigned i = 0; i < m; i++) {
             describe(&kinds[k].list[i], text[k][i], sizeof(text[k][i]));
             calls[k][i] = (struct seccomp_syscall){.name = kinds[k].list[i].name, .reason = text[k][i]};

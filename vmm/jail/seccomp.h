@@ -22,6 +22,9 @@
  *           folder's tar beside HOST (vmm/cli/run_copy_tree.c) and names it
  *   snapshot  `airlock snapshot`'s thread: reads KVM state (GET ioctls
  *           only) and writes the snapshot files opened before the jail
+ *   daemon  `airlock serve`, every thread of it (installed with TSYNC once
+ *           it has started: vmm/jail/daemon_lock.h); its children are made
+ *           by a spawner outside it (vmm/util/spawner.h)
  * Filters stack (a thread created after its creator's filter inherits it
  * and may add its own): the egress connection threads, created by a
  * worker, are bound by the worker list twice over. */
@@ -32,7 +35,7 @@
 
 enum seccomp_kind {
     SECCOMP_VCPU, SECCOMP_LOOP, SECCOMP_WORKER, SECCOMP_BROKER, SECCOMP_DETACH,
-    SECCOMP_SNAPSHOT, SECCOMP_COPYOUT, SECCOMP_KINDS
+    SECCOMP_SNAPSHOT, SECCOMP_COPYOUT, SECCOMP_DAEMON, SECCOMP_KINDS
 };
 
 enum seccomp_mode {
