@@ -106,19 +106,28 @@ START_TEST(allowed_calls_return)
     ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_OPENAT), 0);
     ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_MKDIRAT), -ENOENT);
     ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_RENAME_NOREPLACE), -ENOENT);
+    /* The daemon: its files, its API's and published ports' sockets. */
+    ck_assert_int_eq(under_filter(SECCOMP_DAEMON, P_OPENAT), 0);
+    ck_assert_int_eq(under_filter(SECCOMP_DAEMON, P_SOCKET_UNIX), 0);
+    ck_assert_int_eq(under_filter(SECCOMP_DAEMON, P_SOCKET_INET), 0);
+    ck_assert_int_eq(under_filter(SECCOMP_DAEMON, P_SOCKETPAIR_UNIX), 0);
+    ck_assert_returns(SECCOMP_DAEMON, P_IOCTL_FIONREAD);
 }
 END_TEST
 
 START_TEST(forbidden_calls_kill)
 {
     for (int k = 0; k < SECCOMP_KINDS; k++) {
-        if (k != SECCOMP_BROKER) /* it connects out */
+        /* the broker connects out; the daemon listens on published ports */
+        if (k != SECCOMP_BROKER && k != SECCOMP_DAEMON)
             ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_SOCKET_INET), SIGSYS);
-        /* the broker reads resolver files; copyout, folders to remove */
-        if (k != SECCOMP_BROKER && k != SECCOMP_COPYOUT)
+        /* the broker reads resolver files; copyout, folders to remove; the
+         * daemon, its state */
+        if (k != SECCOMP_BROKER && k != SECCOMP_COPYOUT && k != SECCOMP_DAEMON)
             ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_OPENAT), SIGSYS);
         ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_EXECVE), SIGSYS);
-        ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_OPENAT_CREATE), SIGSYS);
+        if (k != SECCOMP_DAEMON) /* it writes records, volumes, snapshots */
+            ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_OPENAT_CREATE), SIGSYS);
         ck_assert_int_eq(under_filter((enum seccomp_kind)k, P_SOCKET_PACKET), SIGSYS);
     }
     /* Argument filters: the right syscall with the wrong argument. */
@@ -136,6 +145,13 @@ START_TEST(forbidden_calls_kill)
     ck_assert_int_eq(under_filter(SECCOMP_DETACH, P_RENAME_NOREPLACE), SIGSYS);
     ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_RENAME_EXCHANGE), SIGSYS);
     ck_assert_int_eq(under_filter(SECCOMP_COPYOUT, P_SOCKET_NETLINK_ROUTE), SIGSYS);
+    /* The daemon: no KVM, no namespaces, no netlink, nothing but stream
+     * sockets (its children are made by its spawner, unfiltered). */
+    ck_assert_int_eq(under_filter(SECCOMP_DAEMON, P_IOCTL_KVM_RUN), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_DAEMON, P_IOCTL_CREATE_VM), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_DAEMON, P_SETNS_PID), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_DAEMON, P_SOCKET_NETLINK_ROUTE), SIGSYS);
+    ck_assert_int_eq(under_filter(SECCOMP_DAEMON, P_RENAME_EXCHANGE), -ENOENT);
 }
 END_TEST
 
