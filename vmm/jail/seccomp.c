@@ -43,6 +43,8 @@ struct allow {
     unsigned long arg;
     struct sock_kind sockets[MAX_SOCKETS]; /* socket only: the kinds allowed */
     bool read_only;                    /* openat only: no OPEN_WRITE_FLAGS */
+    bool arg_has;                      /* with arg_is: the bits of arg set in argument arg_n (others free) */
+    int fail_errno;                    /* != 0: the call fails with it, never runs */
 };
 
 #define ONLY_AF_UNIX .arg_is = "AF_UNIX", .arg_n = 0, .arg = AF_UNIX
@@ -310,8 +312,9 @@ static const struct allow daemon_allow[] = {
     {.name = "mprotect", .why = "guard pages of thread stacks, malloc's per-thread arenas"},
     {.name = "brk", .why = "malloc's heap"},
     {.name = "madvise", .why = "the C library returns a finished thread's stack"},
-    {.name = "clone", .why = "a thread per client connection, background command, pause (older C libraries)"},
-    {.name = "clone3", .why = "... (a thread: the C library refuses a fork under CLONE_THREAD checks)"},
+    {.name = "clone", .why = "a thread per client connection, background command, pause; never a process",
+     .arg_is = "CLONE_THREAD", .arg_n = 0, .arg = CLONE_THREAD, .arg_has = true},
+    {.name = "clone3", .why = "its flags are out of a filter's sight: ENOSYS, and the C library's pthread_create falls back to clone", .fail_errno = ENOSYS},
     {.name = "set_robust_list", .why = "new threads"},
     {.name = "rseq", .why = "new threads (glibc registers restartable sequences)"},
     {.name = "exit", .why = "a connection's thread ends"},
@@ -502,6 +505,13 @@ static int add_rule(scmp_filter_ctx ctx, const struct allow *a)
     if (a->read_only)
         return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
                                 SCMP_A2(SCMP_CMP_MASKED_EQ, OPEN_WRITE_FLAGS, 0));
+    if (a->fail_errno)
+        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)a->fail_errno), nr, 0);
+    if (a->arg_is && a->arg_has) {
+        struct scmp_arg_cmp cmp = {.arg = a->arg_n, .op = SCMP_CMP_MASKED_EQ, .datum_a = a->arg,
+                                   .datum_b = a->arg};
+        return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &cmp);
+    }
     if (a->arg_is) {
         struct scmp_arg_cmp cmp = {.arg = a->arg_n, .op = SCMP_CMP_EQ, .datum_a = a->arg};
         return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, 1, &cmp);
@@ -610,7 +620,9 @@ static void describe(const struct allow *a, char *buf, size_t cap)
     if (a->read_only)
         add(buf, cap, &len, " [only read-only: no O_WRONLY, O_RDWR, O_CREAT, O_TRUNC]");
     if (a->arg_is)
-        add(buf, cap, &len, " [only %s]", a->arg_is);
+        add(buf, cap, &len, a->arg_has ? " [only with %s]" : " [only %s]", a->arg_is);
+    if (a->fail_errno)
+        add(buf, cap, &len, " [fails with %s]", strerrorname_np(a->fail_errno));
 }
 
 const struct seccomp_list *seccomp_lists(void)
