@@ -51,8 +51,9 @@ static void answer_credentials(struct run_ctx *r)
         snap_control_credentials_answer(r->control_fd, payload, (size_t)n);
 }
 
-/* Each request: pause, save, resume, answer.  The guest sees a pause of
- * however long the save takes (its kvm-clock runs on). */
+/* Each request: pause, save, resume (not after SNAPSHOT-STOP's save),
+ * answer.  The guest sees a pause of however long the save takes (its
+ * kvm-clock runs on). */
 static void *control_thread(void *arg)
 {
     struct run_ctx *r = arg;
@@ -75,6 +76,11 @@ static void *control_thread(void *arg)
             answer_credentials(r);
             continue;
         }
+        if (rc == SNAP_CONTROL_RESUME) {
+            vm_resume(r->vm);
+            snap_control_answer(r->control_fd, NULL);
+            continue;
+        }
         char err[384];
         struct snap_out o;
         const char *why = NULL;
@@ -82,7 +88,8 @@ static void *control_thread(void *arg)
             why = err;
         } else {
             e = session_snapshot_save(r->session, &o, err, sizeof(err));
-            vm_resume(r->vm);
+            if (e || rc != SNAP_CONTROL_SNAPSHOT_STOP)
+                vm_resume(r->vm); /* else it stays as saved until the daemon ends it */
             why = e ? err : NULL;
         }
         for (unsigned i = 0; i < n; i++)

@@ -60,40 +60,39 @@ int sandbox_pause(struct api_server *srv, struct sandbox *sb, char *err, size_t 
     char dir[PATH_MAX - 64], snap[PATH_MAX];
     state_folder(srv, sb, dir, sizeof(dir));
     snprintf(snap, sizeof(snap), "%s/vm-%u", dir, sb->vm_gen);
+    /* Its record first, naming the saved VM to come (a record whose VM
+     * is incomplete, its state file written last, is refused when read):
+     * a pause is reported only once a daemon started anew could resume it. */
+    struct vm_identity id;
+    vm_identity_files(sb->image, sb->cpus, &id);
+    json_t *was = sb->identity;
+    char was_snap[PATH_MAX];
+    snprintf(was_snap, sizeof(was_snap), "%s", sb->vm_snapshot);
+    sb->identity = vm_identity_json(&id);
+    snprintf(sb->vm_snapshot, sizeof(sb->vm_snapshot), "%s", snap);
+    sb->paused_ms = agent_wall_ms();
+    sb->pauses++;
+    char rec[PATH_MAX + 32];
+    snprintf(rec, sizeof(rec), "%s/%s", dir, SANDBOX_RECORD_FILE);
     int e = make_dirs(dir, 0700);
-    if (e) {
+    if (e)
         snprintf(err, cap, "cannot make %.300s: %s", dir, strerror(-e));
+    else if ((e = sandbox_record_write(sb, dir)))
+        snprintf(err, cap, "cannot write its record in %.300s: %s", dir, strerror(-e));
+    if (e)
         http = e == -ENOSPC || e == -EDQUOT ? 507 : 500;
+    else /* the VM stays paused once saved: it must not run ahead of it */
+        http = snapshot_save(sb, snap, true, err, cap);
+    if (http) {
+        unlink(rec);
+        json_decref(sb->identity);
+        sb->identity = was;
+        snprintf(sb->vm_snapshot, sizeof(sb->vm_snapshot), "%s", was_snap);
+        sb->pauses--;
     } else {
-        http = snapshot_save(sb, snap, err, cap);
-    }
-    /* Its record, before the VM goes: a pause is reported only once a
-     * daemon started anew could resume it. */
-    json_t *identity = NULL;
-    if (!http) {
-        struct vm_identity id;
-        vm_identity_files(sb->image, sb->cpus, &id);
-        identity = vm_identity_json(&id);
-        json_t *was = sb->identity;
-        char was_snap[PATH_MAX];
-        snprintf(was_snap, sizeof(was_snap), "%s", sb->vm_snapshot);
-        sb->identity = identity;
-        snprintf(sb->vm_snapshot, sizeof(sb->vm_snapshot), "%s", snap);
-        sb->paused_ms = agent_wall_ms();
-        sb->pauses++;
-        if ((e = sandbox_record_write(sb, dir))) {
-            snprintf(err, cap, "cannot write its record in %.300s: %s", dir, strerror(-e));
-            http = e == -ENOSPC || e == -EDQUOT ? 507 : 500;
-            snapshot_files(snap, true);
-            sb->identity = was;
-            snprintf(sb->vm_snapshot, sizeof(sb->vm_snapshot), "%s", was_snap);
-            sb->pauses--;
-            json_decref(identity);
-        } else {
-            json_decref(was);
-            if (was_snap[0]) /* the previous pause's, which that VM mapped */
-                snapshot_files(was_snap, true);
-        }
+        json_decref(was);
+        if (was_snap[0]) /* the previous pause's, which that VM mapped */
+            snapshot_files(was_snap, true);
     }
     if (http) {
         pthread_mutex_lock(&srv->reg.lock);

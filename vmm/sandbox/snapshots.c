@@ -51,7 +51,7 @@ uint64_t snapshot_files(const char *dir, bool remove)
 }
 
 
-int snapshot_save(struct sandbox *sb, const char *dir, char *err, size_t cap)
+int snapshot_save(struct sandbox *sb, const char *dir, bool stop, char *err, size_t cap)
 {
     int fds[2 + SANDBOX_DISKS];
     unsigned nfds = 0;
@@ -78,7 +78,7 @@ int snapshot_save(struct sandbox *sb, const char *dir, char *err, size_t cap)
     int e = 0;
     /* One request at a time on a sandbox's control socket. */
     pthread_mutex_lock(&sb->control_lock);
-    if (!status && (e = snap_control_request(sb->control_fd, fds, nfds))) {
+    if (!status && (e = snap_control_request(sb->control_fd, fds, nfds, stop))) {
         snprintf(err, cap, "cannot reach the sandbox's VM: %s", strerror(-e));
         status = 500;
     }
@@ -91,8 +91,8 @@ int snapshot_save(struct sandbox *sb, const char *dir, char *err, size_t cap)
         /* A full disk is the host's state, not the daemon's fault. */
         status = e == -EIO && (strstr(err, "No space left") || strstr(err, "quota")) ? 507 : 500;
     }
-    pthread_mutex_unlock(&sb->control_lock);
     /* What the VM wrote is on disk before anyone is told it is saved. */
+    bool saved = !status;
     for (unsigned i = 0; i < nfds; i++) {
         if (!status && fsync(fds[i]) < 0) {
             snprintf(err, cap, "cannot sync the snapshot in %.300s: %s", dir, strerror(errno));
@@ -100,6 +100,12 @@ int snapshot_save(struct sandbox *sb, const char *dir, char *err, size_t cap)
         }
         close(fds[i]);
     }
+    /* A VM left paused by a save that cannot be kept runs on. */
+    char why[SNAP_CONTROL_MSG_MAX];
+    if (saved && status && stop && snap_control_resume(sb->control_fd, SNAPSHOT_SAVE_MS, why,
+                                                        sizeof(why)))
+        fprintf(stderr, "airlock: sandbox %s could not be resumed after a failed pause\n", sb->id);
+    pthread_mutex_unlock(&sb->control_lock);
     if (status)
         snapshot_files(dir, true);
     return status;
@@ -140,7 +146,7 @@ int snapshots_take(struct snapshots *ss, struct sandbox *sb, json_t **out, char 
         status = 500;
     }
     if (!status)
-        status = snapshot_save(sb, rec.dir, err, cap);
+        status = snapshot_save(sb, rec.dir, false, err, cap);
     if (status) {
         pthread_mutex_lock(&ss->lock);
         slot->id[0] = '\0';

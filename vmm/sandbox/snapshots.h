@@ -55,10 +55,11 @@ void snapshots_delete_all(struct snapshots *ss);
 
 /* Saves sb's VM (running; the caller holds a reference) into dir, made
  * here and new: the VM pauses, writes its state, RAM and disk overlay,
- * and runs on; every file is synced before this returns.  0, or the HTTP
- * status to answer (507: the disk is full) with err saying why and
- * nothing left of dir. */
-int snapshot_save(struct sandbox *sb, const char *dir, char *err, size_t cap);
+ * and runs on (with stop: stays paused, to be ended); every file is
+ * synced before this returns.  0, or the HTTP status to answer (507: the
+ * disk is full) with err saying why, nothing left of dir, and the VM
+ * running. */
+int snapshot_save(struct sandbox *sb, const char *dir, bool stop, char *err, size_t cap);
 /* The bytes a snapshot folder takes on disk (holes not counted); with
  * remove, its files and the folder go too. */
 uint64_t snapshot_files(const char *dir, bool remove);

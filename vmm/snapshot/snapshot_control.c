@@ -11,9 +11,11 @@
 #include <stdlib.h>
 
 #define REQUEST "SNAPSHOT"
+#define STOP_REQUEST "SNAPSHOT-STOP"
 #define CRED_REQUEST "CREDENTIALS"
+#define RESUME_REQUEST "RESUME"
 
-int snap_control_request(int sock, const int *fds, unsigned nfds)
+int snap_control_request(int sock, const int *fds, unsigned nfds, bool stop)
 {
     if (!nfds || nfds > SNAP_CONTROL_MAX_FDS)
         return -EINVAL;
@@ -22,7 +24,8 @@ int snap_control_request(int sock, const int *fds, unsigned nfds)
         struct cmsghdr align;
     } u;
     memset(&u, 0, sizeof(u));
-    struct iovec iov = {.iov_base = REQUEST, .iov_len = sizeof(REQUEST) - 1};
+    struct iovec iov = {.iov_base = stop ? STOP_REQUEST : REQUEST,
+                        .iov_len = stop ? sizeof(STOP_REQUEST) - 1 : sizeof(REQUEST) - 1};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
                         .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
     struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
@@ -89,15 +92,28 @@ int snap_control_next(int sock, int *fds, unsigned *nfds)
     if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(CRED_REQUEST) - 1 &&
         !memcmp(data, CRED_REQUEST, sizeof(CRED_REQUEST) - 1) && *nfds == 0)
         return SNAP_CONTROL_CREDENTIALS;
-    bool ok = !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(REQUEST) - 1 &&
-              !memcmp(data, REQUEST, sizeof(REQUEST) - 1) && *nfds >= 2;
+    if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(RESUME_REQUEST) - 1 &&
+        !memcmp(data, RESUME_REQUEST, sizeof(RESUME_REQUEST) - 1) && *nfds == 0)
+        return SNAP_CONTROL_RESUME;
+    bool stop = n == sizeof(STOP_REQUEST) - 1 && !memcmp(data, STOP_REQUEST, n);
+    bool ok = !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && *nfds >= 2 &&
+              (stop || (n == sizeof(REQUEST) - 1 && !memcmp(data, REQUEST, sizeof(REQUEST) - 1)));
     if (!ok) {
         for (unsigned i = 0; i < *nfds; i++)
             close(fds[i]);
         *nfds = 0;
         return -EPROTO;
     }
-    return SNAP_CONTROL_SNAPSHOT;
+    return stop ? SNAP_CONTROL_SNAPSHOT_STOP : SNAP_CONTROL_SNAPSHOT;
+}
+
+int snap_control_resume(int sock, unsigned timeout_ms, char *msg, size_t cap)
+{
+    ssize_t n;
+    while ((n = send(sock, RESUME_REQUEST, sizeof(RESUME_REQUEST) - 1, MSG_NOSIGNAL)) < 0 &&
+           errno == EINTR)
+        ;
+    return n < 0 ? -errno : snap_control_answer_wait(sock, timeout_ms, msg, cap);
 }
 
 ssize_t snap_control_credentials(int sock, unsigned timeout_ms, unsigned char *buf, size_t cap,

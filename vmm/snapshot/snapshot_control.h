@@ -12,10 +12,15 @@
  * as SCM_RIGHTS (state, memory, then one overlay per copy-on-write disk,
  * in disk order: the jailed VM may open no file itself); the VM pauses,
  * writes them as `airlock snapshot` would, resumes, and answers "OK" or
- * "ERR <reason>".  One request at a time. */
+ * "ERR <reason>".  "SNAPSHOT-STOP" is the same but the VM stays paused
+ * once it saved itself (a sandbox's pause: the process is ended next, and
+ * a guest that ran on would be ahead of what was saved, its output already
+ * with the daemon); a save that failed resumes it all the same.  One
+ * request at a time. */
 #ifndef AIRLOCK_SNAPSHOT_SNAPSHOT_CONTROL_H
 #define AIRLOCK_SNAPSHOT_SNAPSHOT_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -24,8 +29,9 @@
 #define SNAP_CONTROL_MAX_FDS (2 + SNAP_MAX_DISKS)
 #define SNAP_CONTROL_MSG_MAX 512
 
-/* The daemon: asks for a snapshot into fds[0..nfds).  0 or -errno. */
-int snap_control_request(int sock, const int *fds, unsigned nfds);
+/* The daemon: asks for a snapshot into fds[0..nfds) (stop: and the VM
+ * to stay paused after it).  0 or -errno. */
+int snap_control_request(int sock, const int *fds, unsigned nfds, bool stop);
 /* ... and waits at most timeout_ms for the answer: 0 for OK; -EIO with
  * the VM's reason in msg; -ETIMEDOUT; -ECONNRESET when the VM is gone. */
 int snap_control_answer_wait(int sock, unsigned timeout_ms, char *msg, size_t cap);
@@ -35,8 +41,15 @@ int snap_control_answer_wait(int sock, unsigned timeout_ms, char *msg, size_t ca
  * its end; -EPROTO for anything that is not a request (its fds closed
  * here). */
 int snap_control_next(int sock, int *fds, unsigned *nfds);
-#define SNAP_CONTROL_SNAPSHOT    1
-#define SNAP_CONTROL_CREDENTIALS 2
+#define SNAP_CONTROL_SNAPSHOT      1
+#define SNAP_CONTROL_CREDENTIALS   2
+#define SNAP_CONTROL_SNAPSHOT_STOP 3
+#define SNAP_CONTROL_RESUME        4
+
+/* The daemon: "RESUME" (no fds), for a VM that SNAPSHOT-STOP left paused
+ * when what it saved cannot be kept; the answer as
+ * snap_control_answer_wait's. */
+int snap_control_resume(int sock, unsigned timeout_ms, char *msg, size_t cap);
 
 /* The largest credentials answer ("OK" and a CREDENTIALS payload). */
 /* 8 secrets of NAME=placeholder (vmm/egress/secret.h: 128 + 1 + 4000 bytes
