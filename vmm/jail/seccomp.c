@@ -297,10 +297,10 @@ static const struct allow snapshot_allow[] = {
 /* `airlock serve`, every thread of it, from the moment it has started
  * (vmm/jail/daemon_lock.h): read off `strace -f` of the daemon through
  * tests/sandbox/api-tests and the lab's linux-sandbox, linux-pause,
- * linux-volumes, linux-e2b and linux-ports.  What it no longer does
- * itself: fork or exec (its spawner does, vmm/util/spawner.h), bind the
- * API's listeners, open /dev/kvm, mount, ptrace, change ids or load
- * anything.  Its work is HTTP on sockets, files in its state, cache and run
+ * linux-volumes and linux-ports, then run with the filter on by those and
+ * linux-e2b.  What it no longer does itself: fork or exec (its spawner
+ * does, vmm/util/spawner.h), bind the API's listeners, open /dev/kvm,
+ * mount, ptrace, change ids or load anything.  Its work is HTTP on sockets, files in its state, cache and run
  * folders, Unix sockets to its VMs' agents, and /proc figures. */
 static const struct allow daemon_allow[] = {
     RESTART,
