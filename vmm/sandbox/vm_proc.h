@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Starts the launcher thread every VM process is forked from.  The VM
+/* Starts the launcher thread every VM process is forked from, where no
+ * spawner runs (vmm/util/spawner.h: `airlock serve` has one, and its VM
+ * processes are forked there instead, outside the daemon's filter).  The VM
  * processes get SIGKILL when the thread that forked them ends
  * (PR_SET_PDEATHSIG follows the forking thread, not the process), so
  * they are forked by this one thread, which lives as long as the daemon,
@@ -28,8 +30,8 @@ int vm_proc_launcher_start(void);
 /* Forks and execs /proc/self/exe with argv (argv[0] "airlock"), stdin and
  * stdout on /dev/null, stderr into log_fd, control_fd (unless -1) as
  * VM_PROC_CONTROL_FD, extra[0, nextra) from VM_PROC_EXTRA_FD on, in its
- * own process group, with SIGKILL when the daemon dies.  The pid, or
- * -errno. */
+ * own process group, with SIGKILL when the daemon dies; by the spawner
+ * when one runs, still as our child.  The pid, or -errno. */
 pid_t vm_proc_spawn(char *const argv[], int log_fd, int control_fd, const int *extra,
                     unsigned nextra);
 
