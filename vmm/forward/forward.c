@@ -467,10 +467,16 @@ static struct conn *accept_on(struct forwarder *f, struct port *p)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
+    /* glibc carves each thread's static TLS (about 200 KiB in this
+     * binary) out of this size: 512 KiB leaves the thread a stack of its
+     * own however that grows, and is only address space until touched. */
+    pthread_attr_setstacksize(&attr, 512 * 1024);
     pthread_t t;
-    if (pthread_create(&t, &attr, conn_main, c)) {
-        audit_conn(f, c, "refused", "no thread for it", 0, 0, 0);
+    int e = pthread_create(&t, &attr, conn_main, c);
+    if (e) {
+        char why[96];
+        snprintf(why, sizeof(why), "no thread for it: %s", strerror(e));
+        audit_conn(f, c, "refused", why, 0, 0, 0);
         p->conns = c->next;
         p->info.conns--;
         f->nconns--;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmm/agent_client/agent_conn.h"
@@ -44,7 +45,18 @@ const char *api_create_resume_flag(const char *flag)
     return NULL;
 }
 
-struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, json_t *o)
+/* A create's large parts (secrets, host folders, ports: tens of KiB), on
+ * the heap: as thread-local statics they made every thread's static TLS
+ * so large that the forwarder's 256 KiB connection threads could no
+ * longer be made (pthread_create: EINVAL). */
+struct create_parts {
+    struct create_secrets secrets;
+    struct create_mounts mounts;
+    struct forward_spec ports[API_PORTS_MAX];
+};
+
+static struct sandbox *create_with(struct api_server *srv, struct api_conn *c, json_t *o,
+                                   struct create_parts *parts)
 {
     struct fields f = {c, o, false};
     only_known(&f, create_fields);
@@ -63,18 +75,18 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
     if (!f.failed && on_timeout && strcmp(on_timeout, "kill") && strcmp(on_timeout, "pause"))
         field_error(&f, "on_timeout", "on_timeout '%.32s': want \"kill\" or \"pause\"",
                     on_timeout);
-    static __thread struct create_secrets secrets;
-    create_secrets_parse(&f, &secrets);
-    if (!f.failed && ca_file && !secrets.n)
+    struct create_secrets *secrets = &parts->secrets;
+    create_secrets_parse(&f, secrets);
+    if (!f.failed && ca_file && !secrets->n)
         field_error(&f, "ca_file", "%s", "ca_file is for the hosts of secrets");
-    static __thread struct create_mounts mounts;
+    struct create_mounts *mounts = &parts->mounts;
     /* a token is what TCP's listener asks (cmd_serve.c) */
     struct mount_policy policy = {&srv->mount_roots, c->token != NULL};
-    create_mounts_parse(&f, &mounts, &policy);
-    static __thread struct forward_spec ports[API_PORTS_MAX];
+    create_mounts_parse(&f, mounts, &policy);
+    struct forward_spec *ports = parts->ports;
     unsigned nports;
     api_ports_parse(&f, ports, &nports);
-    if (!f.failed && snap_id && mounts.n)
+    if (!f.failed && snap_id && mounts->n)
         field_error(&f, "mounts", "%s", "mounts are fixed by the snapshot (its VM's disks)");
     const char *limits[2 * VM_LIMITS + 1];
     char limit_val[VM_LIMITS][24];
@@ -116,7 +128,7 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
     if (!f.failed && image_ref_resolve(image, &ref, image_err, sizeof(image_err)))
         field_error(&f, "image", "%s", image_err);
     if (f.failed) {
-        create_secrets_close(&secrets);
+        create_secrets_close(secrets);
         return NULL;
     }
     int64_t t0 = agent_mono_ms();
@@ -127,7 +139,7 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
      * VM's own flags); else a cold boot. */
     int k = snap_id ? -1 : pool_match(&srv->pool, image, (unsigned)mem, (unsigned)cpus);
     bool plain = !append && !json_array_size(allow) && !json_array_size(allow_ip) && !nlimits &&
-                 !secrets.n && !mounts.n;
+                 !secrets->n && !mounts->n;
     struct sandbox *sb = k >= 0 && plain ? pool_take(&srv->pool, k) : NULL;
     int why = 0;
     if (sb) {
@@ -142,26 +154,26 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
                   why == -ENOSPC ? "the daemon runs as many sandboxes as --max-sandboxes allows"
                   : why == -ENOMEM ? "this sandbox's memory would pass the daemon's --max-mem"
                                    : "cannot make a sandbox id");
-        create_secrets_close(&secrets);
+        create_secrets_close(secrets);
         image_ref_release(&ref);
         return NULL;
     }
     /* Its volumes, held under its id before its VM starts. */
     json_t *volumes = NULL;
     char vol_err[900], vol_field[40];
-    int vol_http = create_volumes_hold(&srv->volumes, sb->id, &mounts, &volumes, vol_err,
+    int vol_http = create_volumes_hold(&srv->volumes, sb->id, mounts, &volumes, vol_err,
                                        sizeof(vol_err), vol_field, sizeof(vol_field));
     if (vol_http) {
         api_error(c, vol_http, vol_field, "%s", vol_err);
-        create_secrets_close(&secrets);
+        create_secrets_close(secrets);
         image_ref_release(&ref);
         registry_retire(&srv->reg, sb);
         registry_put(&srv->reg, sb);
         return NULL;
     }
     sb->volumes = volumes;
-    for (unsigned i = 0; i < mounts.n; i++)
-        sb->volume_rw = sb->volume_rw || (mounts.volume[i] && mounts.rw[i]);
+    for (unsigned i = 0; i < mounts->n; i++)
+        sb->volume_rw = sb->volume_rw || (mounts->volume[i] && mounts->rw[i]);
     sb->cpus = (unsigned)cpus;
     sb->lease_s = (unsigned)lease;
     sb->pause_on_timeout = on_timeout && !strcmp(on_timeout, "pause");
@@ -174,10 +186,10 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
     /* A restored VM gets its flags again, but not these: a secret's value
      * is never kept (nor written to the state folder), and a host folder's
      * disk is the VM's own, not in a snapshot. */
-    sb->no_pause = secrets.n ? "it has secrets, whose values the daemon does not keep"
+    sb->no_pause = secrets->n ? "it has secrets, whose values the daemon does not keep"
                    : volumes ? "it has named volumes mounted (a volume's disk is its own, "
                                "not in a snapshot)"
-                   : mounts.n ? "it has host folders mounted (mounts)" : NULL;
+                   : mounts->n ? "it has host folders mounted (mounts)" : NULL;
     sb->max_lifetime_s = (unsigned)life;
     image_defaults_apply(sb, ref.rec, env);
     image_ref_release(&ref);
@@ -187,12 +199,12 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
         snprintf(sb->image, sizeof(sb->image), "%s", image);
         char pool_snap[PATH_MAX];
         struct sandbox_boot_req b = {.append = append, .allow = allow, .allow_ip = allow_ip,
-                                     .limits = limits, .secrets = &secrets, .ca_file = ca_file,
-                                     .mounts = &mounts};
+                                     .limits = limits, .secrets = secrets, .ca_file = ca_file,
+                                     .mounts = mounts};
         if (snap_id) {
             b.from_snapshot = snap.dir;
             snprintf(sb->snapshot, sizeof(sb->snapshot), "%s", snap.id);
-        } else if (k >= 0 && !append && !shaped && !mounts.n && /* disks: cold only */
+        } else if (k >= 0 && !append && !shaped && !mounts->n && /* disks: cold only */
                    pool_snapshot(&srv->pool, k, pool_snap, sizeof(pool_snap))) {
             b.from_snapshot = pool_snap;
         }
@@ -200,7 +212,7 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
         char err[600];
         const char *field;
         int http = sandbox_boot(srv->run_dir, sb, &b, err, sizeof(err), &field);
-        create_secrets_close(&secrets); /* the VM has them, or never will */
+        create_secrets_close(secrets); /* the VM has them, or never will */
         if (http) {
             api_error(c, http, field, "%s", err);
             if (sb->volumes)
@@ -233,3 +245,14 @@ struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, j
     return sb;
 }
 
+struct sandbox *api_create_sandbox(struct api_server *srv, struct api_conn *c, json_t *o)
+{
+    struct create_parts *parts = calloc(1, sizeof(*parts));
+    if (!parts) {
+        api_error(c, 500, NULL, "out of memory");
+        return NULL;
+    }
+    struct sandbox *sb = create_with(srv, c, o, parts);
+    free(parts);
+    return sb;
+}

@@ -31,7 +31,8 @@ static void remove_dir(const struct sandbox *sb)
 
 /* The one-line reason a VM process gave on stderr ("airlock: ..."), and
  * the create field it is about (the flag it names). */
-static void vm_reason(const struct sandbox *sb, char *msg, size_t cap, const char **field)
+static void vm_reason(const struct sandbox *sb, off_t from, char *msg, size_t cap,
+                      const char **field)
 {
     char p[PATH_MAX + 16];
     snprintf(p, sizeof(p), "%s/vm.log", sb->dir);
@@ -40,6 +41,11 @@ static void vm_reason(const struct sandbox *sb, char *msg, size_t cap, const cha
     FILE *f = fopen(p, "re");
     if (!f)
         return;
+    /* This VM's lines only: a resumed sandbox's log holds its earlier VMs'. */
+    if (fseeko(f, from, SEEK_SET)) {
+        fclose(f);
+        return;
+    }
     char line[1024];
     while (fgets(line, sizeof(line), f)) {
         if (strncmp(line, "airlock: ", 9))
@@ -179,6 +185,11 @@ int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_b
     snprintf(audit, sizeof(audit), "%s/%s", sb->dir, SANDBOX_AUDIT_FILE);
     int log_fd = -1, status = 0, e = 0, control[2] = {-1, -1}, egress[2] = {-1, -1};
     pid_t pid = -1;
+    off_t log_start = 0;
+    /* A VM killed outright left its socket behind, which the next one
+     * could not bind. */
+    if (b->resume && sl < (int)sizeof(sb->sock))
+        unlink(sb->sock);
     if (dl >= (int)sizeof(sb->dir) || sl >= (int)sizeof(sb->sock) ||
         (!b->resume && mkdir(sb->dir, 0700) < 0) ||
         (log_fd = open(log, O_WRONLY | O_CREAT | O_CLOEXEC | (b->resume ? O_APPEND : O_TRUNC),
@@ -186,6 +197,8 @@ int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_b
         (!b->resume && (e = sandbox_audit_open(sb))))
         snprintf(err, cap, "cannot make the sandbox's folder %.400s: %s", sb->dir,
                  strerror(e ? -e : errno));
+    else if ((log_start = lseek(log_fd, 0, SEEK_END)) < 0)
+        snprintf(err, cap, "cannot read the sandbox's log: %s", strerror(errno));
     else if (vm_argv(sb, b, audit, argv, sizeof(argv) / sizeof(argv[0]), num) < 0)
         snprintf(err, cap, "too many allow rules");
     else if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) < 0 ||
@@ -217,7 +230,7 @@ int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_b
     int http = *field ? 400 : 500;
     if (rc == -ECHILD && WIFEXITED(status) && WEXITSTATUS(status) == EXIT_AIRLOCK_ERROR) {
         char reason[512];
-        vm_reason(sb, reason, sizeof(reason), field);
+        vm_reason(sb, log_start, reason, sizeof(reason), field);
         if (reason[0]) { /* the VM refused what it was given: the client's input */
             snprintf(err, cap, "%s", reason);
             http = *field ? 400 : 500;
