@@ -339,6 +339,7 @@ static const struct allow daemon_allow[] = {
     {.name = "sendto", .why = "responses, requests to agents and to VM processes (MSG_NOSIGNAL)"},
     {.name = "recvfrom", .why = "requests, the agents' and VM processes' answers, the spawner's"},
     {.name = "sendmsg", .why = "a spawn request with the child's fds; a pause's files to its VM process (SCM_RIGHTS)"},
+    {.name = "recvmsg", .why = "a sandbox's egress broker's answer to a new allowlist (PATCH; vmm/egress/egress_rules.c): linux-egress-live, not traced, found it"},
     {.name = "poll", .why = "the listeners, a client and its agent at once, port relays"},
     {.name = "eventfd2", .why = "a published port's forwarder's wake-up"},
     {.name = "splice", .why = "a command's output from the agent's socket to the client"},
