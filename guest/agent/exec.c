@@ -527,6 +527,18 @@ static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
     return 0;
 }
 
+/* What a run holds once its command is reaped: its fds and replay. */
+static void run_release(struct run *r)
+{
+    close_fd(&r->keep_fd);
+    keep_ring_free(&r->ring);
+    close_fd(&r->pidfd);
+    close_fd(&r->in);
+    close_fd(&r->out);
+    close_fd(&r->err);
+    close_fd(&r->pty);
+}
+
 /* EXIT, once the command ended and its output was sent. */
 static int send_exit(struct aconn *c, struct run *r)
 {
@@ -608,12 +620,7 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m)
         ((rc = keep_ring_init(&r.ring)) || (rc = r.keep_fd = keep_listen(r.pid)) < 0)) {
         kill(-r.pid, SIGKILL);
         waitpid(r.pid, NULL, 0);
-        keep_ring_free(&r.ring);
-        close_fd(&r.pidfd);
-        close_fd(&r.in);
-        close_fd(&r.out);
-        close_fd(&r.err);
-        close_fd(&r.pty);
+        run_release(&r);
         return aconn_send_error(c, -rc, AGENT_OP_SPAWN);
     }
     uint8_t started[AGENT_STARTED_SIZE] = {r.pid, r.pid >> 8, r.pid >> 16, r.pid >> 24};
@@ -633,13 +640,7 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m)
         kill(-r.pid, SIGKILL);
         waitpid(r.pid, &r.status, 0);
     }
-    close_fd(&r.keep_fd);
-    keep_ring_free(&r.ring);
-    close_fd(&r.pidfd);
-    close_fd(&r.in);
-    close_fd(&r.out);
-    close_fd(&r.err);
-    close_fd(&r.pty);
+    run_release(&r);
     /* Stdin the command never took, half a frame of it still unread: the
      * stream cannot go on from the middle of a frame, so the connection
      * ends after EXIT (airlock opens one per request anyway). */

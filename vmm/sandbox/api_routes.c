@@ -175,15 +175,22 @@ static bool method_is(struct api_conn *c, const char *m)
 
 /* ---- snapshots ---- */
 
-static void take_snapshot(struct api_server *srv, struct api_conn *c, struct sandbox *sb)
+/* A request that takes no fields: its body is {} or none; else the
+ * answer (400 naming the field) is given and false. */
+static bool no_fields(struct api_conn *c)
 {
-    json_t *o = body_object(c); /* nothing to give yet: {} */
+    json_t *o = body_object(c);
     if (!o)
-        return;
+        return false;
     struct fields f = {c, o, false};
     only_known(&f, (const char *const[]){NULL});
     json_decref(o);
-    if (f.failed)
+    return !f.failed;
+}
+
+static void take_snapshot(struct api_server *srv, struct api_conn *c, struct sandbox *sb)
+{
+    if (!no_fields(c)) /* nothing to give yet */
         return;
     json_t *out = NULL;
     char err[600];
@@ -226,13 +233,7 @@ static void pause_or_resume(struct api_server *srv, struct api_conn *c, struct s
 {
     if (!method_is(c, "POST"))
         return api_method_not_allowed(c, "POST");
-    json_t *o = body_object(c); /* nothing to give: {} or none */
-    if (!o)
-        return;
-    struct fields f = {c, o, false};
-    only_known(&f, (const char *const[]){NULL});
-    json_decref(o);
-    if (f.failed)
+    if (!no_fields(c))
         return;
     char err[600];
     int http = pause ? sandbox_pause(srv, sb, err, sizeof(err))
