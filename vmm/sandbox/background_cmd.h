@@ -71,6 +71,9 @@ struct bg_cmd *bg_cmd_new(struct bg_table *t, struct registry *reg, struct sandb
                           size_t buffer, uint64_t max_output);
 /* Under t->lock: a record that was never listed goes, its fds closed. */
 void bg_cmd_discard(struct bg_cmd *cmd);
+/* cmd's stdin a pipe that bg_write_stdin writes (stdin_w, non-blocking)
+ * and the runner reads (in_fd): 0 or -errno. */
+int bg_stdin_pipe(struct bg_cmd *cmd);
 /* cmd->req's host-side hooks (its pid, its re-attach) and AGENT_EXEC_F_KEEP. */
 void bg_req_hooks(struct bg_cmd *cmd);
 /* Under t->lock, with a free slot and cmd's id and info set: lists cmd

@@ -51,15 +51,9 @@ json_t *bg_save(struct registry *reg, struct sandbox *sb)
  * pipe: 0 or -errno. */
 static int open_pipes(struct bg_cmd *cmd, bool stdin_open)
 {
-    int p[2];
-    if (stdin_open) {
-        if (pipe2(p, O_CLOEXEC) < 0)
-            return -errno;
-        cmd->in_fd = p[0];
-        cmd->stdin_w = p[1];
-        if (fcntl(p[1], F_SETFL, O_NONBLOCK) < 0)
-            return -errno;
-    }
+    int p[2], e = stdin_open ? bg_stdin_pipe(cmd) : 0;
+    if (e)
+        return e;
     if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
         return -errno;
     cmd->sig_r = p[0];
