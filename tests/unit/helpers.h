@@ -180,6 +180,7 @@ Suite *exec_stream_suite(void);
 Suite *watch_stream_suite(void);
 Suite *prom_text_suite(void);
 Suite *events_suite(void);
+Suite *record_keeps_suite(void);
 Suite *spawner_suite(void);
 Suite *egress_policy_suite(void);
 Suite *surface_suite(void);

@@ -304,7 +304,7 @@ int main(void)
         run_copy_suite, run_copy_tree_suite,
         vsock_suite,
         http_request_suite, http_server_request_suite, http_response_suite, http_chunked_suite, multipart_suite,
-        scrub_suite, base64_suite, e2b_wire_suite, api_pty_suite, exec_output_suite, exec_stream_suite, watch_stream_suite, prom_text_suite, events_suite, spawner_suite, credential_suite, credential_proxy_suite, layer_apply_suite, rootfs_disk_suite, image_source_suite,
+        scrub_suite, base64_suite, e2b_wire_suite, api_pty_suite, exec_output_suite, exec_stream_suite, watch_stream_suite, prom_text_suite, events_suite, record_keeps_suite, spawner_suite, credential_suite, credential_proxy_suite, layer_apply_suite, rootfs_disk_suite, image_source_suite,
         image_user_suite,
         dir_disk_suite,
         egress_policy_suite,

@@ -460,6 +460,11 @@ void api_supervise(struct api_server *srv)
         char id[SANDBOX_ID_HEX + 1];
         memcpy(id, sb->id, sizeof(id));
         pthread_mutex_unlock(&srv->reg.lock);
+        /* Its lease ran out all the same: said first, and before the
+         * pause's own event, which comes from the pausing thread. */
+        if (pause)
+            events_emit(EVENT_LEASE_EXPIRED, id,
+                        json_pack("{s:s,s:s}", "reason", "idle", "on_timeout", "pause"));
         if (pause)
             sandbox_pause_async(srv, sb); /* takes the reference */
         if (due)
@@ -506,6 +511,11 @@ void api_stop_all(struct api_server *srv)
         struct sandbox *sb = &srv->reg.slots[i];
         if (sb->state != SB_PAUSED)
             continue;
+        int e = sandbox_pause_rewrite(srv, sb);
+        if (e)
+            fprintf(stderr, "airlock: paused sandbox %s: its record could not be written again "
+                    "(%s): the next daemon gets its ports and commands as they were when it "
+                    "paused\n", sb->id, strerror(-e));
         sandbox_forward_audit(srv, sb);
         sandbox_teardown(sb);
     }

@@ -19,7 +19,7 @@
 #include "vmm/util/mono_deadline.h"
 
 
-static struct bg_table *table_of(struct registry *reg, struct sandbox *sb, bool make)
+struct bg_table *bg_table_of(struct registry *reg, struct sandbox *sb, bool make)
 {
     pthread_mutex_lock(&reg->lock);
     if (!sb->bg && make) {
@@ -157,10 +157,15 @@ static void *exec_thread(void *arg)
     struct exec_job *j = arg;
     struct bg_cmd *cmd = j->cmd;
     pthread_mutex_lock(&cmd->reg->lock);
-    unsigned gen = cmd->sb->vm_gen;
+    unsigned gen = cmd->restored ? cmd->gen : cmd->sb->vm_gen;
     pthread_mutex_unlock(&cmd->reg->lock);
-    j->rc = agent_exec_signals(cmd->agent, &cmd->req, j->out_w, j->err_w, cmd->in_fd, cmd->sig_r,
-                               cmd->max_output, &j->res);
+    if (cmd->restored) { /* a daemon before us started it: only ATTACH is left */
+        j->res = cmd->res0;
+        j->rc = -ECONNRESET;
+    } else {
+        j->rc = agent_exec_signals(cmd->agent, &cmd->req, j->out_w, j->err_w, cmd->in_fd,
+                                   cmd->sig_r, cmd->max_output, &j->res);
+    }
     /* Its VM was paused: the command waits in the guest (it ran with
      * AGENT_EXEC_F_KEEP), and goes on once the sandbox resumed. */
     while (j->rc < 0 && j->res.started && resumed(cmd, &gen)) {
@@ -279,6 +284,14 @@ static char *own(struct bg_cmd *cmd, const char *s)
     return d;
 }
 
+void bg_req_hooks(struct bg_cmd *cmd)
+{
+    cmd->req.on_started = on_started;
+    cmd->req.on_started_arg = cmd;
+    cmd->req.on_attached = on_attached;
+    cmd->req.flags |= AGENT_EXEC_F_KEEP; /* it outlives a pause (resumed above) */
+}
+
 /* The request's strings and arrays, copied into cmd. */
 static int copy_req(struct bg_cmd *cmd, const struct agent_exec_req *req)
 {
@@ -297,10 +310,7 @@ static int copy_req(struct bg_cmd *cmd, const struct agent_exec_req *req)
         if (!(envp[i] = own(cmd, req->envp[i])))
             return -ENOMEM;
     cmd->req.cwd = req->cwd ? own(cmd, req->cwd) : NULL;
-    cmd->req.on_started = on_started;
-    cmd->req.on_started_arg = cmd;
-    cmd->req.on_attached = on_attached;
-    cmd->req.flags |= AGENT_EXEC_F_KEEP; /* it outlives a pause (resumed above) */
+    bg_req_hooks(cmd);
     return req->cwd && !cmd->req.cwd ? -ENOMEM : 0;
 }
 
@@ -320,15 +330,8 @@ static int make_room(struct bg_table *t, size_t cap)
     return t->buffered + cap > BG_BUFFER_BUDGET ? -ENOMEM : 0;
 }
 
-/* Its stdin: a pipe we keep writing to, or the given bytes, or none. */
-static int open_stdin(struct bg_cmd *cmd, const struct bg_spec *spec)
+int bg_stdin_pipe(struct bg_cmd *cmd)
 {
-    if (!spec->stdin_open) { /* the given bytes, then EOF (with stdin_open the caller
-                              * writes them through bg_write_stdin) */
-        int fd = exec_input_fd(spec->in);
-        cmd->in_fd = fd < 0 ? -1 : fd;
-        return fd < -1 ? fd : 0;
-    }
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return -errno;
@@ -339,22 +342,83 @@ static int open_stdin(struct bg_cmd *cmd, const struct bg_spec *spec)
     return 0;
 }
 
-int bg_start(struct registry *reg, struct sandbox *sb, const struct bg_spec *spec,
-             char id[BG_ID_MAX])
+/* Its stdin: a pipe we keep writing to, or the given bytes, or none. */
+static int open_stdin(struct bg_cmd *cmd, const struct bg_spec *spec)
 {
-    struct bg_table *t = table_of(reg, sb, true);
-    if (!t)
-        return -ENOMEM;
+    if (!spec->stdin_open) { /* the given bytes, then EOF (with stdin_open the caller
+                              * writes them through bg_write_stdin) */
+        int fd = exec_input_fd(spec->in);
+        cmd->in_fd = fd < 0 ? -1 : fd;
+        return fd < -1 ? fd : 0;
+    }
+    return bg_stdin_pipe(cmd);
+}
+
+struct bg_cmd *bg_cmd_new(struct bg_table *t, struct registry *reg, struct sandbox *sb,
+                          size_t buffer, uint64_t max_output)
+{
     struct bg_cmd *cmd = calloc(1, sizeof(*cmd));
     if (!cmd)
-        return -ENOMEM;
+        return NULL;
     cmd->t = t;
     cmd->agent = cmd->in_fd = cmd->sig_r = cmd->sig_w = cmd->stdin_w = -1;
-    cmd->cap = spec->buffer;
-    cmd->max_output = spec->max_output;
+    cmd->cap = buffer;
+    cmd->max_output = max_output;
     cmd->reg = reg;
     cmd->sb = sb;
     pthread_mutex_init(&cmd->stdin_lock, NULL);
+    return cmd;
+}
+
+void bg_cmd_discard(struct bg_cmd *cmd)
+{
+    if (cmd->agent >= 0)
+        close(cmd->agent);
+    if (cmd->in_fd >= 0)
+        close(cmd->in_fd);
+    if (cmd->sig_r >= 0)
+        close(cmd->sig_r);
+    cmd_free(cmd);
+}
+
+bool bg_launch(struct bg_cmd *cmd, bool run)
+{
+    struct bg_table *t = cmd->t;
+    unsigned slot = 0;
+    while (t->cmds[slot])
+        slot++;
+    t->cmds[slot] = cmd;
+    cmd->listed = true;
+    cmd->refs = run ? 2 : 1; /* the listing, and the runner */
+    if (!run)
+        return true;
+    registry_ref(cmd->reg, cmd->sb);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_t th;
+    int rc = -pthread_create(&th, &at, runner, cmd);
+    pthread_attr_destroy(&at);
+    if (rc) { /* no runner: the record ends here, as if the agent was lost */
+        cmd->done = true;
+        cmd->exit = exec_exit_record(rc, &(struct agent_exec_result){0}, 0);
+        if (cmd->agent >= 0)
+            close(cmd->agent);
+        if (cmd->in_fd >= 0)
+            close(cmd->in_fd);
+        close(cmd->sig_r);
+        cmd->refs--;
+    }
+    return !rc;
+}
+
+int bg_start(struct registry *reg, struct sandbox *sb, const struct bg_spec *spec,
+             char id[BG_ID_MAX])
+{
+    struct bg_table *t = bg_table_of(reg, sb, true);
+    struct bg_cmd *cmd = t ? bg_cmd_new(t, reg, sb, spec->buffer, spec->max_output) : NULL;
+    if (!cmd)
+        return -ENOMEM;
     int sig[2] = {-1, -1};
     int rc = copy_req(cmd, spec->req);
     if (!rc)
@@ -370,13 +434,7 @@ int bg_start(struct registry *reg, struct sandbox *sb, const struct bg_spec *spe
     if (!rc)
         rc = make_room(t, 0);
     if (rc) {
-        if (cmd->agent >= 0)
-            close(cmd->agent);
-        if (cmd->in_fd >= 0)
-            close(cmd->in_fd);
-        if (cmd->sig_r >= 0)
-            close(cmd->sig_r);
-        cmd_free(cmd);
+        bg_cmd_discard(cmd);
         pthread_mutex_unlock(&t->lock);
         return rc;
     }
@@ -385,125 +443,16 @@ int bg_start(struct registry *reg, struct sandbox *sb, const struct bg_spec *spe
     json_object_set_new(cmd->info, "id", json_string(cmd->id));
     json_object_set_new(cmd->info, "started_ms", json_integer((json_int_t)agent_wall_ms()));
     cmd->t0 = agent_mono_ms();
-    unsigned slot = 0;
-    while (t->cmds[slot])
-        slot++;
-    t->cmds[slot] = cmd;
-    cmd->listed = true;
-    cmd->refs = 2; /* the listing and the runner */
-    registry_ref(reg, sb);
     sandbox_audit_exec(sb, &cmd->req);
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_t th;
-    rc = -pthread_create(&th, &at, runner, cmd);
-    pthread_attr_destroy(&at);
-    if (rc) { /* no runner: the record ends here, as if the agent was lost */
-        cmd->done = true;
-        cmd->exit = exec_exit_record(rc, &(struct agent_exec_result){0}, 0);
-        close(cmd->agent);
-        if (cmd->in_fd >= 0)
-            close(cmd->in_fd);
-        close(cmd->sig_r);
-        cmd->refs--;
-        pthread_mutex_unlock(&t->lock);
-        registry_put(reg, sb);
-    } else {
-        pthread_mutex_unlock(&t->lock);
-    }
+    bool runs = bg_launch(cmd, true);
     snprintf(id, BG_ID_MAX, "%s", cmd->id);
+    pthread_mutex_unlock(&t->lock);
+    if (!runs)
+        registry_put(reg, sb); /* the runner's reference */
     return 0;
 }
 
 /* ---- using one ---- */
-
-struct bg_cmd *bg_find(struct registry *reg, struct sandbox *sb, const char *id)
-{
-    struct bg_table *t = table_of(reg, sb, false);
-    if (!t)
-        return NULL;
-    struct bg_cmd *found = NULL;
-    pthread_mutex_lock(&t->lock);
-    for (unsigned i = 0; i < BG_MAX && t->cmds[i] && !found; i++)
-        if (!strcmp(t->cmds[i]->id, id)) {
-            found = t->cmds[i];
-            found->refs++;
-        }
-    pthread_mutex_unlock(&t->lock);
-    return found;
-}
-
-struct bg_cmd *bg_find_pid(struct registry *reg, struct sandbox *sb, uint32_t pid)
-{
-    struct bg_table *t = table_of(reg, sb, false);
-    if (!t || !pid)
-        return NULL;
-    struct bg_cmd *found = NULL;
-    pthread_mutex_lock(&t->lock);
-    for (unsigned i = 0; i < BG_MAX && t->cmds[i] && !found; i++)
-        if (t->cmds[i]->pid == pid) {
-            found = t->cmds[i];
-            found->refs++;
-        }
-    pthread_mutex_unlock(&t->lock);
-    return found;
-}
-
-uint32_t bg_pid(struct bg_cmd *cmd, unsigned wait_ms)
-{
-    struct bg_table *t = cmd->t;
-    struct timespec until = mono_after_ms(wait_ms);
-    pthread_mutex_lock(&t->lock);
-    while (!cmd->pid && !cmd->done && pthread_cond_timedwait(&t->more, &t->lock, &until) == 0)
-        ;
-    uint32_t pid = cmd->pid;
-    pthread_mutex_unlock(&t->lock);
-    return pid;
-}
-
-bool bg_running(struct bg_cmd *cmd)
-{
-    pthread_mutex_lock(&cmd->t->lock);
-    bool r = !cmd->done;
-    pthread_mutex_unlock(&cmd->t->lock);
-    return r;
-}
-
-/* Under t->lock. */
-static json_t *cmd_json(const struct bg_cmd *cmd)
-{
-    json_t *o = json_deep_copy(cmd->info);
-    json_object_set_new(o, "running", json_boolean(!cmd->done));
-    json_object_set_new(o, "output_bytes", json_integer((json_int_t)cmd->total));
-    json_object_set_new(o, "buffer_start", json_integer((json_int_t)cmd->start));
-    json_object_set_new(o, "stdin_open", json_boolean(cmd->stdin_w >= 0 && !cmd->done));
-    json_object_set(o, "exit", cmd->exit ? cmd->exit : json_null());
-    return o;
-}
-
-json_t *bg_json(struct bg_cmd *cmd)
-{
-    pthread_mutex_lock(&cmd->t->lock);
-    json_t *o = cmd_json(cmd);
-    pthread_mutex_unlock(&cmd->t->lock);
-    return o;
-}
-
-json_t *bg_list(struct registry *reg, struct sandbox *sb)
-{
-    json_t *arr = json_array();
-    struct bg_table *t = table_of(reg, sb, false);
-    if (t) {
-        pthread_mutex_lock(&t->lock);
-        for (unsigned i = 0; i < BG_MAX && t->cmds[i]; i++)
-            json_array_append_new(arr, cmd_json(t->cmds[i]));
-        pthread_mutex_unlock(&t->lock);
-    }
-    json_t *o = json_object();
-    json_object_set_new(o, "commands", arr);
-    return o;
-}
 
 int bg_write_stdin(struct bg_cmd *cmd, const void *data, size_t len, bool eof, size_t *written)
 {

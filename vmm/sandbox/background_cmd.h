@@ -53,6 +53,33 @@ struct bg_cmd {
     json_t *exit;
     struct registry *reg;
     struct sandbox *sb;
+    /* Restored from a paused sandbox's record by a daemon started anew
+     * (background_keep.c): the runner does not EXEC but ATTACHes, with
+     * `kept` as the earlier conversations left it, once the sandbox's
+     * VM generation is past `gen`. */
+    bool restored;
+    unsigned gen;
+    struct agent_exec_result res0;
 };
+
+/* Shared by background.c and background_keep.c. */
+/* sb's table (made when `make`), or NULL. */
+struct bg_table *bg_table_of(struct registry *reg, struct sandbox *sb, bool make);
+/* A record not yet listed: its fds -1, its buffer of `buffer` bytes
+ * (not yet counted in t->buffered); NULL without memory. */
+struct bg_cmd *bg_cmd_new(struct bg_table *t, struct registry *reg, struct sandbox *sb,
+                          size_t buffer, uint64_t max_output);
+/* Under t->lock: a record that was never listed goes, its fds closed. */
+void bg_cmd_discard(struct bg_cmd *cmd);
+/* cmd's stdin a pipe that bg_write_stdin writes (stdin_w, non-blocking)
+ * and the runner reads (in_fd): 0 or -errno. */
+int bg_stdin_pipe(struct bg_cmd *cmd);
+/* cmd->req's host-side hooks (its pid, its re-attach) and AGENT_EXEC_F_KEEP. */
+void bg_req_hooks(struct bg_cmd *cmd);
+/* Under t->lock, with a free slot and cmd's id and info set: lists cmd
+ * and, when `run`, starts its runner (which takes a reference to the
+ * sandbox).  false when the runner could not start: the record ended,
+ * and the caller drops that reference once t->lock is released. */
+bool bg_launch(struct bg_cmd *cmd, bool run);
 
 #endif

@@ -77,7 +77,7 @@ int sandbox_pause(struct api_server *srv, struct sandbox *sb, char *err, size_t 
     int e = make_dirs(dir, 0700);
     if (e)
         snprintf(err, cap, "cannot make %.300s: %s", dir, strerror(-e));
-    else if ((e = sandbox_record_write(sb, dir)))
+    else if ((e = sandbox_record_write(&srv->reg, sb, dir)))
         snprintf(err, cap, "cannot write its record in %.300s: %s", dir, strerror(-e));
     if (e)
         http = e == -ENOSPC || e == -EDQUOT ? 507 : 500;
@@ -220,6 +220,19 @@ void sandbox_pause_async(struct api_server *srv, struct sandbox *sb)
     pthread_attr_destroy(&at);
     if (!j)
         registry_put(&srv->reg, sb);
+}
+
+int sandbox_pause_rewrite(struct api_server *srv, struct sandbox *sb)
+{
+    char dir[PATH_MAX - 64];
+    state_folder(srv, sb, dir, sizeof(dir));
+    pthread_mutex_lock(&sb->life_lock);
+    pthread_mutex_lock(&srv->reg.lock);
+    bool paused = sb->state == SB_PAUSED && sb->vm_snapshot[0];
+    pthread_mutex_unlock(&srv->reg.lock);
+    int e = paused ? sandbox_record_write(&srv->reg, sb, dir) : 0;
+    pthread_mutex_unlock(&sb->life_lock);
+    return e;
 }
 
 void sandbox_pause_forget(struct api_server *srv, struct sandbox *sb)

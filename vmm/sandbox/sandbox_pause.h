@@ -33,6 +33,13 @@ int sandbox_resume(struct api_server *srv, struct sandbox *sb, char *err, size_t
  * loop never waits for a save. */
 void sandbox_pause_async(struct api_server *srv, struct sandbox *sb);
 
+/* The daemon stops: a paused sb's record written again, with its ports
+ * and its commands' records as they are now (published or deleted while
+ * it was paused; each command's output offset where its connection
+ * stopped).  0 (also when sb is not paused) or -errno: the record of its
+ * pause stays. */
+int sandbox_pause_rewrite(struct api_server *srv, struct sandbox *sb);
+
 /* Its folder in the state folder goes (sb is being destroyed). */
 void sandbox_pause_forget(struct api_server *srv, struct sandbox *sb);
 

@@ -57,14 +57,20 @@ json_t *sandbox_port_json(const struct forward_info *i)
                      (json_int_t)i->total);
 }
 
+size_t sandbox_ports_list(struct sandbox *sb, struct forward_info out[FORWARD_MAX_PORTS])
+{
+    pthread_mutex_lock(&sb->ports_lock);
+    size_t n = sb->ports ? forwarder_list(sb->ports, out, FORWARD_MAX_PORTS) : 0;
+    pthread_mutex_unlock(&sb->ports_lock);
+    return n < FORWARD_MAX_PORTS ? n : FORWARD_MAX_PORTS;
+}
+
 json_t *sandbox_ports_json(struct sandbox *sb)
 {
     static __thread struct forward_info infos[FORWARD_MAX_PORTS];
     json_t *a = json_array();
-    pthread_mutex_lock(&sb->ports_lock);
-    size_t n = sb->ports ? forwarder_list(sb->ports, infos, FORWARD_MAX_PORTS) : 0;
-    pthread_mutex_unlock(&sb->ports_lock);
-    for (size_t i = 0; i < n && i < FORWARD_MAX_PORTS; i++)
+    size_t n = sandbox_ports_list(sb, infos);
+    for (size_t i = 0; i < n; i++)
         json_array_append_new(a, sandbox_port_json(&infos[i]));
     return a;
 }

@@ -16,6 +16,8 @@ int sandbox_ports_add(struct sandbox *sb, const struct forward_spec *s, struct f
                       char *err, size_t errlen);
 /* Ends one and its connections: 0 or -ENOENT. */
 int sandbox_ports_remove(struct sandbox *sb, uint16_t guest_port);
+/* Its ports as bound, in the order published: how many (out holds them). */
+size_t sandbox_ports_list(struct sandbox *sb, struct forward_info out[FORWARD_MAX_PORTS]);
 /* [{"guest_port", "host_ip", "host_port", "address", "connections"}...] */
 json_t *sandbox_ports_json(struct sandbox *sb);
 json_t *sandbox_port_json(const struct forward_info *i);

@@ -4,27 +4,36 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "vmm/sandbox/api_create.h"
+#include "vmm/sandbox/background_keep.h"
 #include "vmm/sandbox/daemon_state.h"
 #include "vmm/sandbox/sandbox_audit.h"
 #include "vmm/sandbox/sandbox_pause.h"
+#include "vmm/sandbox/sandbox_ports.h"
 #include "vmm/sandbox/vm_identity.h"
 #include "vmm/snapshot/snapshot_dir.h"
 
 #define RECORD_VERSION 1
 
-static json_t *record_json(const struct sandbox *sb)
+static json_t *record_json(struct registry *reg, struct sandbox *sb)
 {
+    struct forward_info *ports = malloc(FORWARD_MAX_PORTS * sizeof(*ports));
+    if (!ports)
+        return NULL;
+    size_t nports = sandbox_ports_list(sb, ports);
+    json_t *ports_json = record_ports_json(ports, nports);
+    free(ports);
     json_t *limits = json_array();
     for (unsigned i = 0; i < sb->nlimits; i++)
         json_array_append_new(limits, json_pack("[ss]", sb->limits[i].flag, sb->limits[i].value));
     const char *vm = strrchr(sb->vm_snapshot, '/');
     return json_pack("{s:i,s:s,s:s,s:i,s:i,s:O,s:s,s:b,s:i,s:i,s:s,s:O,s:I,s:i,s:s,s:i,s:i,"
-                     "s:O,s:O,s:o,s:b,s:s,s:i,s:I,s:i,s:i,s:s,s:s,s:O}",
+                     "s:O,s:O,s:o,s:b,s:s,s:i,s:I,s:i,s:i,s:s,s:s,s:O,s:o,s:o}",
                      "version", RECORD_VERSION, "id", sb->id, "image", sb->image,
                      "mem", sb->mem_mib, "cpus", sb->cpus, "env", sb->env, "cwd", sb->cwd,
                      "has_user", sb->has_user, "uid", (int)sb->uid, "gid", (int)sb->gid,
@@ -37,15 +46,16 @@ static json_t *record_json(const struct sandbox *sb)
                      "vm_gen", sb->vm_gen, "paused_ms", (json_int_t)sb->paused_ms,
                      "pauses", sb->pauses, "resumes", sb->resumes,
                      "template_id", sb->template_id, "access_token", sb->access_token,
-                     "identity", sb->identity ? sb->identity : json_null());
+                     "identity", sb->identity ? sb->identity : json_null(),
+                     "ports", ports_json, "commands", bg_save(reg, sb));
 }
 
-int sandbox_record_write(const struct sandbox *sb, const char *dir)
+int sandbox_record_write(struct registry *reg, struct sandbox *sb, const char *dir)
 {
     char tmp[PATH_MAX + 32], path[PATH_MAX + 32];
     snprintf(tmp, sizeof(tmp), "%s/.%s.new", dir, SANDBOX_RECORD_FILE);
     snprintf(path, sizeof(path), "%s/%s", dir, SANDBOX_RECORD_FILE);
-    json_t *o = record_json(sb);
+    json_t *o = record_json(reg, sb);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     if (!text)
@@ -108,17 +118,29 @@ static bool all_strings(json_t *v, bool object)
     return true;
 }
 
-/* Fills sb from a record: 0, or -1 with err saying what is wrong in it. */
-static int from_record(struct sandbox *sb, json_t *o, const char *dir, char *err, size_t cap)
+/* What a record keeps beyond the sandbox's shape (record_keeps.h); the
+ * commands' info and exit are borrowed from the record's document. */
+struct kept {
+    struct forward_spec ports[FORWARD_MAX_PORTS];
+    size_t nports;
+    struct bg_saved cmds[BG_MAX];
+    size_t ncmds;
+};
+
+/* Fills sb and k from a record: 0, or -1 with err saying what is wrong
+ * in it. */
+static int from_record(struct sandbox *sb, struct kept *k, json_t *o, const char *dir, char *err,
+                       size_t cap)
 {
     json_error_t je;
     int version, mem, cpus, has_user, uid, gid, create_ms, lease, life, pot, gen, pauses, resumes;
     const char *id, *image, *cwd, *user_error, *how, *vm, *template_id, *token;
-    json_t *env, *labels, *allow, *allow_ip, *limits, *identity;
+    json_t *env, *labels, *allow, *allow_ip, *limits, *identity, *ports = NULL, *cmds = NULL;
     json_int_t created, paused;
+    /* ports and commands: absent from the records of daemons before them. */
     if (json_unpack_ex(o, &je, JSON_STRICT,
                        "{s:i,s:s,s:s,s:i,s:i,s:o,s:s,s:b,s:i,s:i,s:s,s:o,s:I,s:i,s:s,s:i,s:i,"
-                       "s:o,s:o,s:o,s:b,s:s,s:i,s:I,s:i,s:i,s:s,s:s,s:o}",
+                       "s:o,s:o,s:o,s:b,s:s,s:i,s:I,s:i,s:i,s:s,s:s,s:o,s?o,s?o}",
                        "version", &version, "id", &id, "image", &image, "mem", &mem, "cpus", &cpus,
                        "env", &env, "cwd", &cwd, "has_user", &has_user, "uid", &uid, "gid", &gid,
                        "user_error", &user_error, "labels", &labels, "created_ms", &created,
@@ -127,7 +149,7 @@ static int from_record(struct sandbox *sb, json_t *o, const char *dir, char *err
                        "limits", &limits, "pause_on_timeout", &pot, "vm", &vm, "vm_gen", &gen,
                        "paused_ms", &paused, "pauses", &pauses, "resumes", &resumes,
                        "template_id", &template_id, "access_token", &token,
-                       "identity", &identity)) {
+                       "identity", &identity, "ports", &ports, "commands", &cmds)) {
         snprintf(err, cap, "%s", je.text);
         return -1;
     }
@@ -144,6 +166,9 @@ static int from_record(struct sandbox *sb, json_t *o, const char *dir, char *err
         snprintf(err, cap, "a field is out of its range");
         return -1;
     }
+    if (record_ports_parse(ports, k->ports, &k->nports, err, cap) ||
+        record_commands_parse(cmds, k->cmds, &k->ncmds, err, cap))
+        return -1;
     size_t i;
     json_t *l;
     json_array_foreach(limits, i, l) {
@@ -185,6 +210,20 @@ static int from_record(struct sandbox *sb, json_t *o, const char *dir, char *err
     return 0;
 }
 
+/* A loaded sandbox's ports bound again: one that cannot be (its host
+ * port taken since, say) is left out, and said in one line. */
+static void ports_again(struct sandbox *sb, const struct kept *k)
+{
+    for (size_t i = 0; i < k->nports; i++) {
+        char err[300], addr[80];
+        if (!sandbox_ports_add(sb, &k->ports[i], NULL, err, sizeof(err)))
+            continue;
+        forward_addr_format(k->ports[i].host_ip, k->ports[i].host_port, addr, sizeof(addr));
+        fprintf(stderr, "airlock: paused sandbox %s: its port %s (guest port %u) is not "
+                "published again: %s\n", sb->id, addr, k->ports[i].guest_port, err);
+    }
+}
+
 /* One sandbox's folder: 0 when it is in the registry now. */
 static int load_one(struct api_server *srv, const char *id, char *err, size_t cap)
 {
@@ -207,15 +246,16 @@ static int load_one(struct api_server *srv, const char *id, char *err, size_t ca
         snprintf(err, cap, "%s: not JSON (%s), perhaps cut short", SANDBOX_RECORD_FILE, je.text);
         return -1;
     }
-    struct sandbox *sb = registry_add_saved(&srv->reg, id);
+    struct kept *k = calloc(1, sizeof(*k));
+    struct sandbox *sb = k ? registry_add_saved(&srv->reg, id) : NULL;
     if (!sb) {
         json_decref(o);
+        free(k);
         snprintf(err, cap, "no room in the daemon's table, or its id is taken");
         return -1;
     }
     char state[PATH_MAX + 32];
-    int rc = from_record(sb, o, dir, err, cap);
-    json_decref(o);
+    int rc = from_record(sb, k, o, dir, err, cap);
     snprintf(state, sizeof(state), "%s/%s", sb->vm_snapshot, SNAP_STATE_FILE);
     if (!rc && (stat(state, &st) < 0 || st.st_size == 0)) {
         snprintf(err, cap, "its saved VM (%.300s) is missing or incomplete", sb->vm_snapshot);
@@ -235,6 +275,8 @@ static int load_one(struct api_server *srv, const char *id, char *err, size_t ca
         }
     }
     if (rc) {
+        json_decref(o);
+        free(k);
         sb->vm_snapshot[0] = '\0'; /* not ours to remove */
         registry_retire(&srv->reg, sb);
         registry_put(&srv->reg, sb);
@@ -243,6 +285,14 @@ static int load_one(struct api_server *srv, const char *id, char *err, size_t ca
     pthread_mutex_lock(&srv->reg.lock);
     sb->state = SB_PAUSED;
     pthread_mutex_unlock(&srv->reg.lock);
+    /* Paused now: a connection to a port resumes it, and the commands
+     * that ran wait for that resume to ATTACH. */
+    ports_again(sb, k);
+    if ((e = bg_restore(&srv->reg, sb, k->cmds, k->ncmds)))
+        fprintf(stderr, "airlock: paused sandbox %s: some of its %zu background commands' "
+                "records are not listed again: %s\n", sb->id, k->ncmds, strerror(-e));
+    json_decref(o);
+    free(k);
     registry_put(&srv->reg, sb);
     return 0;
 }
