@@ -162,7 +162,7 @@ await step('create-long', async () => {
   const t0 = ms();
   longId = (await call(rt, 'CreateContainer', {
     pod_sandbox_id: podId, sandbox_config: pod,
-    config: containerConfig('long', ['sh', '-c', "trap '' TERM; echo long-started; while :; do sleep 1; done"],
+    config: containerConfig('long', ['sh', '-c', "trap '' TERM; echo long-started; while :; do echo tick; sleep 1; done"],
       { cpu_period: 100000, cpu_quota: 100000, cpu_shares: 1024, memory_limit_in_bytes: MEM }),
   })).container_id;
   out('create-long', longId.length, `${secs(t0)}s`);
@@ -193,9 +193,15 @@ await step('exec-stream', async () => {
   const r = await wsStream(execUrl);
   out('exec-stream', JSON.stringify(r.stdout), r.status);
 });
+let attachUrl;
 await step('attach', async () => {
-  const u = (await call(rt, 'Attach', { container_id: longId, stdout: true, stderr: true })).url;
-  out('attach', u.replace(/[^/]+$/, 'TOKEN'));
+  attachUrl = (await call(rt, 'Attach', { container_id: longId, stdout: true, stderr: true })).url;
+  out('attach', attachUrl.replace(/[^/]+$/, 'TOKEN'));
+});
+// The container prints a tick a second: attached, the next one arrives.
+await step('attach-stream', async () => {
+  const r = await wsStream(attachUrl, /tick\n/);
+  out('attach-stream', /tick\n/.test(r.stdout));
 });
 await step('portforward', async () => {
   const u = (await call(rt, 'PortForward', { pod_sandbox_id: podId, port: [8080] })).url;
@@ -314,11 +320,12 @@ function get(url) {
   });
 }
 
-// wsStream URL: kubelet's streaming protocol over WebSocket (what kubectl
+// wsStream URL [UNTIL]: kubelet's streaming protocol over WebSocket (what kubectl
 // exec speaks to the URL Exec returned; channel.k8s.io: each binary frame's
 // first byte is its stream: 1 stdout, 2 stderr, 3 the status as JSON).
 // Node 20 has no WebSocket client: this is the little of RFC 6455 it needs.
-function wsStream(url) {
+// It ends when the server closes, or once stdout matches the regex UNTIL.
+function wsStream(url, until) {
   return new Promise((resolve, reject) => {
     const key = crypto.randomBytes(16).toString('base64');
     const req = http.get(url, {
@@ -333,7 +340,8 @@ function wsStream(url) {
     req.on('error', reject);
     req.on('upgrade', (res, socket, head) => {
       let buf = head, stdout = '', status = '';
-      const done = () => { socket.destroy(); resolve({ stdout, status: status || '-' }); };
+      const done = () => { clearTimeout(timer); socket.destroy(); resolve({ stdout, status: status || '-' }); };
+      const timer = setTimeout(done, 60000 * SLOW); // what came by then
       socket.on('data', (d) => {
         buf = Buffer.concat([buf, d]);
         for (;;) {
@@ -348,6 +356,7 @@ function wsStream(url) {
           if (op === 8) return done();
           if ((op === 2 || op === 1) && p.length > 0) {
             if (p[0] === 1) stdout += p.subarray(1).toString();
+            if (until && until.test(stdout)) return done();
             if (p[0] === 3 && p.length > 1) {
               const j = JSON.parse(p.subarray(1).toString());
               const code = j.details?.causes?.find((c) => c.reason === 'ExitCode')?.message;
