@@ -112,6 +112,7 @@ test: all fuzzers agent-client $(BUILD)/bench/marktime
 	@tests/boot/mcp-sdk-fetch >/dev/null || echo "(linux-mcp will skip the MCP TypeScript SDK client)"
 	@tests/boot/e2b-sdk-fetch >/dev/null || echo "(linux-e2b will skip: no E2B JS SDK)"
 	@tests/boot/e2b-suite-fetch >/dev/null || echo "(linux-e2b-sdk will skip: no E2B JS SDK suite)"
+	@tests/runtime/cri-fetch >/dev/null || echo "(cri will skip: no gRPC client for the CRI)"
 	tests/run-all
 
 # Figures, never assertions: monitor overhead on this host, Linux boot in

@@ -19,6 +19,13 @@
 #   make_busybox_image ENGINE... $ENGINE_IMAGE (a static busybox root) in
 #                                each named engine (podman docker ctr); the
 #                                tar is made once per run, each import once
+#   containerd_cri_setup         a second containerd, with its CRI plugin on
+#                                and the runtime handler airlock as
+#                                docs/kubernetes.md configures it (kubelet's
+#                                calls: tests/runtime/cri); eng-cri-ctr is
+#                                ctr on it, in CRI's namespace k8s.io
+#   eng_oci_tar NAME CMD TAR     the busybox root as an OCI layout tar of
+#                                image NAME whose Cmd is CMD (a JSON array)
 #
 # Each setup writes a command into $ENGINE_DIR/bin (put first in PATH):
 # programs, not functions, because tests/lib.sh's run bounds commands with
@@ -142,7 +149,7 @@ engines_cgroup_check() {
     for c in $(cat /sys/fs/cgroup/cgroup.controllers); do ctl="$ctl +$c"; done
     echo "$ctl" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
     echo "$ctl" >"$cg/cgroup.subtree_control" 2>/dev/null
-    mkdir -p "$cg/daemons" "$cg/podman" "$cg/docker" "$cg/ctr"
+    mkdir -p "$cg/daemons" "$cg/podman" "$cg/docker" "$cg/ctr" "$cg/cri"
     return 0
 }
 
@@ -353,6 +360,90 @@ EOF
     _eng_ctr_ready=1
 }
 
+# --- containerd's CRI plugin (kubelet's side) -----------------------------
+
+# containerd_cri_setup: a containerd of its own (state under
+# $ENGINE_DIR/cri) with the CRI plugin on, its socket $ENGINE_CRI_SOCK.
+# The runtime handler $ENGINE_CRI_HANDLER is configured exactly as
+# docs/kubernetes.md tells users to: runtime_type io.containerd.runc.v2,
+# options BinaryName = $ENGINE_RUNTIME (the runtime itself, not the logging
+# wrapper: the shim then keeps the runtime's state in its default place,
+# /run/containerd/runc/k8s.io).  runc is the default handler, as on a node
+# (CRI serves nothing without one).  The sandbox image ("pause") is
+# $ENGINE_CRI_PAUSE, made here and imported by the test, so nothing is
+# pulled; streaming (exec, attach, port-forward) on 127.0.0.1, a free port.
+# CNI: the plugins in $ENGINE_CNI_BIN; a network (a bridge
+# $ENGINE_CRI_BRIDGE, host-local addresses) only with ENGINE_CRI_CNI=1,
+# which changes the host's network (the bridge goes at cleanup).
+ENGINE_CRI_HANDLER=${ENGINE_CRI_HANDLER:-airlock}
+ENGINE_CRI_PAUSE=${ENGINE_CRI_PAUSE:-localhost/airlock-pause:cri}
+ENGINE_CRI_CNI=${ENGINE_CRI_CNI:-0}
+ENGINE_CRI_BRIDGE=airlockcri0
+ENGINE_CNI_BIN=${ENGINE_CNI_BIN:-/usr/lib/cni}
+ENGINE_CRI_SOCK=
+_eng_cri_pid=
+_eng_cri_ready=
+_eng_cri_bridge=
+containerd_cri_setup() {
+    [ -n "$_eng_cri_ready" ] && return 0
+    _eng_need containerd ctr containerd-shim-runc-v2 runc "$ENGINE_RUNTIME" || return
+    engines_cgroup_check || return
+    local d=$ENGINE_DIR/cri
+    mkdir -p "$d"/{root,state,opt,net.d,ipam}
+    ENGINE_CRI_SOCK=$d/containerd.sock
+    if [ "$ENGINE_CRI_CNI" = 1 ]; then
+        [ -x "$ENGINE_CNI_BIN/bridge" ] && [ -x "$ENGINE_CNI_BIN/host-local" ] && [ -x "$ENGINE_CNI_BIN/loopback" ] ||
+            { ENGINE_WHY="no CNI bridge, host-local and loopback plugins in $ENGINE_CNI_BIN (containernetworking-plugins)"; return 2; }
+        cat >"$d/net.d/10-airlock-cri.conflist" <<EOF
+{"cniVersion": "0.4.0", "name": "airlock-cri", "plugins": [
+  {"type": "bridge", "bridge": "$ENGINE_CRI_BRIDGE", "isGateway": true, "ipMasq": false,
+   "ipam": {"type": "host-local", "dataDir": "$d/ipam",
+            "ranges": [[{"subnet": "10.213.77.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
+EOF
+        _eng_cri_bridge=1
+    fi
+    cat >"$d/config.toml" <<EOF
+version = 2
+root = "$d/root"
+state = "$d/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
+[grpc]
+  address = "$ENGINE_CRI_SOCK"
+[ttrpc]
+  address = "$ENGINE_CRI_SOCK.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$d/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$ENGINE_CRI_PAUSE"
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  disable_apparmor = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.$ENGINE_CRI_HANDLER]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.$ENGINE_CRI_HANDLER.options]
+        BinaryName = "$ENGINE_RUNTIME"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$ENGINE_CNI_BIN"
+    conf_dir = "$d/net.d"
+EOF
+    cat >"$ENGINE_DIR/bin/eng-cri-ctr" <<EOF
+#!/bin/sh
+# ctr on the test's CRI containerd, in CRI's namespace (tests/runtime/engines.sh)
+exec ctr --address $(_q "$ENGINE_CRI_SOCK") --namespace k8s.io "\$@"
+EOF
+    chmod 755 "$ENGINE_DIR/bin/eng-cri-ctr"
+    _eng_daemon _eng_cri_pid "$d/containerd.log" 60 eng-cri-ctr \
+        containerd --config "$d/config.toml" || return 1
+    _eng_cri_ready=1
+}
+
 # --- the image ------------------------------------------------------------
 
 # The root: /bin/busybox (static) and its applets as links, /etc/passwd and
@@ -381,24 +472,29 @@ _eng_rootfs_tar() {
 
 # _eng_oci_tar: the same root as an OCI image layout in a tar (what ctr
 # images import takes), named $ENGINE_IMAGE.
-_eng_oci_tar() {
-    local o=$ENGINE_DIR/image/oci t=$ENGINE_DIR/image/oci.tar
+_eng_oci_tar() { eng_oci_tar "$ENGINE_IMAGE" '["sh"]' "$ENGINE_DIR/image/oci.tar"; }
+
+# eng_oci_tar NAME CMD TAR: the busybox root as the OCI layout tar TAR of
+# the image NAME, its config's Cmd the JSON array CMD (once per run).
+eng_oci_tar() {
+    local name=$1 cmd=$2 t=$3 o
     [ -s "$t" ] && return 0
     _eng_rootfs_tar || return 1
+    o=$(mktemp -d "$ENGINE_DIR/image/oci.XXXXXX") || return 1
     mkdir -p "$o/blobs/sha256"
     local l c m ls cs ms
     l=$(sha256sum "$ENGINE_DIR/image/rootfs.tar" | cut -d' ' -f1)
     ls=$(stat -c %s "$ENGINE_DIR/image/rootfs.tar")
     cp "$ENGINE_DIR/image/rootfs.tar" "$o/blobs/sha256/$l"
-    printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["sh"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' "$l" >"$o/config"
+    printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":%s},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' "$cmd" "$l" >"$o/config"
     c=$(sha256sum "$o/config" | cut -d' ' -f1) cs=$(stat -c %s "$o/config")
     mv "$o/config" "$o/blobs/sha256/$c"
     printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' "$c" "$cs" "$l" "$ls" >"$o/manifest"
     m=$(sha256sum "$o/manifest" | cut -d' ' -f1) ms=$(stat -c %s "$o/manifest")
     mv "$o/manifest" "$o/blobs/sha256/$m"
-    printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' "$m" "$ms" "$ENGINE_IMAGE" "${ENGINE_IMAGE##*:}" >"$o/index.json"
+    printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' "$m" "$ms" "$name" "${name##*:}" >"$o/index.json"
     echo '{"imageLayoutVersion":"1.0.0"}' >"$o/oci-layout"
-    tar -C "$o" -cf "$t.new" oci-layout index.json blobs && mv "$t.new" "$t"
+    tar -C "$o" -cf "$t.new" oci-layout index.json blobs && mv "$t.new" "$t" && rm -rf "$o"
 }
 
 # make_busybox_image ENGINE...: $ENGINE_IMAGE in each engine (podman,
@@ -461,6 +557,7 @@ engines_cleanup() {
     # dockerd stops its containers and its own containerd.
     _eng_stop "$_eng_dockerd_pid" 30
     _eng_stop "$_eng_containerd_pid" 15
+    _eng_stop "$_eng_cri_pid" 15
     # What is left (conmon, shims, container processes) dies with the cgroup.
     [ -n "$ENGINE_CG" ] && _eng_cg_kill "$ENGINE_CG"
     # The storage drivers' overlays, shm and the like, deepest first.
@@ -470,5 +567,9 @@ engines_cleanup() {
             echo "engines: could not unmount $m" >&2
     done
     rmdir "$ENGINE_DIR" 2>/dev/null || echo "engines: could not remove $ENGINE_DIR" >&2
+    # The CRI network's bridge (CNI removes each pod's veth, not it).
+    if [ -n "$_eng_cri_bridge" ] && ip link show "$ENGINE_CRI_BRIDGE" >/dev/null 2>&1; then
+        ip link del "$ENGINE_CRI_BRIDGE" || echo "engines: could not remove the bridge $ENGINE_CRI_BRIDGE" >&2
+    fi
     ENGINE_DIR='' ENGINE_CG=''
 }

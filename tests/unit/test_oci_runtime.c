@@ -18,6 +18,7 @@
 #include "vmm/runtime/container_state.h"
 #include "vmm/runtime/oci_config.h"
 #include "vmm/runtime/root_disk.h"
+#include "vmm/runtime/runtime_cmds.h"
 #include "tests/unit/helpers.h"
 
 static const char good[] =
@@ -366,6 +367,83 @@ START_TEST(container_status_and_state)
 }
 END_TEST
 
+/* `update --resources`: the VM's RAM cannot change, but the limit it was
+ * booted with (kubelet sends it with every UpdateContainerResources, and
+ * containerd's shim passes it on) is taken; without a limit in the
+ * config, the RAM it got (256 MiB) is that limit. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int update_with(const char *root, const char *id, const char *dir, const char *resources)
+{
+    char file[PATH_MAX];
+    snprintf(file, sizeof(file), "%s/resources.json", dir);
+    write_text(file, resources);
+    struct runtime_globals g = {.root = root};
+    char *argv[] = {"update", "--resources", file, (char *)id, NULL};
+    return runtime_update(&g, 4, argv);
+}
+
+static void make_container(const char *root, const char *id, const char *bundle)
+{
+    struct container c;
+    ck_assert_int_eq(container_make(root, id, &c), 0);
+    c.state = json_pack("{s:s, s:s, s:s, s:s, s:{}}", "id", id, "bundle", bundle, "rootfs",
+                        "/b/rootfs", "created", "2026-01-01T00:00:00Z", "annotations");
+    ck_assert_int_eq(container_save(&c), 0);
+    container_close(&c);
+}
+
+START_TEST(update_same_memory)
+{
+    char root[] = "/tmp/airlock-rt-XXXXXX", b1[PATH_MAX], b2[PATH_MAX], p[PATH_MAX + 16];
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    snprintf(b1, sizeof(b1), "%s/limited", root);
+    snprintf(b2, sizeof(b2), "%s/unlimited", root);
+    ck_assert_int_eq(mkdir(b1, 0700), 0);
+    ck_assert_int_eq(mkdir(b2, 0700), 0);
+    snprintf(p, sizeof(p), "%s/config.json", b1);
+    write_text(p, good); /* memory.limit 512 MiB */
+    snprintf(p, sizeof(p), "%s/config.json", b2);
+    write_text(p, "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+                  "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"}}");
+    make_container(root, "lim", b1);
+    make_container(root, "unl", b2);
+    static const char cpu[] = "\"cpu\":{\"quota\":50000,\"period\":100000}";
+    char r[256];
+    snprintf(r, sizeof(r), "{\"memory\":{\"limit\":536870912},%s}", cpu);
+    ck_assert_int_eq(update_with(root, "lim", root, r), 0);
+    snprintf(r, sizeof(r), "{\"memory\":{\"limit\":268435456},%s}", cpu);
+    ck_assert_int_eq(update_with(root, "lim", root, r), 1);
+    ck_assert_int_eq(update_with(root, "lim", root, "{\"memory\":{\"limit\":536870913}}"), 1);
+    snprintf(r, sizeof(r), "{%s}", cpu);
+    ck_assert_int_eq(update_with(root, "lim", root, r), 0);
+    ck_assert_int_eq(update_with(root, "unl", root, "{\"memory\":{\"limit\":268435456}}"), 0);
+    ck_assert_int_eq(update_with(root, "unl", root, "{\"memory\":{\"limit\":536870912}}"), 1);
+    /* a bundle that is gone: nothing to compare with, a limit is refused */
+    snprintf(p, sizeof(p), "%s/config.json", b2);
+    unlink(p);
+    ck_assert_int_eq(update_with(root, "unl", root, "{\"memory\":{\"limit\":268435456}}"), 1);
+    struct container c;
+    for (const char *const *id = (const char *const[]){"lim", "unl", NULL}; *id; id++) {
+        ck_assert_int_eq(container_open(root, *id, &c), 0);
+        container_remove(&c);
+        container_close(&c);
+    }
+    unlink(strcat(strcpy(p, root), "/resources.json"));
+    snprintf(p, sizeof(p), "%s/config.json", b1);
+    unlink(p);
+    rmdir(b1);
+    rmdir(b2);
+    rmdir(root);
+}
+END_TEST
+
 /* The guest's socket tables (container_ports.h): only LISTEN sockets on
  * a wildcard address count; the table is the guest's, so anything else
  * in it, well-formed or not, adds nothing. */
@@ -503,6 +581,7 @@ Suite *oci_runtime_suite(void)
     tcase_add_test(t, overlay_mountinfo);
     tcase_add_test(t, container_ids);
     tcase_add_test(t, container_status_and_state);
+    tcase_add_test(t, update_same_memory);
     tcase_add_test(t, ports_without_agent);
     suite_add_tcase(s, t);
     return s;

@@ -407,6 +407,23 @@ int runtime_list(const struct runtime_globals *g, int argc, char **argv)
     return 0;
 }
 
+/* Whether an update's memory limit is the RAM the VM booted with.
+ * kubelet's UpdateContainerResources carries the container's memory limit
+ * every time, changed or not, and containerd's shim hands it to `update`:
+ * only a change is refused, so a CPU update of a pod with limits works. */
+static bool same_ram(const struct container *c, int64_t limit)
+{
+    struct oci_config cfg;
+    unsigned mem, cpus;
+    char err[1024];
+    if (bundle_config(c, &cfg))
+        return false;
+    bool same = !container_vm_shape(&cfg, &mem, &cpus, err, sizeof(err)) &&
+                (limit == cfg.memory_limit || (cfg.memory_limit <= 0 && limit == (int64_t)mem << 20));
+    oci_config_free(&cfg);
+    return same;
+}
+
 int runtime_update(const struct runtime_globals *g, int argc, char **argv)
 {
     const char *file = NULL;
@@ -432,7 +449,7 @@ int runtime_update(const struct runtime_globals *g, int argc, char **argv)
     memset(&r, 0, sizeof(r));
     if (oci_resources_parse(buf, n, &r, err, sizeof(err)))
         rc = runtime_error("--resources: %s", err);
-    else if (r.memory_limit != -1)
+    else if (r.memory_limit != -1 && !same_ram(&c, r.memory_limit))
         /* The guest's RAM is fixed at boot: no balloon device (yet). */
         rc = runtime_error("--resources: memory.limit cannot change: it is the VM's RAM, fixed "
                            "when it booted");
