@@ -345,7 +345,8 @@ static int on_host_msg(struct run *r, const struct agent_msg *m)
         return 0;
     case AGENT_SIGNAL:
         if (!r->exited) /* its group may be gone and its number reused */
-            kill(-r->pid, (int)m->u.signal.signo);
+            kill(m->u.signal.flags & AGENT_SIGNAL_F_PROCESS ? r->pid : -r->pid,
+                 (int)m->u.signal.signo);
         return 0;
     case AGENT_WINSIZE:
         if (r->pty >= 0 && !r->exited)

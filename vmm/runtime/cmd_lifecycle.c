@@ -22,6 +22,7 @@
 #include "vmm/runtime/oci_config.h"
 #include "vmm/runtime/runtime_cmds.h"
 #include "vmm/runtime/runtime_log.h"
+#include "vmm/runtime/standin.h"
 #include "vmm/util/parse.h"
 
 #define START_WAIT_MS 10000
@@ -231,13 +232,17 @@ int runtime_kill(const struct runtime_globals *g, int argc, char **argv)
         container_close(&c);
         return runtime_error("container not running");
     }
-    if (kill(c.pid, sig) < 0)
+    /* The stand-in passes a signal on to the container's process alone,
+     * as runc's kill; --all queues it with a value that says "and the
+     * rest" (standin.h), to the exec'd processes' stand-ins too. */
+    union sigval all_v = {.sival_int = STANDIN_SIG_ALL};
+    if ((all ? sigqueue(c.pid, sig, all_v) : kill(c.pid, sig)) < 0)
         rc = runtime_error("kill %d: %s", (int)c.pid, strerror(errno));
     if (all) {
         pid_t execs[MAX_EXECS];
         unsigned n = container_execs(&c, execs, MAX_EXECS);
         for (unsigned i = 0; i < n; i++)
-            kill(execs[i], sig);
+            sigqueue(execs[i], sig, all_v);
     }
     container_close(&c);
     return rc;

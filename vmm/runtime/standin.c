@@ -100,11 +100,14 @@ static void on_winch(int sig)
     errno = saved;
 }
 
-/* Each caught signal's number, one byte, to the relay loop. */
-static void on_signal(int sig)
+/* Each caught signal's number, one byte, to the relay loop: for the
+ * guest process alone, or its group when `kill --all` queued it. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+    (void)uc;
     int saved = errno;
-    uint8_t b = (uint8_t)sig;
+    bool all = si && si->si_code == SI_QUEUE && si->si_value.sival_int == STANDIN_SIG_ALL;
+    uint8_t b = (uint8_t)(sig | (all ? 0 : AGENT_SIGQ_PROCESS));
     ssize_t w = write(sig_pipe[1], &b, 1);
     (void)w;
     errno = saved;
@@ -118,7 +121,7 @@ static int forward_signals(bool tty)
 {
     if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
         return -errno;
-    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+    struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_RESTART | SA_SIGINFO};
     sigfillset(&sa.sa_mask);
     for (int s = 1; s < 32; s++) {
         if (s == SIGKILL || s == SIGSTOP || s == SIGCHLD || s == SIGPIPE || s == SIGWINCH ||

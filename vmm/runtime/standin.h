@@ -2,9 +2,12 @@
  * gets (the pid file), which runs the real process in the VM through
  * the agent and is alive exactly as long as it:
  *   - its stdin, stdout and stderr are the guest process's (relayed);
- *   - every signal it can catch is sent on to the guest process's
- *     group (SIGKILL cannot be caught: the stand-in dies, and the VM,
- *     which dies with it, takes the process along);
+ *   - every signal it can catch is sent on to the guest process alone,
+ *     as runc's `kill` reaches a container's process and not its
+ *     children; one queued with STANDIN_SIG_ALL as its value
+ *     (sigqueue(3): `kill --all`) goes to the process's group (SIGKILL
+ *     cannot be caught: the stand-in dies, and the VM, which dies with
+ *     it, takes the process along);
  *   - with a terminal, the guest process gets a pty of its own and the
  *     stand-in's terminal's size, and SIGWINCH sends the new size;
  *   - it exits with the guest process's status, 128+N for signal N, as
@@ -16,6 +19,9 @@
 #include <stdbool.h>
 
 #include "vmm/runtime/oci_config.h"
+
+/* sigqueue's value that makes a signal `kill --all`'s (above). */
+#define STANDIN_SIG_ALL 0x616c6c /* "all" */
 
 /* With a terminal (process.terminal): a pty whose master goes to the
  * caller's console socket (one SCM_RIGHTS fd, as runc sends it), sized
