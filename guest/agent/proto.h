@@ -583,8 +583,12 @@ enum agent_type {
  * command runs, it goes to the command's process group, as a terminal's
  * ^C goes to its foreground group; with AGENT_SIGNAL_F_PROCESS (since
  * version 14) to the command's process alone, as runc's `kill` reaches a
- * container's init and not its children.  Before STARTED or after EXIT
- * it is ignored (the command is not there to get it). */
+ * container's init and not its children; to the init of a PID
+ * namespace (EXEC's AGENT_PIDNS_NEW), which the kernel shields from a
+ * signal it has no handler for, one sent before its handler is set (a
+ * shell's `trap` a moment after its execve) is held until it catches it,
+ * for a few seconds at most (guest/agent/sig_hold.c).  Before STARTED or
+ * after EXIT it is ignored (the command is not there to get it). */
 #define AGENT_SIGNAL_SIZE 4
 #define AGENT_SIGNAL_F_PROCESS 0x100u
 

@@ -66,7 +66,9 @@ static void report(int fd, const char *msg)
     (void)w;
 }
 
-/* Blocks until `start` opens the FIFO for reading, then hands it a byte. */
+/* Blocks until `start` opens the FIFO for reading, then hands it a byte;
+ * the FIFO stays open for standin_run's word that the process runs (or
+ * its end), which `start` waits for too.  The fd, or -errno. */
 static int wait_for_start(const struct container *c)
 {
     char p[PATH_MAX + 16];
@@ -77,9 +79,11 @@ static int wait_for_start(const struct container *c)
     if (fd < 0)
         return -errno;
     char b = 's';
-    ssize_t w = write(fd, &b, 1);
-    close(fd);
-    return w == 1 ? 0 : -EIO;
+    if (write(fd, &b, 1) != 1) {
+        close(fd);
+        return -EIO;
+    }
+    return fd;
 }
 
 static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
@@ -132,7 +136,8 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
     close(x->ready_fd);
     int status = EXIT_FAILURE;
     struct container_ports *ports = NULL;
-    if (!wait_for_start(x->c)) {
+    int started = wait_for_start(x->c);
+    if (started >= 0) {
         /* In a network namespace of its own (or its pod's), the
          * container's ports are served there as long as it runs; with
          * the host's network, none (a guest's listeners would be the
@@ -143,7 +148,8 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
             ssize_t w = write(2, err, strlen(err));
             (void)w;
         }
-        status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg));
+        status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg),
+                             started);
     }
     container_ports_stop(ports);
     sandbox_teardown(&sb);

@@ -26,6 +26,7 @@
 #include "vmm/util/parse.h"
 
 #define START_WAIT_MS 10000
+#define START_RUN_MS 30000 /* from the start to the process's execve in the guest */
 #define KILL_WAIT_MS 10000
 #define MAX_EXECS 256
 
@@ -146,14 +147,21 @@ int runtime_start(const struct runtime_globals *g, int argc, char **argv)
         if (container_status(&c) == CONTAINER_STOPPED)
             break;
     }
-    if (fd >= 0)
-        close(fd);
     if (b != 's') {
+        if (fd >= 0)
+            close(fd);
         container_close(&c);
         return runtime_error("container %s did not start: its stand-in %s", c.id,
                              fd < 0 ? "has no start FIFO" : "did not answer");
     }
     unlink(fifo);
+    /* As runc's, start returns once the process runs (a signal sent then
+     * finds it): the stand-in's next byte, or its end of the FIFO when
+     * the process could not run (its status says why). */
+    if (poll(&p, 1, START_RUN_MS) == 0)
+        runtime_warn("container %s: its process is not running yet after %d s", c.id,
+                     START_RUN_MS / 1000);
+    close(fd);
     struct oci_config cfg;
     if (!bundle_config(&c, &cfg)) {
         char err[1024];

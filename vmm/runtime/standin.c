@@ -203,7 +203,22 @@ static const char **with_proxy_env(const struct oci_process *p, uint32_t *n)
     return env;
 }
 
-int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress)
+/* agent_exec_signals' word that the process runs: on to `start`. */
+static void say_running(void *arg, uint32_t pid)
+{
+    (void)pid;
+    int *fd = arg;
+    if (*fd < 0)
+        return;
+    char b = STANDIN_RUNNING;
+    ssize_t w = write(*fd, &b, 1);
+    (void)w;
+    close(*fd);
+    *fd = -1;
+}
+
+static int standin_exec(const char *sock, const struct oci_process *p, bool init, bool egress,
+                        int *started_fd)
 {
     if (forward_signals(p->terminal)) {
         say("airlock-runtime: %s: %s\n", "signals", errno);
@@ -229,6 +244,8 @@ int standin_run(const char *sock, const struct oci_process *p, bool init, bool e
     req.flags = AGENT_EXEC_F_STDIN;
     process_section(p, &req);
     req.pidns = init ? AGENT_PIDNS_NEW : AGENT_PIDNS_JOIN;
+    req.on_started = say_running;
+    req.on_started_arg = started_fd;
     struct agent_exec_result res;
     int rc = agent_exec_signals(fd, &req, 1, 2, 0, sig_pipe[0], UINT64_MAX, &res);
     close(fd);
@@ -246,4 +263,13 @@ int standin_run(const char *sock, const struct oci_process *p, bool init, bool e
     if (res.output_closed)
         return 128 + SIGPIPE;
     return res.signaled ? 128 + res.value : res.value;
+}
+
+int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress,
+                int started_fd)
+{
+    int rc = standin_exec(sock, p, init, egress, &started_fd);
+    if (started_fd >= 0)
+        close(started_fd); /* it never ran: `start` waits no longer */
+    return rc;
 }

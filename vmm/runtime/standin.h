@@ -37,7 +37,13 @@ int standin_take_console(int slave, char *err, size_t cap);
  * is PID 1 of a new PID namespace in the guest, the others join it.
  * With egress (the container's annotations allow some), the process also
  * gets the guest proxy's variables that its env does not set, as every
- * airlock command does (vmm/agent_client/command_defaults.h). */
-int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress);
+ * airlock command does (vmm/agent_client/command_defaults.h).
+ * started_fd (-1: none) gets the byte STANDIN_RUNNING once the process
+ * runs in the guest (execve done) and is closed then, or when it could
+ * not run: `start` returns only then, as runc's does, so a signal sent
+ * after it finds the process. */
+#define STANDIN_RUNNING 'r'
+int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress,
+                int started_fd);
 
 #endif
