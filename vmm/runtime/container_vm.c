@@ -195,8 +195,8 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
             limits[nl++] = "--cpu-quota";
             limits[nl++] = pct;
         }
-        if (cgroup) {
-            limits[nl++] = "--cgroup-parent";
+        if (cgroup) { /* the container's own, beside its stand-ins */
+            limits[nl++] = "--cgroup";
             limits[nl++] = cgroup;
         }
         /* The guest kernel sets its hostname from its command line (the

@@ -3,7 +3,7 @@
  * sandbox daemon boots its VMs (vmm/sandbox/sandbox_boot.h), shaped by
  * config.json:
  *   - linux.resources.memory.limit is the guest's RAM (at least
- *     CONTAINER_VM_MIN_MIB; the VM process's cgroup adds the monitor's
+ *     CONTAINER_VM_MIN_MIB; the container's cgroup adds the monitor's
  *     overhead on top); cpu quota/period give the vCPUs (rounded up) and
  *     the VM's cpu.max;
  *   - annotations io.airlock.allow and io.airlock.allow-ip (rules
@@ -42,8 +42,8 @@ bool container_vm_egress(const struct oci_config *c);
 /* Boots the VM (sb is filled: dir, sock, pid), waits for its agent, mounts
  * the folders and copies the files in.  Call from the process that is to
  * own the VM (the init stand-in): it dies with that process.  With
- * cgroup (the container's cgroup folder, or NULL), the VM's own cgroup
- * goes beneath it (`--cgroup-parent`).  0, or -1 with err. */
+ * cgroup (the container's cgroup folder, or NULL), the VM process joins
+ * it (`--cgroup`), beside the stand-ins.  0, or -1 with err. */
 int container_vm_boot(const char *root, const struct oci_config *c, const char *disk,
                       const char *cgroup, struct sandbox *sb, char *err, size_t cap);
 
