@@ -30,6 +30,7 @@
 #include "vmm/jail/fdpass.h"
 #include "vmm/runtime/container_cgroup.h"
 #include "vmm/runtime/container_ports.h"
+#include "vmm/runtime/container_root_watch.h"
 #include "vmm/runtime/container_state.h"
 #include "vmm/runtime/container_vm.h"
 #include "vmm/runtime/hooks.h"
@@ -57,6 +58,7 @@ struct standin_ctx {
     int ready_fd; /* create's pipe: "" when ready, else the error text */
     int tty;      /* the console's slave, or -1 */
     const char *cgroup; /* the container's cgroup folder, or NULL */
+    const char *rootfs; /* the root folder the engine made */
 };
 
 static void report(int fd, const char *msg)
@@ -132,6 +134,15 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         sandbox_teardown(&sb);
         _exit(1);
     }
+    /* From now on the root folder's writes (`docker cp`) reach the guest. */
+    struct container_root_watch *root_watch = NULL;
+    if ((e = container_root_watch_start(sb.sock, x->rootfs, &root_watch))) {
+        snprintf(err, sizeof(err), "the root folder's writes cannot reach the VM: %s",
+                 strerror(-e));
+        report(x->ready_fd, err);
+        sandbox_teardown(&sb);
+        _exit(1);
+    }
     report(x->ready_fd, "");
     close(x->ready_fd);
     int status = EXIT_FAILURE;
@@ -152,6 +163,7 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
                              started);
     }
     container_ports_stop(ports);
+    container_root_watch_stop(root_watch);
     sandbox_teardown(&sb);
     _exit(status);
 }
@@ -321,7 +333,7 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
         close(ready[0]);
         struct standin_ctx x = {.g = g, .c = &c, .cfg = &cfg, .disk = disk.path,
                                 .ready_fd = ready[1], .tty = tty,
-                                .cgroup = have_cgroup ? cgroup : NULL};
+                                .cgroup = have_cgroup ? cgroup : NULL, .rootfs = rootfs};
         init_standin(&x);
     }
     close(ready[1]);

@@ -47,6 +47,12 @@ bool container_vm_egress(const struct oci_config *c);
 int container_vm_boot(const char *root, const struct oci_config *c, const char *disk,
                       const char *cgroup, struct sandbox *sb, char *err, size_t cap);
 
+struct stat;
+/* Host file fd (st its fstat) into the guest at `path` with its mode,
+ * root's, over agent connection conn, its folders made first (0755).
+ * 0 or -errno. */
+int container_vm_put(int conn, const char *path, int fd, const struct stat *st);
+
 /* After the VM's stand-in is gone: its VM process killed (it dies with
  * the stand-in anyway) and its folder removed, which the VM process
  * removes itself only when it ends cleanly.  `state` is the container's
