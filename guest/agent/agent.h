@@ -72,6 +72,23 @@ int agent_dev_links(void);
 int agent_caps_bound(const struct agent_exec_req *r);
 int agent_caps_set(const struct agent_exec_req *r);
 
+/* sig_hold.c: SIGNAL with AGENT_SIGNAL_F_PROCESS for a PID namespace's
+ * init (a container's process): sent now if it can take it, else held
+ * until it catches it (retry each sig_hold_wait_ms while one is held;
+ * -1: none). */
+struct sig_hold {
+    uint64_t pending; /* bit n-1: signal n */
+    int64_t until;    /* CLOCK_MONOTONIC ms: dropped after */
+};
+void sig_hold_send(struct sig_hold *h, pid_t pid, int signo, int64_t now);
+void sig_hold_retry(struct sig_hold *h, pid_t pid, int64_t now);
+int sig_hold_wait_ms(const struct sig_hold *h);
+
+/* exec_search.c: execvp's search over the command's own PATH (its
+ * envp's, or the default); returns the errno to report.  ENOEXEC is
+ * reported, not retried with /bin/sh. */
+int agent_exec_search(const char *const *argv, const char *const *envp);
+
 /* pidns.c: EXEC's pidns, entered before the fork (an errno, 0 when done),
  * its mount namespace in the child, and a new one's PID 1 recorded after
  * the fork. */

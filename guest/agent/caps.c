@@ -3,8 +3,8 @@
  * bounding set is cut while the child is still root (dropping needs
  * CAP_SETPCAP), the permitted set is kept across setuid (PR_SET_KEEPCAPS),
  * and after the uid change the three sets are set and the ambient ones
- * raised, so a non-root process keeps exactly what the config gives it
- * through execve.  Raw capset: the agent links no libcap, and the
+ * the kernel allows raised, so a non-root process keeps what the config
+ * gives it through execve.  Raw capset: the agent links no libcap, and the
  * version-3 ABI is the kernel's own. */
 #include <errno.h>
 #include <linux/capability.h>
@@ -39,9 +39,14 @@ int agent_caps_set(const struct agent_exec_req *r)
         return errno;
     if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0))
         return errno;
+    /* The kernel raises an ambient capability only when it is permitted
+     * and inheritable too; `runc spec`'s config asks for ambient ones
+     * without inheritable ones.  runc (1.1.5; it warns) and crun raise
+     * what the kernel allows and run the process anyway: so do we. */
     for (int c = 0; c < 64; c++)
         if ((r->cap_ambient & (1ull << c)) &&
-            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0))
+            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) && errno != EPERM &&
+            errno != EINVAL)
             return errno;
     return 0;
 }

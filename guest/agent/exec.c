@@ -46,51 +46,6 @@ static void child_fail(int errfd, uint32_t op, int err)
     _exit(127);
 }
 
-static const char *env_get(const char *const *envp, const char *name)
-{
-    size_t l = strlen(name);
-    for (; envp && *envp; envp++)
-        if (strncmp(*envp, name, l) == 0 && (*envp)[l] == '=')
-            return *envp + l + 1;
-    return NULL;
-}
-
-/* execvp's search over the command's own PATH; returns the errno to
- * report.  ENOEXEC is reported, not retried with /bin/sh. */
-static int exec_search(const char *const *argv, const char *const *envp)
-{
-    char *const *av = (char *const *)argv, *const *ev = (char *const *)envp;
-    const char *file = argv[0];
-    if (!*file)
-        return ENOENT;
-    if (strchr(file, '/')) {
-        execve(file, av, ev);
-        return errno;
-    }
-    const char *path = env_get(envp, "PATH");
-    if (!path)
-        path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    int seen_eacces = 0;
-    char full[AGENT_MAX_PATH];
-    for (const char *p = path;; p++) {
-        const char *end = strchrnul(p, ':');
-        size_t dl = (size_t)(end - p);
-        int n = snprintf(full, sizeof(full), "%.*s%s%s", (int)dl, p, dl ? "/" : "", file);
-        if (n > 0 && (size_t)n < sizeof(full)) {
-            execve(full, av, ev);
-            if (errno == EACCES)
-                seen_eacces = 1;
-            else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE &&
-                     errno != ENODEV && errno != ETIMEDOUT)
-                return errno;
-        }
-        if (!*end)
-            break;
-        p = end;
-    }
-    return seen_eacces ? EACCES : ENOENT;
-}
-
 static int set_limit(int res, uint64_t v)
 {
     if (v == AGENT_RLIM_KEEP)
@@ -216,7 +171,7 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
         errfd = moved;
     }
     child_fail(errfd, AGENT_OP_EXEC,
-               exec_search(r->flags & AGENT_EXEC_F_SCRIPT ? av : r->argv, r->envp));
+               agent_exec_search(r->flags & AGENT_EXEC_F_SCRIPT ? av : r->argv, r->envp));
 }
 
 /* ---- the parent ---- */
@@ -233,6 +188,8 @@ struct run {
     uint32_t in_pass;              /* a STDIN payload still in the socket, for stdin_splice */
     int in_room;                   /* the stdin pipe had room when last tried */
     int exited, status, timed_out;
+    int pidns_init;                /* PID 1 of a PID namespace (AGENT_PIDNS_NEW) */
+    struct sig_hold hold;          /* its signals it cannot take yet */
     int64_t deadline, drain_until;
     /* With AGENT_EXEC_F_KEEP: where the next connection is handed over
      * (-1 without), the output sent lately, and the stdin taken in all. */
@@ -344,8 +301,14 @@ static int on_host_msg(struct run *r, const struct agent_msg *m)
         kill(-r->pid, SIGKILL);
         return 0;
     case AGENT_SIGNAL:
-        if (!r->exited) /* its group may be gone and its number reused */
+        if (r->exited) /* its group may be gone and its number reused */
+            return 0;
+        if (!(m->u.signal.flags & AGENT_SIGNAL_F_PROCESS))
             kill(-r->pid, (int)m->u.signal.signo);
+        else if (r->pidns_init)
+            sig_hold_send(&r->hold, r->pid, (int)m->u.signal.signo, now_ms());
+        else
+            kill(r->pid, (int)m->u.signal.signo);
         return 0;
     case AGENT_WINSIZE:
         if (r->pty >= 0 && !r->exited)
@@ -376,7 +339,8 @@ static int poll_timeout(const struct run *r)
     /* Without a pidfd the exit is found by polling waitpid. */
     if (!r->exited && r->pidfd < 0 && (t < 0 || t > 50))
         t = 50;
-    return t;
+    int hold = r->exited ? -1 : sig_hold_wait_ms(&r->hold);
+    return hold >= 0 && (t < 0 || t > hold) ? hold : t;
 }
 
 static int run_loop(struct aconn *c, struct run *r)
@@ -432,6 +396,8 @@ static int run_loop(struct aconn *c, struct run *r)
             return rc;
         if (!r->exited && waitpid(r->pid, &r->status, WNOHANG) == r->pid)
             on_exit_seen(r);
+        if (!r->exited)
+            sig_hold_retry(&r->hold, r->pid, now_ms());
         if (!r->exited && !r->timed_out && r->deadline >= 0 && now_ms() >= r->deadline) {
             kill(-r->pid, SIGKILL);
             r->timed_out = 1;
@@ -608,6 +574,7 @@ int agent_do_exec(struct aconn *c, const struct agent_msg *m)
         return aconn_send_error(c, -terr, terr == -E2BIG ? AGENT_OP_EXEC : AGENT_OP_FILE);
     memset(&r, 0, sizeof(r));
     r.pidfd = r.pty = -1;
+    r.pidns_init = req.pidns == AGENT_PIDNS_NEW;
     r.deadline = req.timeout_ms ? now_ms() + req.timeout_ms : -1;
     uint32_t op;
     int err = spawn(&req, &r, &op);

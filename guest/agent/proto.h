@@ -96,7 +96,11 @@
 /* 13: SYNC (the guest's writes flushed to its disks before the host
  * stops the VM: a named volume's must outlive it); a version-12 agent
  * would end the conversation at the SYNC. */
-#define AGENT_VERSION 13
+/* 14: SIGNAL's AGENT_SIGNAL_F_PROCESS (a container's `kill` reaches its
+ * process alone, as runc's does; the group stays the default for
+ * everyone else); a version-13 agent would refuse the bit and end the
+ * conversation. */
+#define AGENT_VERSION 14
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -182,7 +186,8 @@ enum agent_type {
     AGENT_FILE_GET  = 0x06, /* payload: path, NUL-terminated (the only NUL) */
     AGENT_RESEED    = 0x09, /* fresh entropy and wall time (below) */
     AGENT_SIGNAL    = 0x0a, /* u32 signal 1..64 for the command's process
-                             * group (since version 3) */
+                             * group, or the process (since version 3;
+                             * below) */
     AGENT_STAT      = 0x0b, /* payload: path, NUL-terminated: lstat it */
     AGENT_LIST      = 0x0c, /* payload: path, NUL-terminated: a folder's entries */
     AGENT_MKDIR     = 0x0d, /* below */
@@ -573,11 +578,19 @@ enum agent_type {
 #define AGENT_EVENT_OVERFLOW 5u
 #define AGENT_EVENT_F_DIR    0x1u
 
-/* SIGNAL payload (4 bytes): 0 u32 signal number, 1..64.  Sent while a
+/* SIGNAL payload (4 bytes): 0 u32 signal number, 1..64, in the low 8
+ * bits, ORed with AGENT_SIGNAL_F_* (other bits: an error).  Sent while a
  * command runs, it goes to the command's process group, as a terminal's
- * ^C goes to its foreground group; before STARTED or after EXIT it is
- * ignored (the command is not there to get it). */
+ * ^C goes to its foreground group; with AGENT_SIGNAL_F_PROCESS (since
+ * version 14) to the command's process alone, as runc's `kill` reaches a
+ * container's init and not its children; to the init of a PID
+ * namespace (EXEC's AGENT_PIDNS_NEW), which the kernel shields from a
+ * signal it has no handler for, one sent before its handler is set (a
+ * shell's `trap` a moment after its execve) is held until it catches it,
+ * for a few seconds at most (guest/agent/sig_hold.c).  Before STARTED or
+ * after EXIT it is ignored (the command is not there to get it). */
 #define AGENT_SIGNAL_SIZE 4
+#define AGENT_SIGNAL_F_PROCESS 0x100u
 
 /* READY payload (8 bytes):
  *   0 u32 version    the agent's AGENT_VERSION

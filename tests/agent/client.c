@@ -5,6 +5,7 @@
  *   agent-client SOCK [-e K=V]... [-w DIR] [-u UID] [-g GID] [-t MS] [-i]
  *                     [--nproc N] [--fsize N] [--nofile N]
  *                     [--tty ROWSxCOLS [--winsize-after MS ROWSxCOLS]]
+ *                     [--signal-after MS N|pN]
  *                     [-G GID]... [--nnp] [--rlimit RES:SOFT:HARD]...
  *                     [--reseed [--reseed-wait MS]] [--script FILE] -- CMD [ARG]...
  *                                --script: FILE's bytes become the last
@@ -13,6 +14,9 @@
  *                                --tty: a guest terminal of that size;
  *                                --winsize-after: WINSIZE MS after the
  *                                start (agent_exec_signals' records)
+ *                                --signal-after MS N|pN: SIGNAL N MS after
+ *                                the start, to the command's group, or
+ *                                (pN) to its process alone
  *                                --reseed: RESEED first (a zero seed, this
  *                                host's time) and no command unless the
  *                                agent answered RESEEDED, as airlock run
@@ -275,9 +279,9 @@ static int size_arg(const char *s, uint16_t *rows, uint16_t *cols)
     return 0;
 }
 
-/* A pipe for agent_exec_signals whose writer, a child, sends one size
- * record `ms` after we start: the read end, or -1. */
-static int winsize_later(unsigned ms, uint16_t rows, uint16_t cols)
+/* A pipe for agent_exec_signals whose writer, a child, sends one record
+ * (len bytes) `ms` after we start: the read end, or -1. */
+static int record_later(unsigned ms, const uint8_t *rec, size_t len)
 {
     int p[2];
     if (pipe(p) < 0)
@@ -285,10 +289,8 @@ static int winsize_later(unsigned ms, uint16_t rows, uint16_t cols)
     pid_t pid = fork();
     if (pid == 0) {
         close(p[0]);
-        uint8_t rec[AGENT_SIGQ_WINSIZE_LEN];
-        agent_sigq_winsize(rec, rows, cols);
         usleep(ms * 1000);
-        _exit(write(p[1], rec, sizeof(rec)) == sizeof(rec) ? 0 : 1);
+        _exit(write(p[1], rec, len) == (ssize_t)len ? 0 : 1);
     }
     close(p[1]);
     return pid < 0 ? (close(p[0]), -1) : p[0];
@@ -384,8 +386,19 @@ int main(int argc, char **argv)
             *l = (struct agent_rlimit){(uint32_t)res, soft, hard};
         } else if (!strcmp(o, "--winsize-after") && i + 1 < argc) {
             uint16_t rows, cols;
-            if (size_arg(argv[++i], &rows, &cols) ||
-                (sig_fd = winsize_later((unsigned)num(v), rows, cols)) < 0)
+            uint8_t rec[AGENT_SIGQ_WINSIZE_LEN];
+            if (size_arg(argv[++i], &rows, &cols))
+                return fail(o, EINVAL);
+            agent_sigq_winsize(rec, rows, cols);
+            if ((sig_fd = record_later((unsigned)num(v), rec, sizeof(rec))) < 0)
+                return fail(o, EINVAL);
+        } else if (!strcmp(o, "--signal-after") && i + 1 < argc) {
+            /* N: to the group; pN: to the process alone */
+            const char *sig = argv[++i];
+            uint8_t rec = (uint8_t)num(sig + (*sig == 'p'));
+            if (*sig == 'p')
+                rec |= AGENT_SIGQ_PROCESS;
+            if ((sig_fd = record_later((unsigned)num(v), &rec, 1)) < 0)
                 return fail(o, EINVAL);
         } else
             return fail(o, EINVAL);

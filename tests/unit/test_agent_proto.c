@@ -249,8 +249,16 @@ START_TEST(signal_codec)
     ck_assert_uint_eq(m.type, AGENT_SIGNAL);
     ck_assert_uint_eq(m.u.signal.signo, 15);
     ck_assert_int_eq(decode_all(AGENT_DIR_REPLY, buf, n, &m), -EPROTO); /* not from the agent */
+    ck_assert_uint_eq(m.u.signal.flags, 0);
     ck_assert_int_eq(agent_encode_signal(buf, BIG, 0), -EINVAL);
     ck_assert_int_eq(agent_encode_signal(buf, BIG, 65), -EINVAL);
+    /* protocol 14: the process alone; any other bit is refused */
+    n = (size_t)agent_encode_signal(buf, BIG, 1 | AGENT_SIGNAL_F_PROCESS);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), 1);
+    ck_assert_uint_eq(m.u.signal.signo, 1);
+    ck_assert_uint_eq(m.u.signal.flags, AGENT_SIGNAL_F_PROCESS);
+    ck_assert_int_eq(agent_encode_signal(buf, BIG, AGENT_SIGNAL_F_PROCESS), -EINVAL);
+    ck_assert_int_eq(agent_encode_signal(buf, BIG, 15 | 0x200), -EINVAL);
     uint8_t p[8] = {0};
     n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SIGNAL, 4, p, 4); /* signal 0 */
     ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
@@ -258,6 +266,10 @@ START_TEST(signal_codec)
     n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SIGNAL, 4, p, 4);
     ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
     p[0] = 9;
+    p[1] = 0x02; /* 9 | 0x200: no such flag */
+    n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SIGNAL, 4, p, 4);
+    ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
+    p[1] = 0;
     n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SIGNAL, 3, p, 3); /* short */
     ck_assert_int_eq(decode_all(AGENT_DIR_REQUEST, buf, n, &m), -EPROTO);
     n = raw_frame(buf, AGENT_MAGIC, AGENT_VERSION, AGENT_SIGNAL, 8, p, 8); /* long */
@@ -633,7 +645,8 @@ static void *sig_job_run(void *arg)
 }
 
 /* Signal numbers written to agent_exec_signals' fd reach the agent as
- * SIGNAL frames, in order, once the command started; a byte out of range
+ * SIGNAL frames, in order, once the command started, with
+ * AGENT_SIGQ_PROCESS as AGENT_SIGNAL_F_PROCESS; a byte out of range
  * sends nothing. */
 START_TEST(helper_exec_signals)
 {
@@ -647,14 +660,15 @@ START_TEST(helper_exec_signals)
     ADD(agent_encode_ready(AT, AGENT_VERSION, 0));
     ADD(agent_encode_started(AT, 7));
     ck_assert_int_eq(write(sv[1], script, slen), (ssize_t)slen);
-    uint8_t sigs[3] = {15, 65, 2}; /* 0 would start a size record (AGENT_SIGQ_WINSIZE) */
-    ck_assert_int_eq(write(sp[1], sigs, 3), 3);
+    /* 0 would start a size record (AGENT_SIGQ_WINSIZE) */
+    uint8_t sigs[5] = {15, 65, 2, AGENT_SIGQ_PROCESS | 9, AGENT_SIGQ_PROCESS | 65};
+    ck_assert_int_eq(write(sp[1], sigs, 5), 5);
     struct agent_decoder d;
     ck_assert_int_eq(agent_decoder_init(&d, AGENT_DIR_REQUEST), 0);
     uint32_t seen[4];
     unsigned nseen = 0, execs = 0;
     uint8_t in[4096];
-    while (nseen < 2) {
+    while (nseen < 3) {
         ssize_t r = read(sv[1], in, sizeof(in));
         ck_assert_int_gt(r, 0);
         size_t off = 0;
@@ -669,7 +683,7 @@ START_TEST(helper_exec_signals)
             else if (rc == 1) {
                 ck_assert_uint_eq(m.type, AGENT_SIGNAL);
                 ck_assert_uint_lt(nseen, 4);
-                seen[nseen++] = m.u.signal.signo;
+                seen[nseen++] = m.u.signal.signo | m.u.signal.flags;
             }
         }
     }
@@ -677,6 +691,7 @@ START_TEST(helper_exec_signals)
     ck_assert_uint_eq(execs, 1);
     ck_assert_uint_eq(seen[0], 15);
     ck_assert_uint_eq(seen[1], 2);
+    ck_assert_uint_eq(seen[2], 9 | AGENT_SIGNAL_F_PROCESS);
     slen = 0;
     ADD(agent_encode_exit(AT, AGENT_EXIT_SIGNAL, 2, 0));
     ck_assert_int_eq(write(sv[1], script, slen), (ssize_t)slen);

@@ -294,7 +294,8 @@ ssize_t agent_encode_winsize(uint8_t *buf, size_t cap, uint16_t rows, uint16_t c
 
 ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo)
 {
-    if (signo < 1 || signo > 64)
+    uint32_t n = signo & 0xff;
+    if (n < 1 || n > 64 || (signo & ~(0xffu | AGENT_SIGNAL_F_PROCESS)))
         return -EINVAL;
     return encode_u32s(buf, cap, AGENT_SIGNAL, &signo, 1);
 }
@@ -461,8 +462,12 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
     case AGENT_SIGNAL:
         if (len != AGENT_SIGNAL_SIZE)
             return -EPROTO;
-        m->u.signal.signo = get32(p);
-        return m->u.signal.signo >= 1 && m->u.signal.signo <= 64 ? 0 : -EPROTO;
+        m->u.signal.signo = get32(p) & 0xff;
+        m->u.signal.flags = get32(p) & ~0xffu;
+        return m->u.signal.signo >= 1 && m->u.signal.signo <= 64 &&
+                       !(m->u.signal.flags & ~AGENT_SIGNAL_F_PROCESS)
+                   ? 0
+                   : -EPROTO;
     case AGENT_WINSIZE:
         if (len != AGENT_WINSIZE_SIZE)
             return -EPROTO;

@@ -178,6 +178,7 @@ size_t agent_event_payload(uint8_t *p, const struct agent_event *e);
 int agent_watch_beneath(const char *root, const char *path);
 
 /* SIGNAL with signo 1..64 (else -EINVAL). */
+/* signo 1..64, ORed with AGENT_SIGNAL_F_* */
 ssize_t agent_encode_signal(uint8_t *buf, size_t cap, uint32_t signo);
 /* WINSIZE: the command's terminal is now rows x cols. */
 ssize_t agent_encode_winsize(uint8_t *buf, size_t cap, uint16_t rows, uint16_t cols);
@@ -230,7 +231,7 @@ struct agent_msg {
         struct { uint32_t uid, gid; const char *path; } chown;
         struct agent_entry entry;
         struct { uint64_t realtime_ns; const uint8_t *seed; } reseed; /* AGENT_RESEED_SEED bytes */
-        struct { uint32_t signo; } signal;
+        struct { uint32_t signo, flags; } signal; /* flags: AGENT_SIGNAL_F_* */
         struct { uint16_t rows, cols; } winsize;
         struct { uint32_t device, flags; const char *path; } mount;
         struct { uint32_t flags; const char *path; } watch;
@@ -419,9 +420,11 @@ int agent_exec(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
                uint64_t max_output, struct agent_exec_result *res);
 
 /* agent_exec, and sig_fd (a pipe; -1: none) carries what the host sends
- * the command once it started: a byte 1..64 is a signal number (SIGNAL),
- * the byte AGENT_SIGQ_WINSIZE and 4 more (agent_sigq_winsize) a terminal
- * size (WINSIZE); anything else is dropped. */
+ * the command once it started: a byte 1..64 is a signal number (SIGNAL,
+ * to the command's process group), the same ORed with AGENT_SIGQ_PROCESS
+ * one for the command's process alone (AGENT_SIGNAL_F_PROCESS), the byte
+ * AGENT_SIGQ_WINSIZE and 4 more (agent_sigq_winsize) a terminal size
+ * (WINSIZE); anything else is dropped. */
 int agent_exec_signals(int fd, const struct agent_exec_req *req, int out_fd, int err_fd,
                        int in_fd, int sig_fd, uint64_t max_output, struct agent_exec_result *res);
 
@@ -439,6 +442,7 @@ int agent_exec_attach(int fd, const struct agent_exec_req *req, int out_fd, int 
  * whole (one write below PIPE_BUF arrives whole: a SIGWINCH handler can
  * write it, async-signal-safe). */
 #define AGENT_SIGQ_WINSIZE 0
+#define AGENT_SIGQ_PROCESS 0x80
 #define AGENT_SIGQ_WINSIZE_LEN 5
 void agent_sigq_winsize(uint8_t rec[AGENT_SIGQ_WINSIZE_LEN], uint16_t rows, uint16_t cols);
 

@@ -192,7 +192,8 @@ static void feed_close(struct feed *f)
 
 /* Signals and terminal sizes for the command, on their way to the agent
  * as SIGNAL and WINSIZE frames: each record read from `fd` is a signal
- * number byte, or AGENT_SIGQ_WINSIZE and a size (agent_client.h).  A frame
+ * number byte (maybe with AGENT_SIGQ_PROCESS), or AGENT_SIGQ_WINSIZE and
+ * a size (agent_client.h).  A frame
  * is sent only between two STDIN frames (frames must not interleave on
  * the socket). */
 struct sigq {
@@ -228,7 +229,9 @@ static int sigq_pull(struct sigq *q)
         fl = agent_encode_winsize(q->frame, sizeof(q->frame), (uint16_t)(rec[1] | rec[2] << 8),
                                   (uint16_t)(rec[3] | rec[4] << 8));
     } else {
-        fl = agent_encode_signal(q->frame, sizeof(q->frame), rec[0]);
+        fl = agent_encode_signal(q->frame, sizeof(q->frame),
+                                 (rec[0] & ~AGENT_SIGQ_PROCESS) |
+                                     (rec[0] & AGENT_SIGQ_PROCESS ? AGENT_SIGNAL_F_PROCESS : 0));
     }
     q->off = 0;
     q->len = fl > 0 ? (size_t)fl : 0;

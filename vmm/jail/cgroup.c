@@ -21,6 +21,13 @@ void cgroup_name(struct cgroup *cg, const char *parent, pid_t owner)
     snprintf(cg->dir, sizeof(cg->dir), "%s/vm-%d", cg->parent, (int)owner);
 }
 
+void cgroup_join_name(struct cgroup *cg, const char *dir)
+{
+    snprintf(cg->dir, sizeof(cg->dir), "%s", dir);
+    cg->parent[0] = '\0';
+    cg->join = true;
+}
+
 int cgroup_write(const char *dir, const char *name, const char *value)
 {
     char path[PATH_MAX + 64];
@@ -84,6 +91,11 @@ int cgroup_enter(const struct cgroup *cg, const struct cgroup_limits *lim, char 
         return -ENOTSUP;
     }
     int e = 0;
+    if (cg->join) {
+        if ((e = cgroup_write(cg->dir, "cgroup.procs", "0")))
+            snprintf(why, whylen, "%s/cgroup.procs: %s", cg->dir, strerror(-e));
+        return e;
+    }
     bool own_parent = !strcmp(cg->parent, CGROUP_PARENT);
     if (own_parent && mkdir(CGROUP_PARENT, 0755) < 0 && errno != EEXIST) {
         e = -errno;
@@ -120,8 +132,8 @@ static void remove_retrying(const char *dir)
 void cgroup_remove(const struct cgroup *cg, bool vm_gone)
 {
     struct stat st;
-    if (!cg->dir[0] || stat(cg->dir, &st) < 0)
-        return; /* never created (no cgroup v2 here, or an early error) */
+    if (!cg->dir[0] || cg->join || stat(cg->dir, &st) < 0)
+        return; /* never created (no cgroup v2 here, or an early error), or not ours */
     if (vm_gone) {
         remove_retrying(cg->dir);
         return;

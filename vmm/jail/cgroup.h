@@ -6,8 +6,12 @@
  * guest RAM, so every page of guest memory is charged there.  The parent
  * process, which outlives it, removes the directory at the end.
  *
- * With --cgroup-parent DIR (the OCI runtime: a container's cgroup) it is
- * DIR/vm-<pid> instead, so the container's cgroup counts the VM.
+ * With --cgroup-parent DIR it is DIR/vm-<pid> instead.  With --cgroup DIR
+ * (the OCI runtime: a container's cgroup) the VM process joins DIR itself
+ * and sets no limits there (its maker did): an engine reads a container's
+ * use in the cgroup of the container's pid, and cgroup v2 lets a folder
+ * with processes have no child folders with controllers, so the VM and
+ * the stand-ins share the one folder.  DIR stays when the VM ends.
  *
  * Where /sys/fs/cgroup is not a writable cgroup2 mount (a cgroup v1 or
  * hybrid host, a container without delegation, no root) the VM runs
@@ -40,13 +44,18 @@ struct cgroup_limits {
 struct cgroup {
     char dir[512];    /* empty: no cgroup for this VM */
     char parent[488]; /* CGROUP_PARENT, or --cgroup-parent's folder */
+    bool join;        /* dir is --cgroup's: joined as it is, never removed */
 };
 
 /* The directory name for the VM of airlock process `owner` under parent
  * (NULL: CGROUP_PARENT), no syscalls. */
 void cgroup_name(struct cgroup *cg, const char *parent, pid_t owner);
 
-/* Creates the directory, sets the limits, moves the calling process in.
+/* dir is the existing folder `dir`, joined as it is (--cgroup). */
+void cgroup_join_name(struct cgroup *cg, const char *dir);
+
+/* Creates the directory, sets the limits, moves the calling process in
+ * (with cg->join: only moves it in).
  * 0, or -errno with `why` saying which step failed (the directory is
  * removed again then). */
 int cgroup_enter(const struct cgroup *cg, const struct cgroup_limits *lim, char *why,

@@ -49,13 +49,14 @@ int jail_parse_flag(struct jail_options *j, int which, const char *val, char *er
             j->has_gid = true, j->gid = (uint32_t)v;
         return 0;
     case 5:
+    case 6:
         if (strncmp(val, CGROUP_ROOT "/", sizeof(CGROUP_ROOT)) || strstr(val, "/..") ||
             strlen(val) + 24 > sizeof(((struct cgroup *)0)->dir)) {
-            snprintf(err, errlen, "--cgroup-parent '%.200s': want a folder under %s", val,
-                     CGROUP_ROOT);
+            snprintf(err, errlen, "%s '%.200s': want a folder under %s",
+                     which == 5 ? "--cgroup-parent" : "--cgroup", val, CGROUP_ROOT);
             return -EINVAL;
         }
-        j->cgroup_parent = val;
+        *(which == 5 ? &j->cgroup_parent : &j->cgroup_join) = val;
         return 0;
     default:
         if (parse_uint(val, 100000, &v) || v == 0) {
@@ -132,8 +133,10 @@ int jail_prepare(struct jail *j, const struct jail_options *o, const char *vsock
 {
     *j = (struct jail){.host_pidns = -1, .sock = {-1, -1}, .opt = o};
     j->helper = (struct detach_helper){.sock = {-1, -1}, .done = parent_done, .opaque = j};
-    j->limit = o->cpu_quota_pct || o->cgroup_parent || jail_wanted(o);
-    if (j->limit)
+    j->limit = o->cpu_quota_pct || o->cgroup_parent || o->cgroup_join || jail_wanted(o);
+    if (o->cgroup_join)
+        cgroup_join_name(&j->cg, o->cgroup_join);
+    else if (j->limit)
         cgroup_name(&j->cg, o->cgroup_parent, getpid());
     if (!jail_wanted(o)) {
         if (o->has_uid || o->has_gid) {

@@ -40,18 +40,20 @@ struct jail_options {
     uint32_t uid, gid;
     unsigned cpu_quota_pct; /* --cpu-quota; 0: no cpu limit */
     const char *cgroup_parent; /* --cgroup-parent; NULL: CGROUP_PARENT */
+    const char *cgroup_join;   /* --cgroup: this folder as it is; NULL: one of our own */
 };
 
 /* The flags, for both `airlock boot` and `airlock run`: a parser puts
  * JAIL_LONGOPTS(first) in its option table and hands codes first ..
  * first + JAIL_NOPTS - 1 to jail_parse_flag(code - first). */
-#define JAIL_NOPTS 6
+#define JAIL_NOPTS 7
 #define JAIL_LONGOPTS(first)                                                           \
     {"jail", no_argument, NULL, (first)}, {"no-jail", no_argument, NULL, (first) + 1}, \
     {"uid", required_argument, NULL, (first) + 2},                                     \
     {"gid", required_argument, NULL, (first) + 3},                                     \
     {"cpu-quota", required_argument, NULL, (first) + 4},                               \
-    {"cgroup-parent", required_argument, NULL, (first) + 5}
+    {"cgroup-parent", required_argument, NULL, (first) + 5},                           \
+    {"cgroup", required_argument, NULL, (first) + 6}
 #define JAIL_USAGE                                                                      \
     "  --jail            jail the VM process (namespaces, empty root, no network,\n"   \
     "                    unprivileged uid, rlimits, cgroup limits; the default as\n"  \
@@ -61,7 +63,10 @@ struct jail_options {
     "  --cpu-quota PCT   cgroup cpu.max: PCT percent of one CPU (default: no limit)\n"  \
     "  --cgroup-parent DIR  the VM's cgroup is DIR/vm-PID (a cgroup2 folder whose\n"  \
     "                    controllers its caller delegated, e.g. a container's),\n"   \
-    "                    not /sys/fs/cgroup/airlock/vm-PID\n"
+    "                    not /sys/fs/cgroup/airlock/vm-PID\n"                          \
+    "  --cgroup DIR      the VM process joins the cgroup2 folder DIR as it is: no\n"   \
+    "                    folder and no limits of its own (a container's cgroup,\n"    \
+    "                    whose limits its maker set, counts the VM itself)\n"
 
 /* 0, or -EINVAL with err naming the flag and value. */
 int jail_parse_flag(struct jail_options *j, int which, const char *val, char *err, size_t errlen);

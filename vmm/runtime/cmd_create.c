@@ -30,6 +30,7 @@
 #include "vmm/jail/fdpass.h"
 #include "vmm/runtime/container_cgroup.h"
 #include "vmm/runtime/container_ports.h"
+#include "vmm/runtime/container_root_watch.h"
 #include "vmm/runtime/container_state.h"
 #include "vmm/runtime/container_vm.h"
 #include "vmm/runtime/hooks.h"
@@ -57,6 +58,7 @@ struct standin_ctx {
     int ready_fd; /* create's pipe: "" when ready, else the error text */
     int tty;      /* the console's slave, or -1 */
     const char *cgroup; /* the container's cgroup folder, or NULL */
+    const char *rootfs; /* the root folder the engine made */
 };
 
 static void report(int fd, const char *msg)
@@ -66,7 +68,9 @@ static void report(int fd, const char *msg)
     (void)w;
 }
 
-/* Blocks until `start` opens the FIFO for reading, then hands it a byte. */
+/* Blocks until `start` opens the FIFO for reading, then hands it a byte;
+ * the FIFO stays open for standin_run's word that the process runs (or
+ * its end), which `start` waits for too.  The fd, or -errno. */
 static int wait_for_start(const struct container *c)
 {
     char p[PATH_MAX + 16];
@@ -77,9 +81,11 @@ static int wait_for_start(const struct container *c)
     if (fd < 0)
         return -errno;
     char b = 's';
-    ssize_t w = write(fd, &b, 1);
-    close(fd);
-    return w == 1 ? 0 : -EIO;
+    if (write(fd, &b, 1) != 1) {
+        close(fd);
+        return -EIO;
+    }
+    return fd;
 }
 
 static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
@@ -128,11 +134,21 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         sandbox_teardown(&sb);
         _exit(1);
     }
+    /* From now on the root folder's writes (`docker cp`) reach the guest. */
+    struct container_root_watch *root_watch = NULL;
+    if ((e = container_root_watch_start(sb.sock, x->rootfs, &root_watch))) {
+        snprintf(err, sizeof(err), "the root folder's writes cannot reach the VM: %s",
+                 strerror(-e));
+        report(x->ready_fd, err);
+        sandbox_teardown(&sb);
+        _exit(1);
+    }
     report(x->ready_fd, "");
     close(x->ready_fd);
     int status = EXIT_FAILURE;
     struct container_ports *ports = NULL;
-    if (!wait_for_start(x->c)) {
+    int started = wait_for_start(x->c);
+    if (started >= 0) {
         /* In a network namespace of its own (or its pod's), the
          * container's ports are served there as long as it runs; with
          * the host's network, none (a guest's listeners would be the
@@ -143,9 +159,11 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
             ssize_t w = write(2, err, strlen(err));
             (void)w;
         }
-        status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg));
+        status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg),
+                             started);
     }
     container_ports_stop(ports);
+    container_root_watch_stop(root_watch);
     sandbox_teardown(&sb);
     _exit(status);
 }
@@ -315,7 +333,7 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
         close(ready[0]);
         struct standin_ctx x = {.g = g, .c = &c, .cfg = &cfg, .disk = disk.path,
                                 .ready_fd = ready[1], .tty = tty,
-                                .cgroup = have_cgroup ? cgroup : NULL};
+                                .cgroup = have_cgroup ? cgroup : NULL, .rootfs = rootfs};
         init_standin(&x);
     }
     close(ready[1]);

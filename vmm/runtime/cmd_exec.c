@@ -169,7 +169,7 @@ int runtime_exec(const struct runtime_globals *g, int argc, char **argv)
             rc = runtime_error("--pid-file %s: %s", a.pid_file, strerror(-e));
             goto out;
         }
-        int status = standin_run(sock, &p, false, json_is_true(json_object_get(c.state, "egress")));
+        int status = standin_run(sock, &p, false, json_is_true(json_object_get(c.state, "egress")), -1);
         container_drop_exec(&c, getpid());
         if (a.detach)
             _exit(status);

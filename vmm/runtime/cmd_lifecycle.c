@@ -22,9 +22,11 @@
 #include "vmm/runtime/oci_config.h"
 #include "vmm/runtime/runtime_cmds.h"
 #include "vmm/runtime/runtime_log.h"
+#include "vmm/runtime/standin.h"
 #include "vmm/util/parse.h"
 
 #define START_WAIT_MS 10000
+#define START_RUN_MS 30000 /* from the start to the process's execve in the guest */
 #define KILL_WAIT_MS 10000
 #define MAX_EXECS 256
 
@@ -145,14 +147,21 @@ int runtime_start(const struct runtime_globals *g, int argc, char **argv)
         if (container_status(&c) == CONTAINER_STOPPED)
             break;
     }
-    if (fd >= 0)
-        close(fd);
     if (b != 's') {
+        if (fd >= 0)
+            close(fd);
         container_close(&c);
         return runtime_error("container %s did not start: its stand-in %s", c.id,
                              fd < 0 ? "has no start FIFO" : "did not answer");
     }
     unlink(fifo);
+    /* As runc's, start returns once the process runs (a signal sent then
+     * finds it): the stand-in's next byte, or its end of the FIFO when
+     * the process could not run (its status says why). */
+    if (poll(&p, 1, START_RUN_MS) == 0)
+        runtime_warn("container %s: its process is not running yet after %d s", c.id,
+                     START_RUN_MS / 1000);
+    close(fd);
     struct oci_config cfg;
     if (!bundle_config(&c, &cfg)) {
         char err[1024];
@@ -231,13 +240,17 @@ int runtime_kill(const struct runtime_globals *g, int argc, char **argv)
         container_close(&c);
         return runtime_error("container not running");
     }
-    if (kill(c.pid, sig) < 0)
+    /* The stand-in passes a signal on to the container's process alone,
+     * as runc's kill; --all queues it with a value that says "and the
+     * rest" (standin.h), to the exec'd processes' stand-ins too. */
+    union sigval all_v = {.sival_int = STANDIN_SIG_ALL};
+    if ((all ? sigqueue(c.pid, sig, all_v) : kill(c.pid, sig)) < 0)
         rc = runtime_error("kill %d: %s", (int)c.pid, strerror(errno));
     if (all) {
         pid_t execs[MAX_EXECS];
         unsigned n = container_execs(&c, execs, MAX_EXECS);
         for (unsigned i = 0; i < n; i++)
-            kill(execs[i], sig);
+            sigqueue(execs[i], sig, all_v);
     }
     container_close(&c);
     return rc;

@@ -17,8 +17,6 @@
 #include "vmm/jail/cgroup.h"
 #include "vmm/runtime/runtime_log.h"
 
-#define STANDIN_LEAF "standin"
-
 /* A name of the path may not be empty, "." or "..", nor hold control bytes. */
 static bool clean_part(const char *s, size_t n)
 {
@@ -102,7 +100,10 @@ int container_cgroup_path(const char *path, bool systemd, char *out, size_t cap,
     return 0;
 }
 
-/* mkdir -p from the root, delegating the controllers at each level. */
+/* mkdir -p from the root, delegating the controllers down to dir, whose
+ * own are its parent's to enable: dir holds processes (the stand-ins
+ * and the VM), and cgroup v2 lets no folder with processes give its
+ * controllers to child folders. */
 static int make_delegated(const char *dir, char *err, size_t cap)
 {
     char p[PATH_MAX];
@@ -114,10 +115,10 @@ static int make_delegated(const char *dir, char *err, size_t cap)
             *s = '\0';
         if (strlen(p) > root_len && mkdir(p, 0755) < 0 && errno != EEXIST)
             return snprintf(err, cap, "mkdir %.300s: %s", p, strerror(errno)), -1;
-        if (cgroup_delegate(p, err, cap))
-            return -1;
         if (!s)
             return 0;
+        if (cgroup_delegate(p, err, cap))
+            return -1;
         *s = keep;
     }
 }
@@ -150,8 +151,7 @@ int container_cgroup_make(const char *path, bool systemd, unsigned mem_mib, char
         out[0] = '\0';
         return 0;
     }
-    char leaf[PATH_MAX + 16], mem[32];
-    snprintf(leaf, sizeof(leaf), "%s/%s", out, STANDIN_LEAF);
+    char mem[32];
     /* The guest's RAM, the monitor's overhead, and the stand-ins' few MiB. */
     snprintf(mem, sizeof(mem), "%llu",
              ((unsigned long long)mem_mib << 20) + 2 * CGROUP_MONITOR_OVERHEAD);
@@ -162,18 +162,17 @@ int container_cgroup_make(const char *path, bool systemd, unsigned mem_mib, char
         snprintf(err, errcap, "%.300s/memory.max: %s", out, strerror(-e));
         return -1;
     }
-    if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
-        return snprintf(err, errcap, "mkdir %.300s: %s", leaf, strerror(errno)), -1;
+    /* Guest RAM pushed to swap would make memory.max a soft limit (not
+     * every host has swap accounting: then there is no swap to fear). */
+    cgroup_write(out, "memory.swap.max", "0");
     return 0;
 }
 
 int container_cgroup_join(const char *dir, char *err, size_t cap)
 {
-    char leaf[PATH_MAX + 16];
-    snprintf(leaf, sizeof(leaf), "%s/%s", dir, STANDIN_LEAF);
-    int e = cgroup_write(leaf, "cgroup.procs", "0");
+    int e = cgroup_write(dir, "cgroup.procs", "0");
     if (e)
-        snprintf(err, cap, "%.300s/cgroup.procs: %s", leaf, strerror(-e));
+        snprintf(err, cap, "%.300s/cgroup.procs: %s", dir, strerror(-e));
     return e;
 }
 

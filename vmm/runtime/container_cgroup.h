@@ -4,12 +4,14 @@
  *     /sys/fs/cgroup/<slice path>/<prefix>-<name>.scope, a slice "a-b.slice"
  *     nested as a.slice/a-b.slice, as systemd lays them out.
  * The folder is made with the memory, cpu and pids controllers delegated
- * to it from the root down, its limits set (memory.max: the guest's RAM
- * plus the monitor's overhead, so the caller's OOM watcher and `docker
- * stats` see the VM's real use against it; cpu.max from the quota), and
- * the stand-ins go into its leaf "standin" (cgroup v2 lets no process sit
- * beside child cgroups).  Where /sys/fs/cgroup is no writable cgroup2
- * mount, there is no cgroup and the runtime logs a warning. */
+ * to it from the root down and its limits set (memory.max: the guest's
+ * RAM plus the monitor's overhead; cpu.max from the quota).  The
+ * stand-ins and the VM process (airlock's --cgroup) go into the folder
+ * itself, no child of it: an engine reads a container's use (`docker
+ * stats`, its OOM watcher) in the cgroup of the pid it was given, the
+ * init stand-in's, so that is where the VM must be counted.  Where
+ * /sys/fs/cgroup is no writable cgroup2 mount, there is no cgroup and
+ * the runtime logs a warning. */
 #ifndef AIRLOCK_RUNTIME_CONTAINER_CGROUP_H
 #define AIRLOCK_RUNTIME_CONTAINER_CGROUP_H
 
@@ -28,7 +30,7 @@ int container_cgroup_path(const char *path, bool systemd, char *out, size_t cap,
 int container_cgroup_make(const char *path, bool systemd, unsigned mem_mib, char *out, size_t cap,
                           char *err, size_t errcap);
 
-/* Moves the calling process into the folder's "standin" leaf. */
+/* Moves the calling process into the folder. */
 int container_cgroup_join(const char *dir, char *err, size_t cap);
 
 /* cgroup.freeze of the folder: 1 frozen, 0 thawed.  0 or -errno. */

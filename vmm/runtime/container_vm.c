@@ -113,6 +113,21 @@ static int folder_mounts(const struct oci_config *c, struct create_mounts *cm, c
     return 0;
 }
 
+int container_vm_put(int conn, const char *path, int fd, const struct stat *st)
+{
+    /* its folders first, as runc makes a mount point (Docker's --init is
+     * /sbin/docker-init, and an image may have no /sbin) */
+    char dir[AGENT_MAX_PATH];
+    if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+        return -ENAMETOOLONG;
+    for (char *sl = strchr(dir + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
+        *sl = '\0';
+        agent_mkdir(conn, dir, 0, 0755); /* one already there is fine */
+        *sl = '/';
+    }
+    return agent_file_put(conn, path, st->st_mode & 07777, fd, (uint64_t)st->st_size);
+}
+
 /* The config's bind mounts of single files, copied into the guest. */
 static int copy_files(const struct oci_config *c, const struct sandbox *sb, char *err, size_t cap)
 {
@@ -133,16 +148,7 @@ static int copy_files(const struct oci_config *c, const struct sandbox *sb, char
             close(fd);
             return snprintf(err, cap, "cannot reach the VM's agent: %s", strerror(-conn)), -1;
         }
-        /* its folders first, as runc makes a mount point (Docker's
-         * --init is /sbin/docker-init, and an image may have no /sbin) */
-        char dir[AGENT_MAX_PATH];
-        snprintf(dir, sizeof(dir), "%s", m->destination);
-        for (char *sl = strchr(dir + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
-            *sl = '\0';
-            agent_mkdir(conn, dir, 0, 0755); /* one already there is fine */
-            *sl = '/';
-        }
-        int e = agent_file_put(conn, m->destination, st.st_mode & 07777, fd, (uint64_t)st.st_size);
+        int e = container_vm_put(conn, m->destination, fd, &st);
         close(fd);
         if (e) {
             snprintf(err, cap, "mounts: copying %.200s to %.200s in the guest: %s", m->source,
@@ -195,8 +201,8 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
             limits[nl++] = "--cpu-quota";
             limits[nl++] = pct;
         }
-        if (cgroup) {
-            limits[nl++] = "--cgroup-parent";
+        if (cgroup) { /* the container's own, beside its stand-ins */
+            limits[nl++] = "--cgroup";
             limits[nl++] = cgroup;
         }
         /* The guest kernel sets its hostname from its command line (the

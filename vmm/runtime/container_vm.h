@@ -3,7 +3,7 @@
  * sandbox daemon boots its VMs (vmm/sandbox/sandbox_boot.h), shaped by
  * config.json:
  *   - linux.resources.memory.limit is the guest's RAM (at least
- *     CONTAINER_VM_MIN_MIB; the VM process's cgroup adds the monitor's
+ *     CONTAINER_VM_MIN_MIB; the container's cgroup adds the monitor's
  *     overhead on top); cpu quota/period give the vCPUs (rounded up) and
  *     the VM's cpu.max;
  *   - annotations io.airlock.allow and io.airlock.allow-ip (rules
@@ -42,10 +42,16 @@ bool container_vm_egress(const struct oci_config *c);
 /* Boots the VM (sb is filled: dir, sock, pid), waits for its agent, mounts
  * the folders and copies the files in.  Call from the process that is to
  * own the VM (the init stand-in): it dies with that process.  With
- * cgroup (the container's cgroup folder, or NULL), the VM's own cgroup
- * goes beneath it (`--cgroup-parent`).  0, or -1 with err. */
+ * cgroup (the container's cgroup folder, or NULL), the VM process joins
+ * it (`--cgroup`), beside the stand-ins.  0, or -1 with err. */
 int container_vm_boot(const char *root, const struct oci_config *c, const char *disk,
                       const char *cgroup, struct sandbox *sb, char *err, size_t cap);
+
+struct stat;
+/* Host file fd (st its fstat) into the guest at `path` with its mode,
+ * root's, over agent connection conn, its folders made first (0755).
+ * 0 or -errno. */
+int container_vm_put(int conn, const char *path, int fd, const struct stat *st);
 
 /* After the VM's stand-in is gone: its VM process killed (it dies with
  * the stand-in anyway) and its folder removed, which the VM process

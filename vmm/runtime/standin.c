@@ -100,11 +100,14 @@ static void on_winch(int sig)
     errno = saved;
 }
 
-/* Each caught signal's number, one byte, to the relay loop. */
-static void on_signal(int sig)
+/* Each caught signal's number, one byte, to the relay loop: for the
+ * guest process alone, or its group when `kill --all` queued it. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+    (void)uc;
     int saved = errno;
-    uint8_t b = (uint8_t)sig;
+    bool all = si && si->si_code == SI_QUEUE && si->si_value.sival_int == STANDIN_SIG_ALL;
+    uint8_t b = (uint8_t)(sig | (all ? 0 : AGENT_SIGQ_PROCESS));
     ssize_t w = write(sig_pipe[1], &b, 1);
     (void)w;
     errno = saved;
@@ -118,7 +121,7 @@ static int forward_signals(bool tty)
 {
     if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
         return -errno;
-    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+    struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_RESTART | SA_SIGINFO};
     sigfillset(&sa.sa_mask);
     for (int s = 1; s < 32; s++) {
         if (s == SIGKILL || s == SIGSTOP || s == SIGCHLD || s == SIGPIPE || s == SIGWINCH ||
@@ -200,7 +203,22 @@ static const char **with_proxy_env(const struct oci_process *p, uint32_t *n)
     return env;
 }
 
-int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress)
+/* agent_exec_signals' word that the process runs: on to `start`. */
+static void say_running(void *arg, uint32_t pid)
+{
+    (void)pid;
+    int *fd = arg;
+    if (*fd < 0)
+        return;
+    char b = STANDIN_RUNNING;
+    ssize_t w = write(*fd, &b, 1);
+    (void)w;
+    close(*fd);
+    *fd = -1;
+}
+
+static int standin_exec(const char *sock, const struct oci_process *p, bool init, bool egress,
+                        int *started_fd)
 {
     if (forward_signals(p->terminal)) {
         say("airlock-runtime: %s: %s\n", "signals", errno);
@@ -226,6 +244,8 @@ int standin_run(const char *sock, const struct oci_process *p, bool init, bool e
     req.flags = AGENT_EXEC_F_STDIN;
     process_section(p, &req);
     req.pidns = init ? AGENT_PIDNS_NEW : AGENT_PIDNS_JOIN;
+    req.on_started = say_running;
+    req.on_started_arg = started_fd;
     struct agent_exec_result res;
     int rc = agent_exec_signals(fd, &req, 1, 2, 0, sig_pipe[0], UINT64_MAX, &res);
     close(fd);
@@ -243,4 +263,13 @@ int standin_run(const char *sock, const struct oci_process *p, bool init, bool e
     if (res.output_closed)
         return 128 + SIGPIPE;
     return res.signaled ? 128 + res.value : res.value;
+}
+
+int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress,
+                int started_fd)
+{
+    int rc = standin_exec(sock, p, init, egress, &started_fd);
+    if (started_fd >= 0)
+        close(started_fd); /* it never ran: `start` waits no longer */
+    return rc;
 }

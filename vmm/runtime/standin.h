@@ -2,9 +2,12 @@
  * gets (the pid file), which runs the real process in the VM through
  * the agent and is alive exactly as long as it:
  *   - its stdin, stdout and stderr are the guest process's (relayed);
- *   - every signal it can catch is sent on to the guest process's
- *     group (SIGKILL cannot be caught: the stand-in dies, and the VM,
- *     which dies with it, takes the process along);
+ *   - every signal it can catch is sent on to the guest process alone,
+ *     as runc's `kill` reaches a container's process and not its
+ *     children; one queued with STANDIN_SIG_ALL as its value
+ *     (sigqueue(3): `kill --all`) goes to the process's group (SIGKILL
+ *     cannot be caught: the stand-in dies, and the VM, which dies with
+ *     it, takes the process along);
  *   - with a terminal, the guest process gets a pty of its own and the
  *     stand-in's terminal's size, and SIGWINCH sends the new size;
  *   - it exits with the guest process's status, 128+N for signal N, as
@@ -16,6 +19,9 @@
 #include <stdbool.h>
 
 #include "vmm/runtime/oci_config.h"
+
+/* sigqueue's value that makes a signal `kill --all`'s (above). */
+#define STANDIN_SIG_ALL 0x616c6c /* "all" */
 
 /* With a terminal (process.terminal): a pty whose master goes to the
  * caller's console socket (one SCM_RIGHTS fd, as runc sends it), sized
@@ -31,7 +37,13 @@ int standin_take_console(int slave, char *err, size_t cap);
  * is PID 1 of a new PID namespace in the guest, the others join it.
  * With egress (the container's annotations allow some), the process also
  * gets the guest proxy's variables that its env does not set, as every
- * airlock command does (vmm/agent_client/command_defaults.h). */
-int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress);
+ * airlock command does (vmm/agent_client/command_defaults.h).
+ * started_fd (-1: none) gets the byte STANDIN_RUNNING once the process
+ * runs in the guest (execve done) and is closed then, or when it could
+ * not run: `start` returns only then, as runc's does, so a signal sent
+ * after it finds the process. */
+#define STANDIN_RUNNING 'r'
+int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress,
+                int started_fd);
 
 #endif
