@@ -15,4 +15,11 @@ int fdpass_send(int sock, const void *buf, size_t len, int fd);
  * read, or -errno (-EMSGSIZE when the message or its fds were cut). */
 ssize_t fdpass_recv(int sock, void *buf, size_t len, int *fd);
 
+/* The same with up to FDPASS_MAX_FDS fds (fds[0, nfds)). */
+#define FDPASS_MAX_FDS 4
+int fdpass_sendv(int sock, const void *buf, size_t len, const int *fds, unsigned nfds);
+/* ... and up to max of them into fds (the rest -1, *nfds how many came;
+ * more than max are closed). */
+ssize_t fdpass_recvv(int sock, void *buf, size_t len, int *fds, unsigned max, unsigned *nfds);
+
 #endif

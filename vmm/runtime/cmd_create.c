@@ -36,6 +36,9 @@
 #include "vmm/runtime/hooks.h"
 #include "vmm/runtime/oci_config.h"
 #include "vmm/runtime/pid_file.h"
+#include "vmm/runtime/pod.h"
+#include "vmm/runtime/pod_mounts.h"
+#include "vmm/runtime/pod_server.h"
 #include "vmm/runtime/root_disk.h"
 #include "vmm/runtime/runtime_cmds.h"
 #include "vmm/runtime/runtime_log.h"
@@ -59,6 +62,9 @@ struct standin_ctx {
     int tty;      /* the console's slave, or -1 */
     const char *cgroup; /* the container's cgroup folder, or NULL */
     const char *rootfs; /* the root folder the engine made */
+    enum pod_role role;
+    const char *sandbox_id; /* a member's pod */
+    unsigned mem, cpus;     /* the VM's shape (not a member's) */
 };
 
 static void report(int fd, const char *msg)
@@ -88,19 +94,59 @@ static int wait_for_start(const struct container *c)
     return fd;
 }
 
+static void __attribute__((noreturn)) fail_ready(const struct standin_ctx *x, const char *err)
+{
+    report(x->ready_fd, err);
+    _exit(1);
+}
+
+/* The pod's VM for a member: its slot filled with the member's root disk
+ * (the connection that holds it in *conn), its mounts copied in, its
+ * state recorded; t says where its processes run.  0, or -1 with err. */
+static int join_pod(const struct standin_ctx *x, int *conn, struct standin_target *t,
+                    struct pod_binds *pb, char *name, char *serial, char *err, size_t cap)
+{
+    struct container pod;
+    if (container_open(x->g->root, x->sandbox_id, &pod) || !pod.state)
+        return snprintf(err, cap, "the pod's sandbox container %.100s does not exist",
+                        x->sandbox_id), -1;
+    const char *sock = json_string_value(json_object_get(pod.state, "vm_sock"));
+    const char *pod_sock = json_string_value(json_object_get(pod.state, "pod_sock"));
+    enum container_status st = container_status(&pod);
+    int rc = -1;
+    unsigned slot;
+    if (!sock || !pod_sock || (st != CONTAINER_RUNNING && st != CONTAINER_CREATED))
+        snprintf(err, cap, "the pod's sandbox container %.100s has no VM running",
+                 x->sandbox_id);
+    else if (!pod_member_names(x->c->id, name, 65, serial, err, cap) &&
+             (*conn = pod_join(pod_sock, name, serial, x->disk, &slot, err, cap)) >= 0 &&
+             !pod_mounts_prepare(sock, name, x->cfg, pb, err, cap)) {
+        json_object_set_new(x->c->state, "vm_sock", json_string(sock));
+        json_object_set_new(x->c->state, "pod", json_string(x->sandbox_id));
+        json_object_set_new(x->c->state, "pod_name", json_string(name));
+        json_object_set_new(x->c->state, "pod_slot", json_integer(slot));
+        json_object_set(x->c->state, "egress", json_object_get(pod.state, "egress"));
+        *t = (struct standin_target){.sock = json_string_value(json_object_get(x->c->state,
+                                                                                 "vm_sock")),
+                                     .egress = json_is_true(json_object_get(pod.state, "egress")),
+                                     .container = name, .root_serial = serial,
+                                     .binds = pb->bind, .nbinds = pb->n};
+        rc = container_save(x->c) ? snprintf(err, cap, "cannot record the container's state"),
+             -1 : 0;
+    }
+    container_close(&pod);
+    return rc;
+}
+
 static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
 {
     char err[2048] = "";
     struct sandbox sb;
     setsid();
-    if (x->tty >= 0 && standin_take_console(x->tty, err, sizeof(err))) {
-        report(x->ready_fd, err);
-        _exit(1);
-    }
-    if (x->cgroup && container_cgroup_join(x->cgroup, err, sizeof(err))) {
-        report(x->ready_fd, err);
-        _exit(1);
-    }
+    if (x->tty >= 0 && standin_take_console(x->tty, err, sizeof(err)))
+        fail_ready(x, err);
+    if (x->cgroup && container_cgroup_join(x->cgroup, err, sizeof(err)))
+        fail_ready(x, err);
     const struct oci_namespace *net = oci_config_namespace(x->cfg, CLONE_NEWNET);
     if (net) {
         /* The engines' network bookkeeping (Docker's libnetwork hook)
@@ -109,58 +155,81 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         if (net->path ? nfd < 0 || setns(nfd, CLONE_NEWNET) < 0 : unshare(CLONE_NEWNET) < 0) {
             snprintf(err, sizeof(err), "the network namespace %.300s: %s",
                      net->path ? net->path : "(new)", strerror(errno));
-            report(x->ready_fd, err);
-            _exit(1);
+            fail_ready(x, err);
         }
         if (nfd >= 0)
             close(nfd);
     }
+    int status = EXIT_FAILURE;
+    if (x->role == POD_MEMBER) {
+        /* A pod's container: the pod's VM runs it; its ports, its
+         * network namespace's, are the pod's sandbox's to serve. */
+        struct standin_target t;
+        struct pod_binds pb;
+        char name[65], serial[POD_SERIAL_MAX + 1];
+        int conn = -1; /* held until the stand-in ends: then the pod ends the container */
+        if (join_pod(x, &conn, &t, &pb, name, serial, err, sizeof(err)))
+            fail_ready(x, err);
+        report(x->ready_fd, "");
+        close(x->ready_fd);
+        int started = wait_for_start(x->c);
+        if (started >= 0)
+            status = standin_run(&t, &x->cfg->process, true, started);
+        _exit(status);
+    }
     int e = vm_proc_launcher_start();
     if (e) {
         snprintf(err, sizeof(err), "a thread: %s", strerror(-e));
-        report(x->ready_fd, err);
-        _exit(1);
+        fail_ready(x, err);
     }
-    if (container_vm_boot(x->g->root, x->cfg, x->disk, x->cgroup, &sb, err, sizeof(err))) {
-        report(x->ready_fd, err);
-        _exit(1);
-    }
+    unsigned spares = x->role == POD_SANDBOX ? POD_SPARE_DISKS : 0;
+    if (container_vm_boot(x->g->root, x->cfg, x->disk, x->cgroup, x->mem, x->cpus, spares, &sb,
+                          err, sizeof(err)))
+        fail_ready(x, err);
     /* The VM's folder, for exec (which dials its agent) and delete. */
     json_object_set_new(x->c->state, "vm_sock", json_string(sb.sock));
     json_object_set_new(x->c->state, "vm_pid", json_integer(sb.pid));
     json_object_set_new(x->c->state, "egress", json_boolean(container_vm_egress(x->cfg)));
-    if (container_save(x->c)) {
-        report(x->ready_fd, "cannot record the container's state");
+    struct pod_server *pod = NULL;
+    if (spares && pod_server_start(sb.dir, sb.sock, sb.control_fd, spares, &pod, err,
+                                   sizeof(err))) {
         sandbox_teardown(&sb);
-        _exit(1);
+        fail_ready(x, err);
+    }
+    if (pod) {
+        char ps[PATH_MAX + 16];
+        snprintf(ps, sizeof(ps), "%s/%s", sb.dir, POD_SOCK);
+        json_object_set_new(x->c->state, "pod_sock", json_string(ps));
+    }
+    if (container_save(x->c)) {
+        sandbox_teardown(&sb);
+        fail_ready(x, "cannot record the container's state");
     }
     /* From now on the root folder's writes (`docker cp`) reach the guest. */
     struct container_root_watch *root_watch = NULL;
     if ((e = container_root_watch_start(sb.sock, x->rootfs, &root_watch))) {
         snprintf(err, sizeof(err), "the root folder's writes cannot reach the VM: %s",
                  strerror(-e));
-        report(x->ready_fd, err);
         sandbox_teardown(&sb);
-        _exit(1);
+        fail_ready(x, err);
     }
     report(x->ready_fd, "");
     close(x->ready_fd);
-    int status = EXIT_FAILURE;
     struct container_ports *ports = NULL;
     int started = wait_for_start(x->c);
     if (started >= 0) {
         /* In a network namespace of its own (or its pod's), the
-         * container's ports are served there as long as it runs; with
-         * the host's network, none (a guest's listeners would be the
-         * host's). */
+         * container's ports are served there as long as it runs: a
+         * pod's VM's listeners are all its containers'.  With the host's
+         * network, none (a guest's listeners would be the host's). */
         if (net && (e = container_ports_start(sb.sock, &sb.audit, &ports))) {
             snprintf(err, sizeof(err), "airlock-runtime: the container's ports are not served: %s\n",
                      strerror(-e));
             ssize_t w = write(2, err, strlen(err));
             (void)w;
         }
-        status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg),
-                             started);
+        struct standin_target t = {.sock = sb.sock, .egress = container_vm_egress(x->cfg)};
+        status = standin_run(&t, &x->cfg->process, true, started);
     }
     container_ports_stop(ports);
     container_root_watch_stop(root_watch);
@@ -266,7 +335,16 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
         oci_config_free(&cfg);
         return runtime_error("config.json: process: a container needs one");
     }
-    if (container_vm_shape(&cfg, &mem, &cpus, err, sizeof(err)) ||
+    const char *sandbox_id;
+    int role = pod_role_of(&cfg, &sandbox_id, err, sizeof(err));
+    /* A member's limits are its pod VM's business: only its stand-ins
+     * live in its cgroup, which gets the smallest VM's room. */
+    if (role == POD_MEMBER)
+        mem = CONTAINER_VM_MIN_MIB, cpus = 1;
+    if (role < 0 ||
+        (role == POD_SANDBOX ? pod_vm_shape(&cfg, &mem, &cpus, err, sizeof(err))
+         : role == POD_NONE  ? container_vm_shape(&cfg, &mem, &cpus, err, sizeof(err))
+                             : 0) ||
         oci_namespaces_check(&cfg, err, sizeof(err))) {
         oci_config_free(&cfg);
         return runtime_error("%s", err);
@@ -332,6 +410,8 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
     if (pid == 0) {
         close(ready[0]);
         struct standin_ctx x = {.g = g, .c = &c, .cfg = &cfg, .disk = disk.path,
+                                .role = (enum pod_role)role, .sandbox_id = sandbox_id,
+                                .mem = mem, .cpus = cpus,
                                 .ready_fd = ready[1], .tty = tty,
                                 .cgroup = have_cgroup ? cgroup : NULL, .rootfs = rootfs};
         init_standin(&x);

@@ -169,7 +169,10 @@ int runtime_exec(const struct runtime_globals *g, int argc, char **argv)
             rc = runtime_error("--pid-file %s: %s", a.pid_file, strerror(-e));
             goto out;
         }
-        int status = standin_run(sock, &p, false, json_is_true(json_object_get(c.state, "egress")), -1);
+        struct standin_target t = {
+            .sock = sock, .egress = json_is_true(json_object_get(c.state, "egress")),
+            .container = json_string_value(json_object_get(c.state, "pod_name"))};
+        int status = standin_run(&t, &p, false, -1);
         container_drop_exec(&c, getpid());
         if (a.detach)
             _exit(status);

@@ -462,7 +462,8 @@ int runtime_update(const struct runtime_globals *g, int argc, char **argv)
     memset(&r, 0, sizeof(r));
     if (oci_resources_parse(buf, n, &r, err, sizeof(err)))
         rc = runtime_error("--resources: %s", err);
-    else if (r.memory_limit != -1 && !same_ram(&c, r.memory_limit))
+    else if (r.memory_limit != -1 && !json_object_get(c.state, "pod") &&
+             !same_ram(&c, r.memory_limit))
         /* The guest's RAM is fixed at boot: no balloon device (yet). */
         rc = runtime_error("--resources: memory.limit cannot change: it is the VM's RAM, fixed "
                            "when it booted");

@@ -76,7 +76,7 @@ bool container_vm_egress(const struct oci_config *c)
 }
 
 /* Destinations the guest kernel provides itself. */
-static bool guest_own(const struct oci_mount *m)
+bool container_vm_guest_own(const struct oci_mount *m)
 {
     static const char *const own[] = {"/proc", "/sys", "/dev", "/sys/fs/cgroup", NULL};
     for (size_t i = 0; own[i]; i++)
@@ -94,7 +94,7 @@ static int folder_mounts(const struct oci_config *c, struct create_mounts *cm, c
     for (unsigned i = 0; i < c->nmounts; i++) {
         const struct oci_mount *m = &c->mounts[i];
         struct stat st;
-        if (!m->bind || guest_own(m) || stat(m->source, &st) < 0 || !S_ISDIR(st.st_mode))
+        if (!m->bind || container_vm_guest_own(m) || stat(m->source, &st) < 0 || !S_ISDIR(st.st_mode))
             continue;
         size_t tl = strlen(m->destination);
         if (m->source[0] != '/' || strchr(m->source, ':') || strchr(m->destination, ':') ||
@@ -135,7 +135,7 @@ static int copy_files(const struct oci_config *c, const struct sandbox *sb, char
     for (unsigned i = 0; i < c->nmounts && !rc; i++) {
         const struct oci_mount *m = &c->mounts[i];
         struct stat st;
-        if (!m->bind || guest_own(m))
+        if (!m->bind || container_vm_guest_own(m))
             continue;
         int fd = open(m->source, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -162,11 +162,9 @@ static int copy_files(const struct oci_config *c, const struct sandbox *sb, char
 }
 
 int container_vm_boot(const char *root, const struct oci_config *c, const char *disk,
-                      const char *cgroup, struct sandbox *sb, char *err, size_t cap)
+                      const char *cgroup, unsigned mem, unsigned cpus, unsigned spare_disks,
+                      struct sandbox *sb, char *err, size_t cap)
 {
-    unsigned mem, cpus;
-    if (container_vm_shape(c, &mem, &cpus, err, cap))
-        return -1;
     uint8_t rnd[SANDBOX_ID_HEX / 2];
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
         return snprintf(err, cap, "getrandom: %s", strerror(errno)), -1;
@@ -185,7 +183,8 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
     json_t *allow = json_array(), *allow_ip = json_array();
     struct create_mounts cm;
     char pct[24];
-    const char *limits[5] = {NULL, NULL, NULL, NULL, NULL};
+    const char *limits[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    char spares[12];
     unsigned nl = 0;
     int rc = -1;
     if (!allow || !allow_ip)
@@ -200,6 +199,11 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
             snprintf(pct, sizeof(pct), "%llu", (unsigned long long)(p ? p : 1));
             limits[nl++] = "--cpu-quota";
             limits[nl++] = pct;
+        }
+        if (spare_disks) { /* a pod's VM: its containers' root disks come later */
+            snprintf(spares, sizeof(spares), "%u", spare_disks);
+            limits[nl++] = "--spare-disks";
+            limits[nl++] = spares;
         }
         if (cgroup) { /* the container's own, beside its stand-ins */
             limits[nl++] = "--cgroup";
@@ -230,6 +234,8 @@ void container_vm_forget(const json_t *state)
 {
     const char *sock = json_string_value(json_object_get(state, "vm_sock"));
     char dir[PATH_MAX];
+    if (json_object_get(state, "pod"))
+        return; /* a pod's member: the VM is the pod's (vmm/runtime/pod.h) */
     if (!sock || snprintf(dir, sizeof(dir), "%s", sock) >= (int)sizeof(dir))
         return;
     char *slash = strrchr(dir, '/');

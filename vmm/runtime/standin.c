@@ -217,14 +217,14 @@ static void say_running(void *arg, uint32_t pid)
     *fd = -1;
 }
 
-static int standin_exec(const char *sock, const struct oci_process *p, bool init, bool egress,
+static int standin_exec(const struct standin_target *t, const struct oci_process *p, bool init,
                         int *started_fd)
 {
     if (forward_signals(p->terminal)) {
         say("airlock-runtime: %s: %s\n", "signals", errno);
         return EXIT_AIRLOCK_ERROR;
     }
-    int fd = vm_proc_dial(sock);
+    int fd = vm_proc_dial(t->sock);
     if (fd < 0) {
         say("airlock-runtime: the container's VM: %s: %s\n", "its agent does not answer", -fd);
         return EXIT_AIRLOCK_ERROR;
@@ -235,7 +235,7 @@ static int standin_exec(const char *sock, const struct oci_process *p, bool init
     req.argc = p->nargs;
     req.envp = p->env;
     req.envc = p->nenv;
-    const char **env = egress ? with_proxy_env(p, &req.envc) : NULL;
+    const char **env = t->egress ? with_proxy_env(p, &req.envc) : NULL;
     if (env)
         req.envp = env;
     req.cwd = p->cwd;
@@ -244,6 +244,12 @@ static int standin_exec(const char *sock, const struct oci_process *p, bool init
     req.flags = AGENT_EXEC_F_STDIN;
     process_section(p, &req);
     req.pidns = init ? AGENT_PIDNS_NEW : AGENT_PIDNS_JOIN;
+    req.container = t->container;
+    if (init && t->container) {
+        req.root_serial = t->root_serial;
+        req.binds = t->binds;
+        req.nbinds = t->nbinds;
+    }
     req.on_started = say_running;
     req.on_started_arg = started_fd;
     struct agent_exec_result res;
@@ -265,10 +271,10 @@ static int standin_exec(const char *sock, const struct oci_process *p, bool init
     return res.signaled ? 128 + res.value : res.value;
 }
 
-int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress,
+int standin_run(const struct standin_target *t, const struct oci_process *p, bool init,
                 int started_fd)
 {
-    int rc = standin_exec(sock, p, init, egress, &started_fd);
+    int rc = standin_exec(t, p, init, &started_fd);
     if (started_fd >= 0)
         close(started_fd); /* it never ran: `start` waits no longer */
     return rc;

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "vmm/agent_client/agent_client.h"
 #include "vmm/runtime/oci_config.h"
 
 /* sigqueue's value that makes a signal `kill --all`'s (above). */
@@ -32,18 +33,30 @@ int standin_console(const char *socket_path, const struct oci_process *p, char *
  * work).  0, or -1 with err. */
 int standin_take_console(int slave, char *err, size_t cap);
 
-/* Runs p in the VM whose agent is at `sock`, with fds 0, 1 and 2 as its
- * stdio; the status to exit with.  The container's first process (init)
- * is PID 1 of a new PID namespace in the guest, the others join it.
- * With egress (the container's annotations allow some), the process also
- * gets the guest proxy's variables that its env does not set, as every
- * airlock command does (vmm/agent_client/command_defaults.h).
+/* Where a container's process runs: the VM whose agent is at `sock`;
+ * for a pod's member (vmm/runtime/pod.h), its container there. */
+struct standin_target {
+    const char *sock;
+    /* the container's annotations allow some egress: the process also
+     * gets the guest proxy's variables that its env does not set, as
+     * every airlock command does (vmm/agent_client/command_defaults.h) */
+    bool egress;
+    const char *container;   /* a pod member's name in the guest, or NULL */
+    const char *root_serial; /* its first process: its root disk's serial */
+    const struct agent_bind *binds; /* ... and the binds made for it */
+    unsigned nbinds;
+};
+
+/* Runs p in t's VM, with fds 0, 1 and 2 as its stdio; the status to exit
+ * with.  The container's first process (init) is PID 1 of a new PID
+ * namespace in the guest (a member's: with mount namespace and root of
+ * its own), the others join it.
  * started_fd (-1: none) gets the byte STANDIN_RUNNING once the process
  * runs in the guest (execve done) and is closed then, or when it could
  * not run: `start` returns only then, as runc's does, so a signal sent
  * after it finds the process. */
 #define STANDIN_RUNNING 'r'
-int standin_run(const char *sock, const struct oci_process *p, bool init, bool egress,
+int standin_run(const struct standin_target *t, const struct oci_process *p, bool init,
                 int started_fd);
 
 #endif
