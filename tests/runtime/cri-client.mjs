@@ -11,7 +11,7 @@
 // CRI_SLOWDOWN (LAB_SLOWDOWN), CRI_POD_NET (1: also a pod with a network
 // namespace of its own, made by CNI).
 import { createRequire } from 'node:module';
-import { readFileSync, readdirSync, readlinkSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
 import crypto from 'node:crypto';
 
@@ -87,7 +87,7 @@ function podConfig(name, network) {
     },
   };
 }
-function containerConfig(name, command, resources) {
+function containerConfig(name, command, resources, mounts) {
   return {
     metadata: { name, attempt: 0 },
     image: { image: IMAGE },
@@ -95,7 +95,14 @@ function containerConfig(name, command, resources) {
     log_path: `${name}.log`,
     labels: { test: 'airlock-cri' },
     linux: resources ? { resources } : {},
+    mounts: mounts || [],
   };
+}
+// The VM processes alive now (`airlock sandbox-vm`): one per pod.
+const vmProcs = () => airlockProcs().filter((p) => p.startsWith('airlock sandbox-vm')).length;
+async function logOf(id) {
+  const s = await containerState(id);
+  return existsSync(s.log_path) ? readFileSync(s.log_path, 'utf8') : '';
 }
 
 await step('version', async () => {
@@ -235,6 +242,73 @@ await step('liststats', async () => {
   const r = await call(rt, 'ListContainerStats', { filter: { pod_sandbox_id: podId } });
   const mine = r.stats.filter((s) => s.attributes.id === longId);
   out('liststats', mine.length, mine.length ? Number(mine[0].memory?.working_set_bytes?.value ?? 0) > 0 : '-');
+});
+// --- one VM for the pod: two more containers in it, sharing its localhost
+// and an emptyDir volume (where kubelet keeps one), each in a root and a
+// PID namespace of its own.
+const SHARED = `${LOGDIR}/volumes/${pod.metadata.uid}/volumes/kubernetes.io~empty-dir/shared`;
+mkdirSync(SHARED, { recursive: true });
+const shared = [{ container_path: '/shared', host_path: SHARED }];
+let serverId, clientId;
+await step('pod-server', async () => {
+  serverId = (await call(rt, 'CreateContainer', {
+    pod_sandbox_id: podId, sandbox_config: pod,
+    config: containerConfig('server', ['sh', '-c',
+      'echo server-root >/mine; echo note-from-server >/shared/note; echo server-pid=$$; exec httpd -f -p 127.0.0.1:8081 -h /shared'],
+      null, shared),
+  })).container_id;
+  await call(rt, 'StartContainer', { container_id: serverId });
+  const s = await waitState(serverId, 'CONTAINER_RUNNING', 30);
+  out('pod-server', s.state, vmProcs());
+});
+await step('pod-client', async () => {
+  clientId = (await call(rt, 'CreateContainer', {
+    pod_sandbox_id: podId, sandbox_config: pod,
+    config: containerConfig('client', ['sh', '-c',
+      'cat /shared/note; n=0; until wget -qO- http://127.0.0.1:8081/note; do n=$((n+1)); [ $n -gt 60 ] && exit 7; sleep 0.5; done; ' +
+      'echo client-pid=$$; cat /mine 2>/dev/null || echo no-server-root; echo procs=$(ls /proc | grep -c "^[0-9]")'],
+      null, shared),
+  })).container_id;
+  await call(rt, 'StartContainer', { container_id: clientId });
+  const s = await waitState(clientId, 'CONTAINER_EXITED', 120);
+  const log = (await logOf(clientId)).split('\n').map((l) => l.split(' ').slice(3).join(' ')).filter(Boolean);
+  out('pod-client', s.exit_code, JSON.stringify(log.join('|')));
+});
+await step('pod-server-log', async () => {
+  const log = (await logOf(serverId)).split('\n').map((l) => l.split(' ').slice(3).join(' ')).filter(Boolean);
+  out('pod-server-log', JSON.stringify(log.join('|')));
+});
+await step('pod-exec', async () => {
+  const r = await call(rt, 'ExecSync', {
+    container_id: serverId, cmd: ['sh', '-c', 'cat /mine; echo pid1=$(cat /proc/1/comm)'], timeout: 60 * SLOW,
+  });
+  out('pod-exec', r.exit_code, JSON.stringify(r.stdout.toString()));
+});
+await step('pod-vms', async () => {
+  out('pod-vms', vmProcs());
+});
+await step('podstats', async () => {
+  const r = await call(rt, 'PodSandboxStats', { pod_sandbox_id: podId });
+  const ws = Number(r.stats?.linux?.memory?.working_set_bytes?.value ?? 0);
+  out('podstats', ws >= 16 << 20, `${(ws / 1048576).toFixed(1)}MiB`);
+});
+await step('pod-rm-server', async () => {
+  await call(rt, 'StopContainer', { container_id: serverId, timeout: 1 });
+  const s = await containerState(serverId);
+  for (const id of [serverId, clientId]) await call(rt, 'RemoveContainer', { container_id: id });
+  out('pod-rm-server', s.state, s.exit_code);
+});
+// Its slot is free again: a container after it runs.
+await step('pod-after', async () => {
+  const id = (await call(rt, 'CreateContainer', {
+    pod_sandbox_id: podId, sandbox_config: pod,
+    config: containerConfig('after', ['sh', '-c', 'cat /mine 2>/dev/null || echo fresh-root']),
+  })).container_id;
+  await call(rt, 'StartContainer', { container_id: id });
+  const s = await waitState(id, 'CONTAINER_EXITED', 120);
+  const log = await logOf(id);
+  await call(rt, 'RemoveContainer', { container_id: id });
+  out('pod-after', s.exit_code, /fresh-root/.test(log));
 });
 await step('stop', async () => {
   const t0 = ms();
