@@ -75,9 +75,10 @@ async function waitState(id, want, seconds) {
 
 // --- a pod: its sandbox config, kubelet's shape -----------------------------
 const NS = { POD: 'POD', CONTAINER: 'CONTAINER', NODE: 'NODE' };
-function podConfig(name, network) {
+function podConfig(name, network, annotations) {
   return {
     metadata: { name, uid: crypto.randomUUID(), namespace: 'airlock-cri', attempt: 0 },
+    annotations: annotations || {},
     hostname: name,
     log_directory: `${LOGDIR}/${name}`,
     labels: { test: 'airlock-cri' },
@@ -120,7 +121,8 @@ await step('image', async () => {
 });
 
 // --- pod 1: the host's network ---------------------------------------------
-const pod = podConfig('hostnet', NS.NODE);
+// The pod's VM's RAM by annotation (pod_annotations passes io.airlock.*).
+const pod = podConfig('hostnet', NS.NODE, { 'io.airlock.pod-memory-mib': '640' });
 let podId, exitId, longId;
 let podProcs = 0;
 await step('runp', async () => {
@@ -266,7 +268,7 @@ await step('pod-client', async () => {
     pod_sandbox_id: podId, sandbox_config: pod,
     config: containerConfig('client', ['sh', '-c',
       'cat /shared/note; n=0; until wget -qO- http://127.0.0.1:8081/note; do n=$((n+1)); [ $n -gt 60 ] && exit 7; sleep 0.5; done; ' +
-      'echo client-pid=$$; cat /mine 2>/dev/null || echo no-server-root; echo procs=$(ls /proc | grep -c "^[0-9]")'],
+      'echo client-pid=$$; cat /mine 2>/dev/null || echo no-server-root; echo procs=$(ls /proc | grep -c "^[0-9]"); echo mem=$(awk \'/MemTotal/ { print int($2 / 1024) }\' /proc/meminfo)'],
       null, shared),
   })).container_id;
   await call(rt, 'StartContainer', { container_id: clientId });
