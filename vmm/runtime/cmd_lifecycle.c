@@ -362,6 +362,10 @@ int runtime_pause(const struct runtime_globals *g, int argc, char **argv)
     container_path(&c, "paused", marker, sizeof(marker));
     if (s != (pause ? CONTAINER_RUNNING : CONTAINER_PAUSED))
         rc = runtime_error(pause ? "container not running" : "container not paused");
+    else if (json_object_get(c.state, "pod"))
+        /* its processes run in the pod's VM, which its cgroup does not hold */
+        rc = runtime_error("container %s runs in its pod's VM: pause the pod's sandbox "
+                           "container, which pauses all of it", c.id);
     else if (!cgroup_of(&c)[0])
         rc = runtime_error("container %s has no cgroup to freeze (linux.cgroupsPath)", c.id);
     else if ((rc = container_cgroup_freeze(cgroup_of(&c), pause)))
