@@ -188,6 +188,7 @@ Suite *audit_suite(void), *egress_broker_suite(void), *egress_relay_suite(void);
 Suite *egress_rules_suite(void), *egress_live_suite(void);
 Suite *seccomp_suite(void);
 Suite *oci_runtime_suite(void);
+Suite *pod_suite(void);
 Suite *limits_suite(void);
 Suite *snapshot_file_suite(void), *snapshot_memory_suite(void);
 

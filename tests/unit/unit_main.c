@@ -311,7 +311,7 @@ int main(void)
         surface_suite,
         audit_suite, egress_broker_suite, egress_relay_suite, egress_rules_suite, egress_live_suite,
         seccomp_suite,
-        oci_runtime_suite,
+        oci_runtime_suite, pod_suite,
         limits_suite,
         snapshot_devices_suite,
         snapshot_cpuid_suite,
