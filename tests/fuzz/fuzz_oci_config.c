@@ -2,12 +2,14 @@
  * must refuse cleanly whatever it is: config.json, process.json (exec
  * --process) and update's resources (vmm/runtime/oci_config.c).  Byte 0
  * chooses the reader; the rest is the document.  Whatever is accepted
- * must hold what the runtime relies on. */
+ * must hold what the runtime relies on, the annotations that make a pod
+ * (vmm/runtime/pod_role.c) included. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vmm/runtime/oci_config.h"
+#include "vmm/runtime/pod.h"
 
 static void check_process(const struct oci_process *p)
 {
@@ -37,6 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (int k = 0; k < OCI_HOOK_KINDS; k++)
                 for (unsigned i = 0; i < c.nhooks[k]; i++)
                     assert(c.hooks[k][i].path[0] == '/');
+            /* the annotations that make a pod, and its VM's size */
+            const char *sid;
+            unsigned mem = 256, cpus = 1;
+            int role = pod_role_of(&c, &sid, err, sizeof(err));
+            assert(role >= -1 && role <= POD_MEMBER && (role == POD_MEMBER) == (sid != NULL));
+            if (role == POD_SANDBOX && !pod_vm_shape(&c, &mem, &cpus, err, sizeof(err)))
+                assert(mem >= 128 && cpus >= 1 && cpus <= 16);
             oci_config_free(&c);
         } else {
             assert(err[0] && !c.doc);

@@ -15,6 +15,15 @@
 #include "vmm/jail/fdpass.h"
 #include "tests/unit/helpers.h"
 
+/* pod_vm_shape as create calls it: on container_vm_shape's figures */
+static int shape(const struct oci_config *c, unsigned *mem, unsigned *cpus, char *err,
+                 size_t cap)
+{
+    *mem = c->memory_limit > 0 ? (unsigned)(c->memory_limit >> 20) : 256;
+    *cpus = 1;
+    return pod_vm_shape(c, mem, cpus, err, cap);
+}
+
 static int parse_with(const char *annotations, const char *resources, struct oci_config *c)
 {
     char doc[2048], err[512];
@@ -70,17 +79,17 @@ START_TEST(vm_shape)
     unsigned mem, cpus;
     char err[256];
     parse_with("", "", &c);
-    ck_assert_int_eq(pod_vm_shape(&c, &mem, &cpus, err, sizeof(err)), 0);
+    ck_assert_int_eq(shape(&c, &mem, &cpus, err, sizeof(err)), 0);
     ck_assert_uint_eq(mem, POD_DEFAULT_MEM_MIB);
     ck_assert_uint_eq(cpus, 1);
     oci_config_free(&c);
     parse_with("\"io.airlock.pod-memory-mib\":\"640\"", "", &c);
-    ck_assert_int_eq(pod_vm_shape(&c, &mem, &cpus, err, sizeof(err)), 0);
+    ck_assert_int_eq(shape(&c, &mem, &cpus, err, sizeof(err)), 0);
     ck_assert_uint_eq(mem, 640);
     oci_config_free(&c);
     /* the sandbox's own limit wins over the annotation */
     parse_with("\"io.airlock.pod-memory-mib\":\"640\"", "\"memory\":{\"limit\":268435456}", &c);
-    ck_assert_int_eq(pod_vm_shape(&c, &mem, &cpus, err, sizeof(err)), 0);
+    ck_assert_int_eq(shape(&c, &mem, &cpus, err, sizeof(err)), 0);
     ck_assert_uint_eq(mem, 256);
     oci_config_free(&c);
     static const char *const bad[] = {
@@ -92,7 +101,7 @@ START_TEST(vm_shape)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         parse_with(bad[i], "", &c);
         err[0] = '\0';
-        ck_assert_int_eq(pod_vm_shape(&c, &mem, &cpus, err, sizeof(err)), -1);
+        ck_assert_int_eq(shape(&c, &mem, &cpus, err, sizeof(err)), -1);
         ck_assert_msg(strstr(err, "io.airlock.pod-"), "%s", err);
         oci_config_free(&c);
     }

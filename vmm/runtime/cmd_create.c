@@ -342,9 +342,8 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
     if (role == POD_MEMBER)
         mem = CONTAINER_VM_MIN_MIB, cpus = 1;
     if (role < 0 ||
-        (role == POD_SANDBOX ? pod_vm_shape(&cfg, &mem, &cpus, err, sizeof(err))
-         : role == POD_NONE  ? container_vm_shape(&cfg, &mem, &cpus, err, sizeof(err))
-                             : 0) ||
+        (role != POD_MEMBER && container_vm_shape(&cfg, &mem, &cpus, err, sizeof(err))) ||
+        (role == POD_SANDBOX && pod_vm_shape(&cfg, &mem, &cpus, err, sizeof(err))) ||
         oci_namespaces_check(&cfg, err, sizeof(err))) {
         oci_config_free(&cfg);
         return runtime_error("%s", err);

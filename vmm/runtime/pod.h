@@ -63,8 +63,9 @@ enum pod_role {
  * annotations; -1 with err naming the annotation when it is malformed. */
 int pod_role_of(const struct oci_config *c, const char **sandbox_id, char *err, size_t cap);
 
-/* The pod VM's RAM and vCPUs: the sandbox container's limits when it has
- * them, else the annotations, else POD_DEFAULT_MEM_MIB and one vCPU.
+/* The pod VM's RAM and vCPUs, from *mem_mib and *cpus as
+ * container_vm_shape gave them: the sandbox container's limits when it
+ * has them, else the annotations, else POD_DEFAULT_MEM_MIB and one vCPU.
  * 0, or -1 with err naming the bad annotation. */
 int pod_vm_shape(const struct oci_config *c, unsigned *mem_mib, unsigned *cpus, char *err,
                  size_t cap);
