@@ -60,13 +60,13 @@ int snap_control_answer_wait(int sock, unsigned timeout_ms, char *msg, size_t ca
     return -EIO;
 }
 
-int snap_control_next(int sock, int *fds, unsigned *nfds)
+int snap_control_next(int sock, int *fds, unsigned *nfds, char *text, size_t *textlen)
 {
     union {
         char buf[CMSG_SPACE(sizeof(int) * SNAP_CONTROL_MAX_FDS)];
         struct cmsghdr align;
     } u;
-    char data[32];
+    char data[SNAP_CONTROL_TEXT_MAX];
     struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
                         .msg_controllen = sizeof(u.buf)};
@@ -88,6 +88,14 @@ int snap_control_next(int sock, int *fds, unsigned *nfds)
             else
                 close(fd);
         }
+    }
+    /* A disk request's text and fds go to the caller, which parses it
+     * (vmm/snapshot/disk_control.h) and closes the fds. */
+    if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && (size_t)n >= sizeof(SNAP_CONTROL_DISK_PREFIX) - 1 &&
+        !memcmp(data, SNAP_CONTROL_DISK_PREFIX, sizeof(SNAP_CONTROL_DISK_PREFIX) - 1)) {
+        memcpy(text, data, (size_t)n);
+        *textlen = (size_t)n;
+        return SNAP_CONTROL_DISK;
     }
     if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(CRED_REQUEST) - 1 &&
         !memcmp(data, CRED_REQUEST, sizeof(CRED_REQUEST) - 1) && *nfds == 0)
