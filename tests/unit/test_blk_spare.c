@@ -38,19 +38,6 @@ static uint8_t pat(uint64_t i)
     return (uint8_t)(i * 5 + (i >> 9) * 11 + 3);
 }
 
-static void host_interrupt(void *opaque)
-{
-    ((struct spare_env *)opaque)->irqs++;
-}
-
-static void host_kick(void *opaque, unsigned q)
-{
-    (void)opaque;
-    (void)q;
-}
-
-static const struct virtio_host_ops host_ops = {.interrupt = host_interrupt, .kick = host_kick};
-
 /* A pattern image of `size` bytes; its path in path. */
 static void mkimage(char *path, uint64_t size)
 {
@@ -83,7 +70,7 @@ static void env_init(struct spare_env *e)
     ck_assert_int_eq(virtio_blk_create_spare("spare1", &e->b), 0);
     test_mem_init(&e->tm, MEM_SIZE);
     ring_init(&e->r, &e->tm.mem, RING_BASE, VIRTIO_BLK_QUEUE_MAX);
-    virtio_mmio_init(&e->t, &virtio_blk_ops, e->b, &host_ops, e, &e->tm.mem);
+    virtio_mmio_init(&e->t, &virtio_blk_ops, e->b, &ring_counting_host, &e->irqs, &e->tm.mem);
     mmio_bring_up(&e->t, mmio_device_features(&e->t), &e->r, 1);
     mkimage(e->base, IMG_SIZE);
     snprintf(e->ovl, sizeof(e->ovl), "/tmp/airlock-spare-ovl-XXXXXX");
@@ -118,6 +105,15 @@ static int open_fill(struct spare_env *e, const char *serial, uint64_t cap, stru
         close(o);
     }
     return rc;
+}
+
+/* open_fill that must succeed. */
+static struct disk *fill_ok(struct spare_env *e, const char *serial)
+{
+    char err[256];
+    struct disk *d;
+    ck_assert_msg(open_fill(e, serial, 0, &d, err, sizeof(err)) == 0, "%s", err);
+    return d;
 }
 
 static uint64_t capacity(struct spare_env *e)
@@ -201,9 +197,7 @@ START_TEST(fill_then_empty)
 {
     struct spare_env e;
     env_init(&e);
-    char err[256];
-    struct disk *d, *old;
-    ck_assert_msg(open_fill(&e, "ctr one", 0, &d, err, sizeof(err)) == 0, "%s", err);
+    struct disk *d = fill_ok(&e, "ctr one"), *old;
     ck_assert(disk_is_cow(d) && !disk_read_only(d) && !disk_can_discard(d));
     ck_assert_uint_eq(disk_overlay_cap(d), IMG_SIZE);
     uint32_t gen = mmio_rd(&e.t, MMIO_CONFIG_GENERATION);
@@ -239,10 +233,8 @@ START_TEST(fill_then_empty)
     ck_assert_int_eq(stat(e.ovl, &st), 0);
     ck_assert_int_ge(st.st_size, 8192); /* the held cluster, at its disk offset */
     /* a second fill of a full slot is refused and changes nothing */
-    struct disk *d2;
-    int fd = open(e.ovl, O_RDWR | O_TRUNC);
-    close(fd);
-    ck_assert_msg(open_fill(&e, "other", 0, &d2, err, sizeof(err)) == 0, "%s", err);
+    close(open(e.ovl, O_RDWR | O_TRUNC));
+    struct disk *d2 = fill_ok(&e, "other");
     ck_assert_int_eq(virtio_blk_swap(&e.t, d2, &old), -EBUSY);
     disk_close(d2);
     ck_assert_ptr_eq(virtio_blk_disk(e.b), d);
@@ -271,10 +263,8 @@ START_TEST(queued_request_after_empty)
 {
     struct spare_env e;
     env_init(&e);
-    char err[256];
-    struct disk *d, *old;
-    ck_assert_msg(open_fill(&e, "q", 0, &d, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_int_eq(virtio_blk_swap(&e.t, d, &old), 0);
+    struct disk *old;
+    ck_assert_int_eq(virtio_blk_swap(&e.t, fill_ok(&e, "q"), &old), 0);
     uint64_t h = ring_alloc(&e.r, 16), st = buf(&e, 1, ST_UNSET), g = buf(&e, 512, 0);
     uint8_t hdr[16] = {0};
     wr32(hdr, 0, VIRTIO_BLK_T_IN);
@@ -297,10 +287,8 @@ START_TEST(fill_before_driver)
     env_init(&e);
     mmio_wr(&e.t, MMIO_STATUS, 0); /* reset */
     unsigned irqs = e.irqs;
-    char err[256];
-    struct disk *d, *old;
-    ck_assert_msg(open_fill(&e, "early", 0, &d, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_int_eq(virtio_blk_swap(&e.t, d, &old), 0);
+    struct disk *old;
+    ck_assert_int_eq(virtio_blk_swap(&e.t, fill_ok(&e, "early"), &old), 0);
     ck_assert_uint_eq(e.irqs, irqs);
     ck_assert_uint_eq(mmio_rd(&e.t, MMIO_INTERRUPT_STATUS), 0);
     ck_assert_uint_eq(capacity(&e), IMG_SIZE / 512);
@@ -321,7 +309,7 @@ START_TEST(swap_refuses)
     struct virtio_blk *plain;
     struct virtio_mmio t;
     ck_assert_int_eq(virtio_blk_create(rw, &plain), 0);
-    virtio_mmio_init(&t, &virtio_blk_ops, plain, &host_ops, &e, &e.tm.mem);
+    virtio_mmio_init(&t, &virtio_blk_ops, plain, &ring_counting_host, &e.irqs, &e.tm.mem);
     ck_assert_int_eq(virtio_blk_swap(&t, NULL, &old), -EPERM);
     ck_assert_uint_eq(mmio_rd_n(&t, MMIO_CONFIG, 8), IMG_SIZE / 512);
     /* a raw writable disk into a spare: DISCARD was never offered */

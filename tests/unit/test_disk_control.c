@@ -172,20 +172,7 @@ START_TEST(vm_end_truncated)
     memcpy(big, "DISK-FILL 0 s ", 14);
     int p[2];
     ck_assert_int_eq(pipe(p), 0);
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
-    struct iovec iov = {big, sizeof(big)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                        .msg_controllen = sizeof(u.buf)};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &p[0], sizeof(int));
-    ck_assert_int_eq(sendmsg(sv[0], &mh, 0), (ssize_t)sizeof(big));
+    ck_assert_int_eq(snap_control_send(sv[0], big, sizeof(big), &p[0], 1), 0);
     close(p[0]);
     int fds[SNAP_CONTROL_MAX_FDS];
     unsigned n = 0;

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #define FILL "DISK-FILL "
 #define EMPTY "DISK-EMPTY "
@@ -116,30 +115,6 @@ int disk_control_parse(const char *data, size_t n, unsigned nfds, struct disk_co
     return fail(why, cap, "bad request: " WANT_FILL " or " WANT_EMPTY);
 }
 
-static int send_request(int sock, const char *text, size_t len, const int *fds, unsigned nfds)
-{
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 2)];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
-    struct iovec iov = {.iov_base = (void *)text, .iov_len = len};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds) {
-        mh.msg_control = u.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-    }
-    ssize_t n;
-    while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-        ;
-    return n < 0 ? -errno : 0;
-}
-
 int vm_control_disk_fill(int sock, unsigned slot, const char *serial, int base_fd, int overlay_fd,
                          uint64_t cow_cap, unsigned timeout_ms, char *msg, size_t cap)
 {
@@ -155,7 +130,7 @@ int vm_control_disk_fill(int sock, unsigned slot, const char *serial, int base_f
     int len = snprintf(text, sizeof(text), FILL "%u %s %llu", slot, serial,
                        (unsigned long long)cow_cap);
     int fds[2] = {base_fd, overlay_fd};
-    int e = send_request(sock, text, (size_t)len, fds, 2);
+    int e = snap_control_send(sock, text, (size_t)len, fds, 2);
     return e ? e : snap_control_answer_wait(sock, timeout_ms, msg, cap);
 }
 
@@ -163,6 +138,6 @@ int vm_control_disk_empty(int sock, unsigned slot, unsigned timeout_ms, char *ms
 {
     char text[DISK_CONTROL_MSG_MAX + 1];
     int len = snprintf(text, sizeof(text), EMPTY "%u", slot);
-    int e = send_request(sock, text, (size_t)len, NULL, 0);
+    int e = snap_control_send(sock, text, (size_t)len, NULL, 0);
     return e ? e : snap_control_answer_wait(sock, timeout_ms, msg, cap);
 }

@@ -29,6 +29,9 @@
 #define SNAP_CONTROL_MAX_FDS (2 + SNAP_MAX_DISKS)
 #define SNAP_CONTROL_MSG_MAX 512
 
+/* One request: `len` bytes of text and nfds (at most SNAP_CONTROL_MAX_FDS)
+ * fds as SCM_RIGHTS.  0 or -errno. */
+int snap_control_send(int sock, const char *text, size_t len, const int *fds, unsigned nfds);
 /* The daemon: asks for a snapshot into fds[0..nfds) (stop: and the VM
  * to stay paused after it).  0 or -errno. */
 int snap_control_request(int sock, const int *fds, unsigned nfds, bool stop);
