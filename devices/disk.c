@@ -286,6 +286,84 @@ fail:
     return rc;
 }
 
+/* One of disk_open_fds' files: a regular file opened with access mode
+ * `acc`; its stat in *st.  A message naming `what` otherwise. */
+static int check_fd(int fd, const char *what, int acc, struct stat *st, char *err,
+                    size_t errlen)
+{
+    int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+    if (fl < 0 || fstat(fd, st) < 0) {
+        snprintf(err, errlen, "%s: not an open file", what);
+        return -EBADF;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", what);
+        return -EINVAL;
+    }
+    /* O_APPEND makes Linux's pwrite ignore its offset: the overlay's
+     * clusters would all land at its end. */
+    if ((fl & O_ACCMODE) != acc || (fl & O_APPEND)) {
+        snprintf(err, errlen, "%s: must be opened %s", what,
+                 acc == O_RDONLY ? "read-only (O_RDONLY)" : "read-write (O_RDWR), not O_APPEND");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int disk_open_fds(int base_fd, int overlay_fd, uint64_t cow_cap, const char *serial,
+                  struct disk **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    struct stat b, o;
+    int rc = check_fd(base_fd, "base", O_RDONLY, &b, err, errlen);
+    if (!rc)
+        rc = check_fd(overlay_fd, "overlay", O_RDWR, &o, err, errlen);
+    if (rc)
+        return rc;
+    if (b.st_size == 0 || b.st_size % DISK_SECTOR) {
+        snprintf(err, errlen, "base: size %lld bytes is not a positive multiple of 512",
+                 (long long)b.st_size);
+        return -EINVAL;
+    }
+    if (o.st_size != 0 || (o.st_dev == b.st_dev && o.st_ino == b.st_ino)) {
+        snprintf(err, errlen, "overlay: %s", o.st_size ? "not empty" : "is the base itself");
+        return -EINVAL;
+    }
+    if (cow_cap && cow_cap < DISK_COW_CLUSTER) {
+        snprintf(err, errlen, "cow cap %llu: want 0 (the disk's size) or at least %u bytes",
+                 (unsigned long long)cow_cap, DISK_COW_CLUSTER);
+        return -EINVAL;
+    }
+    char id[DISK_SERIAL_MAX + 1];
+    if (!serial || parse_serial(serial, id)) {
+        snprintf(err, errlen, "serial: want 1 to %d printable ASCII bytes", DISK_SERIAL_MAX);
+        return -EINVAL;
+    }
+    struct disk *d = calloc(1, sizeof(*d));
+    if (!d || !(d->path = strdup(id))) {
+        free(d);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    memcpy(d->serial, id, sizeof(id));
+    rc = disk_cow_attach(base_fd, (uint64_t)b.st_size, cow_cap ? cow_cap : UINT64_MAX,
+                         overlay_fd, &d->overlay);
+    if (rc) {
+        snprintf(err, errlen, "out of memory");
+        free(d->path);
+        free(d);
+        return rc;
+    }
+    d->fd = base_fd;
+    d->cow = true;
+    d->size = (uint64_t)b.st_size;
+    d->st_dev = b.st_dev;
+    d->st_ino = b.st_ino;
+    d->mtime_ns = (int64_t)b.st_mtim.tv_sec * 1000000000 + b.st_mtim.tv_nsec;
+    *out = d;
+    return 0;
+}
+
 void disk_close(struct disk *d)
 {
     if (!d)

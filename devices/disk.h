@@ -44,6 +44,19 @@ struct disk;
  * value when an option is wrong). */
 int disk_open(const char *spec, struct disk **out, char *err, size_t errlen);
 
+/* A copy-on-write disk from files another process opened (a container's
+ * root arriving at a running VM, which may open no file itself): base_fd
+ * the image, opened O_RDONLY, a non-empty regular file whose size is a
+ * multiple of 512; overlay_fd an empty regular file opened O_RDWR (not
+ * O_APPEND, not the base itself) that takes the guest's writes; cow_cap
+ * the most the overlay may hold (bytes, 0 = the disk's size, else at
+ * least one cluster); serial 1..20 printable ASCII bytes.  The base is
+ * never written.  On success the disk owns both fds; on failure they stay
+ * the caller's, and `err` names what was wrong ("base: ...", "overlay:
+ * ...", "serial ...", "cow cap ..."). */
+int disk_open_fds(int base_fd, int overlay_fd, uint64_t cow_cap, const char *serial,
+                  struct disk **out, char *err, size_t errlen);
+
 /* Closes the file; a cow overlay disappears with it.  NULL is allowed. */
 void disk_close(struct disk *d);
 
@@ -123,6 +136,10 @@ struct disk_cow;
 /* An overlay over base_fd (not owned) of `size` bytes, holding at most
  * `cap` bytes, created unlinked in directory `dir`.  0 or -errno. */
 int disk_cow_create(int base_fd, uint64_t size, uint64_t cap, const char *dir,
+                    struct disk_cow **out);
+/* The same over overlay_fd, an empty file opened read-write, which the
+ * overlay owns from a success on (a failure leaves it the caller's). */
+int disk_cow_attach(int base_fd, uint64_t size, uint64_t cap, int overlay_fd,
                     struct disk_cow **out);
 void disk_cow_destroy(struct disk_cow *c);
 /* As disk_readv / disk_writev, range already checked; len is the total. */

@@ -73,7 +73,7 @@ static int overlay_file(const char *dir)
     return fd;
 }
 
-int disk_cow_create(int base_fd, uint64_t size, uint64_t cap, const char *dir,
+int disk_cow_attach(int base_fd, uint64_t size, uint64_t cap, int overlay_fd,
                     struct disk_cow **out)
 {
     *out = NULL;
@@ -81,6 +81,7 @@ int disk_cow_create(int base_fd, uint64_t size, uint64_t cap, const char *dir,
     if (!c)
         return -ENOMEM;
     c->base_fd = base_fd;
+    c->fd = -1; /* the caller's until the end: a failure leaves it open */
     c->size = size;
     c->nclusters = size / CS + (size % CS != 0);
     c->max_clusters = cap / CS < c->nclusters ? cap / CS : c->nclusters;
@@ -89,18 +90,25 @@ int disk_cow_create(int base_fd, uint64_t size, uint64_t cap, const char *dir,
     c->bitmap = calloc(c->nclusters / 64 + 1, sizeof(uint64_t));
     c->bounce = malloc(CS);
     if (!c->bitmap || !c->bounce) {
-        c->fd = -1;
         disk_cow_destroy(c);
         return -ENOMEM;
     }
-    c->fd = overlay_file(dir);
-    if (c->fd < 0) {
-        int e = c->fd;
-        disk_cow_destroy(c);
-        return e;
-    }
+    c->fd = overlay_fd;
     *out = c;
     return 0;
+}
+
+int disk_cow_create(int base_fd, uint64_t size, uint64_t cap, const char *dir,
+                    struct disk_cow **out)
+{
+    *out = NULL;
+    int fd = overlay_file(dir);
+    if (fd < 0)
+        return fd;
+    int e = disk_cow_attach(base_fd, size, cap, fd, out);
+    if (e)
+        close(fd);
+    return e;
 }
 
 void disk_cow_destroy(struct disk_cow *c)

@@ -6,9 +6,11 @@
 #include <string.h>
 
 struct virtio_blk {
-    struct disk *disk;
+    struct disk *disk; /* NULL: an empty spare slot, capacity 0 */
+    bool spare;        /* its disk comes and goes (virtio_blk_swap) */
+    char spare_serial[DISK_SERIAL_MAX + 1]; /* GET_ID while it has none */
     uint64_t features;
-    uint8_t config[VIRTIO_BLK_CONFIG_BYTES]; /* little-endian, built once */
+    uint8_t config[VIRTIO_BLK_CONFIG_BYTES]; /* little-endian, rebuilt on a swap */
     struct virtq_chain chain;                /* the chain being served */
     struct iovec iov[VIRTIO_BLK_SEG_MAX];    /* its data, as host memory */
     uint64_t gpa[VIRTIO_BLK_SEG_MAX];        /* and where each piece is in the guest */
@@ -41,13 +43,13 @@ static void config_build(struct virtio_blk *b)
 {
     uint8_t *c = b->config;
     memset(c, 0, sizeof(b->config));
-    virtio_put_le(c + CFG_CAPACITY, disk_sectors(b->disk), 8);
+    virtio_put_le(c + CFG_CAPACITY, b->disk ? disk_sectors(b->disk) : 0, 8);
     virtio_put_le(c + CFG_SIZE_MAX, VIRTIO_BLK_SIZE_MAX, 4);
     virtio_put_le(c + CFG_SEG_MAX, VIRTIO_BLK_SEG_MAX, 4);
     virtio_put_le(c + CFG_BLK_SIZE, DISK_SECTOR, 4);
     virtio_put_le(c + CFG_OPT_IO_SIZE, VIRTIO_BLK_OPT_IO_BYTES / DISK_SECTOR, 4);
     virtio_put_le(c + CFG_NUM_QUEUES, 1, 2);
-    if (disk_can_discard(b->disk)) {
+    if (b->features & VIRTIO_BIT(VIRTIO_BLK_F_DISCARD)) {
         virtio_put_le(c + CFG_MAX_DISCARD_SECTORS, VIRTIO_BLK_MAX_DISCARD_SECTORS, 4);
         virtio_put_le(c + CFG_MAX_DISCARD_SEG, 1, 4);
         virtio_put_le(c + CFG_DISCARD_ALIGNMENT, VIRTIO_BLK_DISCARD_ALIGNMENT, 4);
@@ -78,9 +80,65 @@ int virtio_blk_create(struct disk *disk, struct virtio_blk **out)
     return 0;
 }
 
+int virtio_blk_create_spare(const char *serial, struct virtio_blk **out)
+{
+    *out = NULL;
+    size_t n = strlen(serial);
+    if (n == 0 || n > DISK_SERIAL_MAX)
+        return -EINVAL;
+    struct virtio_blk *b = calloc(1, sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    b->spare = true;
+    memcpy(b->spare_serial, serial, n + 1);
+    /* Features are agreed once, at the driver's start: never RO (a disk
+     * filled later takes writes, into its overlay), never DISCARD or
+     * WRITE_ZEROES (its disks are copy-on-write). */
+    b->features = VIRTIO_BIT(VIRTIO_BLK_F_SEG_MAX) | VIRTIO_BIT(VIRTIO_BLK_F_SIZE_MAX) |
+                  VIRTIO_BIT(VIRTIO_BLK_F_BLK_SIZE) | VIRTIO_BIT(VIRTIO_BLK_F_FLUSH) |
+                  VIRTIO_BIT(VIRTIO_BLK_F_TOPOLOGY);
+    config_build(b);
+    *out = b;
+    return 0;
+}
+
 void virtio_blk_destroy(struct virtio_blk *b)
 {
     free(b);
+}
+
+bool virtio_blk_is_spare(const struct virtio_blk *b)
+{
+    return b->spare;
+}
+
+struct disk *virtio_blk_disk(const struct virtio_blk *b)
+{
+    return b->disk;
+}
+
+/* Under the transport's lock, which the event loop holds for the whole of
+ * serving a queue (virtio_mmio_process): no request is between its parse
+ * and its I/O on the old disk, so the caller may close it at once, and a
+ * request served later meets the new disk (or none: IOERR). */
+int virtio_blk_swap(struct virtio_mmio *t, struct disk *d, struct disk **old)
+{
+    struct virtio_blk *b = t->dev;
+    *old = NULL;
+    if (t->ops != &virtio_blk_ops || !b->spare)
+        return -EPERM;
+    if (d && (disk_read_only(d) || disk_can_discard(d)))
+        return -EINVAL; /* RO and DISCARD were not offered */
+    pthread_mutex_lock(&t->lock);
+    int rc = d && b->disk ? -EBUSY : 0;
+    if (!rc && (d || b->disk)) { /* emptying an empty slot changes nothing */
+        *old = b->disk;
+        b->disk = d;
+        config_build(b);
+        virtio_mmio_config_changed(t);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
 }
 
 static uint64_t blk_features(void *dev)
@@ -106,7 +164,7 @@ static void blk_config_read(void *dev, uint64_t off, uint8_t *data, unsigned len
 static bool blk_range(const struct virtio_blk *b, uint64_t sector, uint64_t len,
                       struct blk_request *r)
 {
-    uint64_t cap = disk_sectors(b->disk);
+    uint64_t cap = b->disk ? disk_sectors(b->disk) : 0;
     if (len == 0 || len % DISK_SECTOR || sector > cap || len / DISK_SECTOR > cap - sector)
         return false;
     r->offset = sector * DISK_SECTOR; /* sector <= cap < 2^55: no overflow */
@@ -151,7 +209,7 @@ static uint8_t parse_discard(struct virtio_blk *b, const struct gmem *mem,
                              const struct virtq_chain *c, uint64_t rdata, uint64_t wdata,
                              struct blk_request *r)
 {
-    if (!disk_can_discard(b->disk))
+    if (!(b->features & VIRTIO_BIT(VIRTIO_BLK_F_DISCARD)))
         return VIRTIO_BLK_S_UNSUPP; /* not offered */
     uint8_t seg[VIRTIO_BLK_SEG_BYTES];
     if (wdata || rdata != sizeof(seg) ||
@@ -192,7 +250,7 @@ static uint8_t blk_parse(struct virtio_blk *b, const struct gmem *mem, const str
         return VIRTIO_BLK_S_OK;
     case VIRTIO_BLK_T_OUT:
         /* §5.2.6.2: with RO offered, a write is IOERR and writes nothing. */
-        if (disk_read_only(b->disk) || wdata || !blk_range(b, sector, rdata, r) ||
+        if (!b->disk || disk_read_only(b->disk) || wdata || !blk_range(b, sector, rdata, r) ||
             blk_map(b, mem, c, false, sizeof(hdr), rdata, &r->iovcnt))
             return VIRTIO_BLK_S_IOERR;
         return VIRTIO_BLK_S_OK;
@@ -217,7 +275,7 @@ static uint8_t blk_parse(struct virtio_blk *b, const struct gmem *mem, const str
 static int blk_shared_piece(const struct virtio_blk *b, int i, uint64_t off)
 {
     uint64_t len = b->iov[i].iov_len;
-    if (!atomic_load(&maps_left) || (off | len | b->gpa[i]) & (GMEM_PAGE - 1))
+    if (!b->disk || !atomic_load(&maps_left) || (off | len | b->gpa[i]) & (GMEM_PAGE - 1))
         return -1;
     return disk_shared_fd(b->disk, off, len);
 }
@@ -276,6 +334,10 @@ static uint8_t blk_run(struct virtio_blk *b, const struct gmem *mem, const struc
 {
     int rc;
     *written = 0;
+    /* An empty spare: blk_range let no IN, OUT or discard through; a
+     * FLUSH has nothing to make durable for a disk that is gone. */
+    if (!b->disk && r->type != VIRTIO_BLK_T_GET_ID)
+        return VIRTIO_BLK_S_IOERR;
     switch (r->type) {
     case VIRTIO_BLK_T_IN:
         rc = blk_read(b, mem, r);
@@ -291,7 +353,7 @@ static uint8_t blk_run(struct virtio_blk *b, const struct gmem *mem, const struc
     case VIRTIO_BLK_T_GET_ID: {
         /* §5.2.6: NUL-padded, no NUL when all 20 bytes are used. */
         char id[DISK_SERIAL_MAX] = {0};
-        const char *s = disk_serial(b->disk);
+        const char *s = b->disk ? disk_serial(b->disk) : b->spare_serial;
         memcpy(id, s, strnlen(s, sizeof(id)));
         rc = virtq_chain_write(mem, c, 0, id, r->id_len);
         if (!rc)

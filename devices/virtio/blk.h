@@ -11,6 +11,7 @@
 #ifndef AIRLOCK_DEVICES_VIRTIO_BLK_H
 #define AIRLOCK_DEVICES_VIRTIO_BLK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "devices/disk.h"
@@ -78,6 +79,26 @@ struct virtio_blk;
  * the device).  0 or -ENOMEM. */
 int virtio_blk_create(struct disk *disk, struct virtio_blk **out);
 void virtio_blk_destroy(struct virtio_blk *b);
+
+/* A spare slot: a device with no disk (capacity 0; reads and writes fail
+ * with IOERR) that GET_ID answers with `serial` (1..20 bytes) until a disk
+ * fills it.  It is offered writable, without DISCARD/WRITE_ZEROES, since
+ * features are agreed once at boot.  0, -EINVAL or -ENOMEM. */
+int virtio_blk_create_spare(const char *serial, struct virtio_blk **out);
+bool virtio_blk_is_spare(const struct virtio_blk *b);
+/* Its disk now (NULL: an empty spare). */
+struct disk *virtio_blk_disk(const struct virtio_blk *b);
+
+/* Fills (d) or empties (d NULL) the spare behind transport t: the capacity
+ * and GET_ID follow the new disk, ConfigGeneration moves and the driver
+ * gets a configuration-change interrupt, so Linux's virtio_blk re-reads
+ * the capacity.  The old disk goes to *old, no longer used by the device:
+ * the caller closes it.  Takes t's lock: call it from any thread but not
+ * from inside a device callback.  Emptying an empty spare is 0 and
+ * changes nothing.  -EPERM (not a spare), -EBUSY (filling a full one),
+ * -EINVAL (d is
+ * read-only or raw-writable: the features offered were neither). */
+int virtio_blk_swap(struct virtio_mmio *t, struct disk *d, struct disk **old);
 
 /* Pass with the struct virtio_blk pointer as `dev` to virtio_mmio_init. */
 extern const struct virtio_device_ops virtio_blk_ops;

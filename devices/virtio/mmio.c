@@ -98,14 +98,33 @@ static void transport_reset(struct virtio_mmio *t)
         t->ops->reset(t->dev);
 }
 
+/* InterruptStatus bit 1 and the line (§4.2.2: "configuration change"). */
+static void raise_config(struct virtio_mmio *t)
+{
+    take_acks(t);
+    t->interrupt_status |= VIRTIO_MMIO_INT_CONFIG;
+    t->host->interrupt(t->host_opaque);
+}
+
 void virtio_mmio_needs_reset(struct virtio_mmio *t)
 {
     if (t->status & VIRTIO_STATUS_DEVICE_NEEDS_RESET)
         return;
     t->status |= VIRTIO_STATUS_DEVICE_NEEDS_RESET;
-    take_acks(t);
-    t->interrupt_status |= VIRTIO_MMIO_INT_CONFIG;
-    t->host->interrupt(t->host_opaque);
+    raise_config(t);
+}
+
+void virtio_mmio_config_changed(struct virtio_mmio *t)
+{
+    /* §2.5.1: a driver reading a multi-field value sees the generation
+     * move and reads again, so it never mixes the old and new capacity. */
+    t->config_generation++;
+    /* A device the driver has not started (status 0, or after a reset)
+     * has no handler for the line yet: the driver reads the new config
+     * when it starts.  One that needs a reset has had its interrupt. */
+    if (t->status == 0 || (t->status & VIRTIO_STATUS_DEVICE_NEEDS_RESET))
+        return;
+    raise_config(t);
 }
 
 bool virtio_mmio_features_acceptable(const struct virtio_mmio *t, uint64_t f)

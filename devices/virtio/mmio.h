@@ -94,6 +94,12 @@ void virtio_mmio_used(struct virtio_mmio *t, unsigned q);
  * DEVICE_NEEDS_RESET and raise a config interrupt (§2.1.2). */
 void virtio_mmio_needs_reset(struct virtio_mmio *t);
 
+/* Device, lock held: its config space changed (virtio-blk's capacity when
+ * a spare slot is filled or emptied).  Bumps ConfigGeneration and raises
+ * the configuration-change interrupt (InterruptStatus bit 1) once the
+ * driver has started the device. */
+void virtio_mmio_config_changed(struct virtio_mmio *t);
+
 /* Would FEATURES_OK stick with these driver features: VERSION_1 and only
  * bits we offer (also the check a snapshot's features must pass). */
 bool virtio_mmio_features_acceptable(const struct virtio_mmio *t, uint64_t f);

@@ -151,6 +151,8 @@ Suite *virtq_suite(void);
 Suite *virtio_mmio_suite(void);
 Suite *disk_suite(void);
 Suite *blk_suite(void);
+Suite *blk_spare_suite(void);
+Suite *disk_control_suite(void);
 Suite *agent_proto_suite(void);
 Suite *agent_reseed_suite(void);
 Suite *agent_dir_suite(void);

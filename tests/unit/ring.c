@@ -261,3 +261,17 @@ void mmio_bring_up(struct virtio_mmio *t, uint64_t features, const struct test_r
     st = mmio_driver_ok(t);
     ck_assert_msg(st & VIRTIO_STATUS_DRIVER_OK, "DRIVER_OK refused (status %#x)", st);
 }
+
+static void counting_interrupt(void *opaque)
+{
+    (*(unsigned *)opaque)++;
+}
+
+static void ignored_kick(void *opaque, unsigned q)
+{
+    (void)opaque;
+    (void)q;
+}
+
+const struct virtio_host_ops ring_counting_host = {.interrupt = counting_interrupt,
+                                                   .kick = ignored_kick};

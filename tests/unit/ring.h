@@ -166,4 +166,9 @@ uint32_t mmio_driver_ok(struct virtio_mmio *t);
 void mmio_bring_up(struct virtio_mmio *t, uint64_t features, const struct test_ring *rings,
                    unsigned nrings);
 
+/* A monitor for a device under test: each interrupt adds one to the
+ * unsigned its host_opaque points to; kicks are ignored (the test calls
+ * virtio_mmio_process itself, as the event loop would). */
+extern const struct virtio_host_ops ring_counting_host;
+
 #endif

@@ -295,7 +295,7 @@ int main(void)
         regressions_suite,
         virtq_suite,
         virtio_mmio_suite,
-        disk_suite, blk_suite,
+        disk_suite, blk_suite, blk_spare_suite, disk_control_suite,
         agent_proto_suite, agent_reseed_suite, agent_dir_suite, agent_cred_suite, agent_mount_suite,
         agent_watch_suite,
         agent_exec_proc_suite, forward_suite,

@@ -33,6 +33,9 @@ struct boot_options {
     /* The option a disk came from, for its errors (NULL: "--disk"; airlock
      * run's root is "--image"): the user is told about what they typed. */
     const char *disk_flags[LAYOUT_VIRTIO_SLOTS];
+    /* sandbox-vm --spare-disks: empty virtio-blk slots after the disks,
+     * filled and emptied while the VM runs (vmm/cli/spare_disks.h) */
+    unsigned spare_disks;
     const char *vsock_uds; /* --vsock-uds: NULL = no host socket */
     bool vsock_internal;   /* a vsock device even without --vsock-uds (airlock run) */
     uint64_t cid;          /* --cid, the guest's vsock address */

@@ -24,6 +24,7 @@
 #include "vmm/cli/boot_options.h"
 #include "vmm/cli/session.h"
 #include "vmm/cli/session_snapshot.h"
+#include "vmm/cli/spare_disks.h"
 #include "vmm/snapshot/snapshot_memory.h"
 #include "vmm/cli/commands.h"
 #include "vmm/jail/seccomp.h"
@@ -112,7 +113,8 @@ static int prepare_guest(struct boot_session *s)
     if (!s->cmdline)
         return report("out of memory");
     if (vdevs_cmdline(s->cmdline, cap, o->cmdline,
-                      o->ndisks + (o->vsock_uds || o->vsock_internal ? 1 : 0)))
+                      o->ndisks + o->spare_disks +
+                          (o->vsock_uds || o->vsock_internal ? 1 : 0)))
         return report("--cmdline: no room for the virtio device announcements");
     if (mapped_file_open(&s->kernel_file, "--kernel", o->kernel, KERNEL_FILE_MAX, s->err, ERRLEN))
         return report(s->err);
@@ -261,6 +263,8 @@ static int attach_devices(struct boot_session *s)
         }
         m.blks[i] = s->blks[i];
     }
+    if (spare_disks_create(s, &m))
+        return report("--spare-disks: out of memory");
     if (s->opt.vsock_uds || s->opt.vsock_internal) {
         if (virtio_vsock_create(s->opt.cid, &vsock_host_ops, &s->vsock_host, &s->vsock))
             return report("--vsock-uds: cannot create the vsock device");
@@ -375,6 +379,7 @@ static int run_vm(struct boot_session *s)
         virtio_blk_destroy(s->blks[i]);
         disk_close(s->disks[i]);
     }
+    spare_disks_destroy(s);
     if (timings_mark(TM_TEARDOWN) && timings_enabled()) {
         timings_print(stderr);
         detach_report(s->vm.exit_status);

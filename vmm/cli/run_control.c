@@ -7,6 +7,7 @@
 
 #include "vmm/cli/session.h"
 #include "vmm/cli/session_snapshot.h"
+#include "vmm/cli/spare_disks.h"
 #include "vmm/jail/seccomp.h"
 #include "vmm/kvm/vm.h"
 #include "vmm/snapshot/snapshot_control.h"
@@ -53,7 +54,9 @@ static void answer_credentials(struct run_ctx *r)
 
 /* Each request: pause, save, resume (not after SNAPSHOT-STOP's save),
  * answer.  The guest sees a pause of however long the save takes (its
- * kvm-clock runs on). */
+ * kvm-clock runs on).  A disk request fills or empties a spare slot
+ * (spare_disks.c) without a pause.  This thread, not the event loop,
+ * serves them all, one at a time. */
 static void *control_thread(void *arg)
 {
     struct run_ctx *r = arg;
@@ -65,9 +68,12 @@ static void *control_thread(void *arg)
     for (;;) {
         int fds[SNAP_CONTROL_MAX_FDS];
         unsigned n = 0;
-        int rc = snap_control_next(r->control_fd, fds, &n);
+        char text[SNAP_CONTROL_TEXT_MAX];
+        size_t tlen = 0;
+        int rc = snap_control_next(r->control_fd, fds, &n, text, &tlen);
         if (rc == -EPROTO) {
-            snap_control_answer(r->control_fd, "not a snapshot request");
+            snap_control_answer(r->control_fd, "not a request (SNAPSHOT, SNAPSHOT-STOP, RESUME, "
+                                               "CREDENTIALS, DISK-FILL or DISK-EMPTY)");
             continue;
         }
         if (rc <= 0)
@@ -84,7 +90,16 @@ static void *control_thread(void *arg)
         char err[384];
         struct snap_out o;
         const char *why = NULL;
-        if (!outputs(r->session, fds, n, &o, err, sizeof(err))) {
+        int filled = spare_disks_first_filled(r->session);
+        if (rc == SNAP_CONTROL_DISK) {
+            why = spare_disks_request(r->session, text, tlen, fds, n, err, sizeof(err));
+        } else if (filled >= 0) {
+            /* Its disk is not the VM's to describe in a snapshot (it came
+             * as fds and its overlay is the daemon's file): refused, not
+             * left out. */
+            snprintf(err, sizeof(err), "a container disk is attached to slot %d", filled);
+            why = err;
+        } else if (!outputs(r->session, fds, n, &o, err, sizeof(err))) {
             why = err;
         } else {
             e = session_snapshot_save(r->session, &o, err, sizeof(err));
@@ -93,7 +108,8 @@ static void *control_thread(void *arg)
             why = e ? err : NULL;
         }
         for (unsigned i = 0; i < n; i++)
-            close(fds[i]);
+            if (fds[i] >= 0)
+                close(fds[i]);
         snap_control_answer(r->control_fd, why);
     }
 }

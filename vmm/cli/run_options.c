@@ -12,6 +12,7 @@
 #include "boot/loader.h"
 #include "vmm/cli/run_process_options.h"
 #include "vmm/cli/run_usage.h"
+#include "vmm/cli/spare_disks.h"
 #include "vmm/egress/egress.h"
 #include "vmm/forward/forward_spec.h"
 #include "vmm/kvm/console.h"
@@ -36,7 +37,7 @@ enum {
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
     RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_MOUNT, RO_ENTRYPOINT, RO_ROOT_DISK,
-    RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT, RO_EGRESS_CONTROL_FD, RO_VOLUME, RO_STATE, RO_END
+    RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT, RO_EGRESS_CONTROL_FD, RO_VOLUME, RO_STATE, RO_SPARE_DISKS, RO_END
 };
 
 static const struct option run_own[] = {
@@ -71,6 +72,7 @@ static const struct option run_own[] = {
     {"ulimit", required_argument, NULL, RO_ULIMIT},
     {"security-opt", required_argument, NULL, RO_SECURITY_OPT},
     {"publish", required_argument, NULL, 'p'},
+    {"spare-disks", required_argument, NULL, RO_SPARE_DISKS},
     {0},
 };
 
@@ -227,6 +229,11 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
          * later socket may have it). */
         jail_keep_fd(r->egress_update_fd);
         return 0;
+    case RO_SPARE_DISKS:
+        if (parse_uint(val, SPARE_DISKS_MAX, &v))
+            return bad_value(err, errlen, "--spare-disks", val, "0 to 8 empty disk slots");
+        a->vm.spare_disks = (unsigned)v;
+        return 0;
     case RO_QUIET: eg->quiet = true; return 0;
     case RO_EG_CONNS:
         if (parse_uint(val, EGRESS_MAX_THREADS, &v) || v == 0)
@@ -359,6 +366,11 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
                  "airlock create -p or POST /v1/sandboxes/ID/ports)");
         return -EINVAL;
     }
+    if (given[RO_SPARE_DISKS] && r->mode != RUN_HOLD) {
+        snprintf(err, errlen, "--spare-disks is for airlock sandbox-vm (its disks are filled "
+                 "over --control-fd)");
+        return -EINVAL;
+    }
     if ((given[RO_CONTROL_FD] || given[RO_EGRESS_CONTROL_FD]) && r->mode != RUN_HOLD) {
         snprintf(err, errlen, "%s is for airlock sandbox-vm",
                  given[RO_CONTROL_FD] ? "--control-fd" : "--egress-control-fd");
@@ -428,7 +440,12 @@ int run_options_parse(struct run_ctx *r, struct run_args *a, int argc, char **ar
      * each --mount a disk after the --disk ones. */
     unsigned reserved = (a->from_snapshot ? 0 : 1) + r->mounts.n;
     if (vm_options_check_slots(&a->vm, reserved, err, errlen)) {
-        if (r->mounts.n) /* name the flag that went past them */
+        if (a->vm.spare_disks) /* name the flag that went past them */
+            snprintf(err, errlen, "--spare-disks %u: with %u other disk%s and the vsock device "
+                     "the VM needs %u virtio slots; it has %d", a->vm.spare_disks,
+                     reserved + a->vm.ndisks, reserved + a->vm.ndisks == 1 ? "" : "s",
+                     reserved + a->vm.ndisks + a->vm.spare_disks + 1, LAYOUT_VIRTIO_SLOTS);
+        else if (r->mounts.n)
             snprintf(err, errlen, "--mount: %u mounts, %u --disk, the root image and the vsock "
                      "device need %u virtio slots; the VM has %d", r->mounts.n, a->vm.ndisks,
                      r->mounts.n + a->vm.ndisks + 2, LAYOUT_VIRTIO_SLOTS);

@@ -112,9 +112,9 @@ int run_options_agent_disk(struct run_ctx *r, struct run_args *a, char *err, siz
     struct boot_options *o = &a->vm;
     if (a->from_snapshot || r->image.own_agent)
         return 0;
-    if (o->ndisks + 1 >= LAYOUT_VIRTIO_SLOTS) { /* + the vsock device */
+    if (o->ndisks + o->spare_disks + 1 >= LAYOUT_VIRTIO_SLOTS) { /* + the vsock device */
         snprintf(err, errlen, "--image '%.128s': an imported image needs a virtio slot for "
-                 "airlock's agent disk, and --disk/--mount took them all", r->image.name);
+                 "airlock's agent disk, and --disk/--mount/--spare-disks took them all", r->image.name);
         return -EINVAL;
     }
     char disk[PATH_MAX], base[sizeof(RUN_CMDLINE_IMPORTED)];

@@ -162,7 +162,7 @@ int vm_options_check_slots(const struct boot_options *o, unsigned reserved, char
                            size_t errlen)
 {
     bool vsock = o->vsock_uds || o->vsock_internal;
-    if (o->ndisks + reserved + (vsock ? 1 : 0) <= LAYOUT_VIRTIO_SLOTS)
+    if (o->ndisks + reserved + o->spare_disks + (vsock ? 1 : 0) <= LAYOUT_VIRTIO_SLOTS)
         return 0;
     snprintf(err, errlen, "%s: at most %d virtio devices in all (%u disks%s%s given)",
              vsock ? "--disk and the vsock device" : "--disk", LAYOUT_VIRTIO_SLOTS,

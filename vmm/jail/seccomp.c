@@ -290,8 +290,11 @@ static const struct allow snapshot_allow[] = {
     {.name = "preadv", .why = "a cow disk's overlay clusters, into its snapshot file"},
     {.name = "pwrite64", .why = "the memory file: non-zero runs at their offsets, the gaps stay holes"},
     {.name = "ftruncate", .why = "the memory file is as long as guest RAM"},
-    {.name = "fstat", .why = "the memory file must start empty"},
+    {.name = "fstat", .why = "the memory file must start empty; a container disk's files (DISK-FILL) are checked"},
     {.name = "newfstatat", .why = "... (the C library's fstat)"},
+    {.name = "fcntl", .why = "DISK-FILL: how the daemon opened the base (read-only) and the overlay (read-write)",
+     .arg_is = "F_GETFL", .arg_n = 1, .arg = F_GETFL},
+    {.name = "read", .why = "DISK-FILL/EMPTY: the InterruptACK eventfds, taken before the configuration-change interrupt"},
 };
 
 /* `airlock serve`, every thread of it, from the moment it has started

@@ -15,28 +15,38 @@
 #define CRED_REQUEST "CREDENTIALS"
 #define RESUME_REQUEST "RESUME"
 
-int snap_control_request(int sock, const int *fds, unsigned nfds, bool stop)
+int snap_control_send(int sock, const char *text, size_t len, const int *fds, unsigned nfds)
 {
-    if (!nfds || nfds > SNAP_CONTROL_MAX_FDS)
+    if (nfds > SNAP_CONTROL_MAX_FDS)
         return -EINVAL;
     union {
         char buf[CMSG_SPACE(sizeof(int) * SNAP_CONTROL_MAX_FDS)];
         struct cmsghdr align;
     } u;
     memset(&u, 0, sizeof(u));
-    struct iovec iov = {.iov_base = stop ? STOP_REQUEST : REQUEST,
-                        .iov_len = stop ? sizeof(STOP_REQUEST) - 1 : sizeof(REQUEST) - 1};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                        .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+    struct iovec iov = {.iov_base = (void *)text, .iov_len = len};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (nfds) {
+        mh.msg_control = u.buf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+    }
     ssize_t n;
     while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
     return n < 0 ? -errno : 0;
+}
+
+int snap_control_request(int sock, const int *fds, unsigned nfds, bool stop)
+{
+    if (!nfds)
+        return -EINVAL;
+    return stop ? snap_control_send(sock, STOP_REQUEST, sizeof(STOP_REQUEST) - 1, fds, nfds)
+                : snap_control_send(sock, REQUEST, sizeof(REQUEST) - 1, fds, nfds);
 }
 
 int snap_control_answer_wait(int sock, unsigned timeout_ms, char *msg, size_t cap)
@@ -60,13 +70,13 @@ int snap_control_answer_wait(int sock, unsigned timeout_ms, char *msg, size_t ca
     return -EIO;
 }
 
-int snap_control_next(int sock, int *fds, unsigned *nfds)
+int snap_control_next(int sock, int *fds, unsigned *nfds, char *text, size_t *textlen)
 {
     union {
         char buf[CMSG_SPACE(sizeof(int) * SNAP_CONTROL_MAX_FDS)];
         struct cmsghdr align;
     } u;
-    char data[32];
+    char data[SNAP_CONTROL_TEXT_MAX];
     struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
                         .msg_controllen = sizeof(u.buf)};
@@ -88,6 +98,14 @@ int snap_control_next(int sock, int *fds, unsigned *nfds)
             else
                 close(fd);
         }
+    }
+    /* A disk request's text and fds go to the caller, which parses it
+     * (vmm/snapshot/disk_control.h) and closes the fds. */
+    if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && (size_t)n >= sizeof(SNAP_CONTROL_DISK_PREFIX) - 1 &&
+        !memcmp(data, SNAP_CONTROL_DISK_PREFIX, sizeof(SNAP_CONTROL_DISK_PREFIX) - 1)) {
+        memcpy(text, data, (size_t)n);
+        *textlen = (size_t)n;
+        return SNAP_CONTROL_DISK;
     }
     if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(CRED_REQUEST) - 1 &&
         !memcmp(data, CRED_REQUEST, sizeof(CRED_REQUEST) - 1) && *nfds == 0)

@@ -29,6 +29,9 @@
 #define SNAP_CONTROL_MAX_FDS (2 + SNAP_MAX_DISKS)
 #define SNAP_CONTROL_MSG_MAX 512
 
+/* One request: `len` bytes of text and nfds (at most SNAP_CONTROL_MAX_FDS)
+ * fds as SCM_RIGHTS.  0 or -errno. */
+int snap_control_send(int sock, const char *text, size_t len, const int *fds, unsigned nfds);
 /* The daemon: asks for a snapshot into fds[0..nfds) (stop: and the VM
  * to stay paused after it).  0 or -errno. */
 int snap_control_request(int sock, const int *fds, unsigned nfds, bool stop);
@@ -37,14 +40,20 @@ int snap_control_request(int sock, const int *fds, unsigned nfds, bool stop);
 int snap_control_answer_wait(int sock, unsigned timeout_ms, char *msg, size_t cap);
 
 /* The VM: the next request.  1 (a snapshot) with *nfds fds taken (the
- * caller closes them); 2 (credentials, no fds); 0 when the daemon closed
- * its end; -EPROTO for anything that is not a request (its fds closed
- * here). */
-int snap_control_next(int sock, int *fds, unsigned *nfds);
+ * caller closes them); 2 (credentials, no fds); 5 (a disk request of
+ * vmm/snapshot/disk_control.h: its bytes in text, at least
+ * SNAP_CONTROL_TEXT_MAX of room, *textlen of them, unparsed, and its fds,
+ * which the caller closes); 0 when the daemon closed its end; -EPROTO for
+ * anything that is not a request (its fds closed here). */
+int snap_control_next(int sock, int *fds, unsigned *nfds, char *text, size_t *textlen);
 #define SNAP_CONTROL_SNAPSHOT      1
 #define SNAP_CONTROL_CREDENTIALS   2
 #define SNAP_CONTROL_SNAPSHOT_STOP 3
 #define SNAP_CONTROL_RESUME        4
+#define SNAP_CONTROL_DISK          5
+/* The longest request text, and how a disk request starts. */
+#define SNAP_CONTROL_TEXT_MAX      96
+#define SNAP_CONTROL_DISK_PREFIX   "DISK-"
 
 /* The daemon: "RESUME" (no fds), for a VM that SNAPSHOT-STOP left paused
  * when what it saved cannot be kept; the answer as
