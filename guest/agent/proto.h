@@ -274,7 +274,9 @@ enum agent_type {
  *                           the VM's container namespace (AGENT_PIDNS_FILE);
  *                           AGENT_PIDNS_JOIN: the recorded PID and mount
  *                           namespaces (ESRCH once its PID 1 is gone);
- *                           nothing else
+ *                           nothing else.  With AGENT_EXEC_F_CONTAINER
+ *                           the namespaces are a named container's
+ *                           (below), recorded per name
  *        +16 u64 bounding     capability sets (bit n = capability n), with
  *        +24 u64 effective    AGENT_EXEC_F_CAPS; all 0 without it (one
  *        +32 u64 permitted    form per request)

@@ -262,7 +262,7 @@ START_TEST(proc_hostile_values)
     /* a size without the terminal flag; capability sets without theirs */
     ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, AGENT_EXEC_F_STDIN | AGENT_EXEC_F_CAPS), -EPROTO);
     ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY), -EPROTO);
-    ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, (AGENT_EXEC_F_KEEP << 1) | AGENT_EXEC_F_ALL),
+    ck_assert_int_eq(with32(AGENT_HDR_SIZE + 12, (AGENT_EXEC_F_CONTAINER << 1) | AGENT_EXEC_F_ALL),
                      -EPROTO); /* unknown */
     /* the same values the rules allow still decode */
     ck_assert_int_eq(with64(rl + 4, 2000), 1);
