@@ -15,8 +15,7 @@
 
 #define BIG (AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD)
 
-static uint8_t frame[BIG], again[BIG], pay[AGENT_MAX_PAYLOAD];
-static const char *av[AGENT_MAX_ARGS + 1], *ev[AGENT_MAX_ENVS + 1];
+static uint8_t frame[BIG], pay[AGENT_CTR_MAX_NAME + 1];
 static const char *const argv1[] = {"sh"};
 /* Where the container section starts in sample()'s frame: header, fixed
  * part, argv "sh" (3 bytes), no env, the process section with nothing
@@ -45,33 +44,12 @@ static void sample_req(struct agent_exec_req *r)
 
 static size_t sample(void)
 {
-    struct agent_exec_req r;
-    sample_req(&r);
-    ssize_t n = agent_encode_exec(frame, sizeof(frame), &r);
-    ck_assert_int_gt(n, 0);
-    return (size_t)n;
+    return exec_sample(sample_req, frame, sizeof(frame));
 }
 
-/* A whole frame through the request decoder (the agent's): 1 with *r
- * filled (strings in a copy of the payload), or the decoder's error. */
 static int decode(const uint8_t *f, size_t n, struct agent_exec_req *r)
 {
-    struct agent_decoder d;
-    struct agent_msg m;
-    size_t used;
-    ck_assert_int_eq(agent_decoder_init(&d, AGENT_DIR_REQUEST), 0);
-    int rc = agent_decode(&d, f, n, &used, &m);
-    if (rc == 1) {
-        ck_assert_uint_eq(used, n);
-        ck_assert_uint_eq(m.type, AGENT_EXEC);
-        memcpy(pay, m.payload, m.len);
-        ck_assert_int_eq(agent_exec_parse(pay, m.len, r, av, ev), 0);
-        /* one form per request: what decodes re-encodes to the same bytes */
-        ck_assert_int_eq(agent_encode_exec(again, sizeof(again), r), (ssize_t)n);
-        ck_assert_mem_eq(again, f, n);
-    }
-    agent_decoder_free(&d);
-    return rc;
+    return exec_decode(f, n, r);
 }
 
 START_TEST(round_trip)
@@ -219,10 +197,7 @@ END_TEST
 
 static int with32(size_t off, uint32_t v)
 {
-    size_t n = sample();
-    wr32(frame, off, v);
-    struct agent_exec_req r;
-    return decode(frame, n, &r);
+    return exec_with32(sample_req, frame, sizeof(frame), off, v);
 }
 
 /* sample()'s frame with byte `off` replaced. */
