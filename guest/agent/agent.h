@@ -89,12 +89,31 @@ int sig_hold_wait_ms(const struct sig_hold *h);
  * reported, not retried with /bin/sh. */
 int agent_exec_search(const char *const *argv, const char *const *envp);
 
-/* pidns.c: EXEC's pidns, entered before the fork (an errno, 0 when done),
- * its mount namespace in the child, and a new one's PID 1 recorded after
- * the fork. */
-int agent_pidns_enter(uint32_t pidns);
-int agent_pidns_child(uint32_t pidns);
-void agent_pidns_record(uint32_t pidns, pid_t pid);
+/* pidns.c: EXEC's pidns, entered before the fork (an errno, 0 when done;
+ * *op the step to report it as), its mount namespace in the child, and a
+ * new one's PID 1 recorded after the fork (pid 0: the command did not
+ * start, and what entering made is undone).  A named container
+ * (AGENT_EXEC_F_CONTAINER) goes to container.c. */
+int agent_pidns_enter(const struct agent_exec_req *r, uint32_t *op);
+int agent_pidns_child(const struct agent_exec_req *r);
+void agent_pidns_record(const struct agent_exec_req *r, pid_t pid);
+/* Clones (open_tree, CLOEXEC) of the agent's /dev/pts and /sys, taken in
+ * the child's new mount namespace before its root may move; then, in the
+ * root the command will have: its /proc, a container's /dev (the pts
+ * clone in it) and the sys clone read-only at /sys.  0 or an errno. */
+int agent_pidns_trees(int *pts, int *sys);
+int agent_pidns_dev(int pts, int sys);
+/* setns into the mount namespace of process pid: 0 or an errno (ESRCH
+ * when it is gone). */
+int agent_pidns_join_mnt(long pid);
+
+/* container.c: a pod's named containers (proto.h, AGENT_EXEC_F_CONTAINER):
+ * as agent_pidns_enter/_child/_record for a request that names one. */
+int agent_ctr_enter(const struct agent_exec_req *r);
+int agent_ctr_child(const struct agent_exec_req *r);
+void agent_ctr_record(const struct agent_exec_req *r, pid_t pid);
+/* CONTAINER_END (container.c). */
+int agent_do_ctr_end(struct aconn *c, const struct agent_msg *m);
 /* Child, after setsid(): the slave becomes its controlling terminal, the
  * command's user owns it.  0 or an errno. */
 int agent_pty_take(int slave, uint32_t uid, uint32_t gid);

@@ -68,6 +68,8 @@ static int serve_one(struct aconn *c, const struct agent_msg *m)
         return agent_do_watch(c, m);
     case AGENT_ATTACH:
         return agent_do_attach(c, m);
+    case AGENT_CONTAINER_END:
+        return agent_do_ctr_end(c, m);
     case AGENT_STDIN:
     case AGENT_STDIN_EOF:
     case AGENT_KILL:

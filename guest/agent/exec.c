@@ -136,8 +136,8 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
     /* Own session and process group, so a timeout can kill all of it. */
     setsid();
     int e;
-    if ((e = agent_pidns_child(r->pidns)))
-        child_fail(errfd, AGENT_OP_SPAWN, e);
+    if ((e = agent_pidns_child(r)))
+        child_fail(errfd, r->ctr_name ? AGENT_OP_CONTAINER : AGENT_OP_SPAWN, e);
     if ((r->flags & AGENT_EXEC_F_TTY) && (e = agent_pty_take(in, uid, gid)))
         child_fail(errfd, AGENT_OP_SPAWN, e);
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
@@ -447,7 +447,7 @@ static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
     if (!rc && pipe2(ep, O_CLOEXEC))
         rc = errno;
     if (!rc)
-        rc = agent_pidns_enter(req->pidns);
+        rc = agent_pidns_enter(req, op);
     if (rc) {
         /* nothing forked */
     } else if ((r->pid = fork()) < 0) {
@@ -456,12 +456,10 @@ static int spawn(const struct agent_exec_req *req, struct run *r, uint32_t *op)
         child_run(req, in[0], tty ? in[0] : out[1], tty ? in[0] : err[1], ep[1]);
     } else {
         close_fd(&ep[1]);
-        rc = exec_verdict(ep[0], op);
-        if (rc)
+        if ((rc = exec_verdict(ep[0], op)))
             waitpid(r->pid, NULL, 0);
-        else
-            agent_pidns_record(req->pidns, r->pid);
     }
+    agent_pidns_record(req, rc ? 0 : r->pid); /* undoes a container's set-up when rc */
     close_fd(&in[0]);
     close_fd(&out[1]);
     close_fd(&err[1]);

@@ -26,8 +26,13 @@
 
 static long joined; /* the recorded PID 1 a JOIN entered, for its child */
 
-int agent_pidns_enter(uint32_t pidns)
+int agent_pidns_enter(const struct agent_exec_req *r, uint32_t *op)
 {
+    uint32_t pidns = r->pidns;
+    if (r->ctr_name) {
+        *op = AGENT_OP_CONTAINER;
+        return agent_ctr_enter(r);
+    }
     if (!pidns)
         return 0;
     if (pidns == AGENT_PIDNS_NEW)
@@ -50,9 +55,22 @@ int agent_pidns_enter(uint32_t pidns)
     return rc;
 }
 
-/* The container's /dev (see above), in its new mount namespace: 0 or an
- * errno. */
-static int container_dev(void)
+/* The agent's mount `tree` (an open_tree clone, taken while the agent's
+ * mounts were still reachable by path: a pod's container has its root
+ * pivoted away from them) put at `where`: 0 or an errno. */
+static int graft(int tree, const char *where)
+{
+    return move_mount(tree, "", AT_FDCWD, where, MOVE_MOUNT_F_EMPTY_PATH) ? errno : 0;
+}
+
+int agent_pidns_trees(int *pts, int *sys)
+{
+    *pts = open_tree(AT_FDCWD, "/dev/pts", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    *sys = open_tree(AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    return *pts < 0 || *sys < 0 ? errno : 0;
+}
+
+int agent_pidns_dev(int pts, int sys)
 {
     static const struct {
         const char *name;
@@ -61,61 +79,59 @@ static int container_dev(void)
         {"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
         {"/dev/random", 1, 8},  {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
     };
-    /* The agent's devpts, kept by fd while a tmpfs covers the old /dev. */
-    int pts = open("/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    char from[64];
-    int rc = 0;
-    if (pts < 0)
+    int rc;
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) ||
+        mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_STRICTATIME, "mode=755,size=65536k"))
         return errno;
-    snprintf(from, sizeof(from), "/proc/self/fd/%d", pts);
-    if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_STRICTATIME, "mode=755,size=65536k")) {
-        rc = errno;
-        goto out;
-    }
     for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
         if (mknod(nodes[i].name, S_IFCHR | 0666, makedev(nodes[i].major, nodes[i].minor)) ||
-            chmod(nodes[i].name, 0666)) { /* past the umask */
-            rc = errno;
-            goto out;
-        }
-    if (mkdir("/dev/pts", 0755) || mount(from, "/dev/pts", NULL, MS_BIND, NULL)) {
-        rc = errno;
-        goto out;
-    }
-    if ((rc = agent_dev_links()))
-        goto out;
+            chmod(nodes[i].name, 0666)) /* past the umask */
+            return errno;
+    /* The agent's devpts: a terminal it opened is the container's /dev/pts/N. */
+    if (mkdir("/dev/pts", 0755))
+        return errno;
+    if ((rc = graft(pts, "/dev/pts")) || (rc = agent_dev_links()))
+        return rc;
     if (mkdir("/dev/shm", 01777) ||
         mount("shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k") ||
         mkdir("/dev/mqueue", 0755))
-        rc = errno;
+        return errno;
     /* A guest kernel without POSIX message queues gives no /dev/mqueue. */
-    else if (mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) &&
-             (errno != ENODEV || rmdir("/dev/mqueue")))
-        rc = errno;
+    if (mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) &&
+        (errno != ENODEV || rmdir("/dev/mqueue")))
+        return errno;
     /* sysfs has one superblock, mounted and writable for the agent: a new
      * mount of it on /sys is refused (EBUSY), so the container gets a bind
-     * of it, made read-only (the mount, not the superblock). */
-    else if (mount("/sys", "/sys", NULL, MS_BIND | MS_REC, NULL) ||
-             mount(NULL, "/sys", NULL,
-                   MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
-        rc = errno;
-out:
-    close(pts);
-    return rc;
+     * of it (a clone of the agent's), made read-only (the mount, not the
+     * superblock). */
+    if ((rc = graft(sys, "/sys")))
+        return rc;
+    return mount(NULL, "/sys", NULL,
+                 MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)
+               ? errno
+               : 0;
 }
 
-int agent_pidns_child(uint32_t pidns)
+int agent_pidns_child(const struct agent_exec_req *r)
 {
-    if (pidns == AGENT_PIDNS_NEW) {
-        if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+    if (r->ctr_name)
+        return agent_ctr_child(r);
+    if (r->pidns == AGENT_PIDNS_NEW) {
+        int pts, sys;
+        if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
             return errno;
-        return container_dev();
+        int rc = agent_pidns_trees(&pts, &sys);
+        return rc ? rc : agent_pidns_dev(pts, sys); /* the fds go at exec (CLOEXEC) */
     }
-    if (pidns != AGENT_PIDNS_JOIN)
+    if (r->pidns != AGENT_PIDNS_JOIN)
         return 0;
+    return agent_pidns_join_mnt(joined);
+}
+
+int agent_pidns_join_mnt(long pid)
+{
     char path[64];
-    snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", joined);
+    snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return ESRCH;
@@ -124,9 +140,13 @@ int agent_pidns_child(uint32_t pidns)
     return rc;
 }
 
-void agent_pidns_record(uint32_t pidns, pid_t pid)
+void agent_pidns_record(const struct agent_exec_req *r, pid_t pid)
 {
-    if (pidns != AGENT_PIDNS_NEW)
+    if (r->ctr_name) {
+        agent_ctr_record(r, pid);
+        return;
+    }
+    if (r->pidns != AGENT_PIDNS_NEW || pid <= 0)
         return;
     mkdir("/run", 0755);
     mkdir(AGENT_TRUST_DIR, 0755);

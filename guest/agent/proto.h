@@ -46,6 +46,9 @@
  *                                                  its conversation
  *   agent: ATTACHED, then as after STARTED         or  ERROR (op EXEC: ESRCH,
  *                                                  no such command waits)
+ *   host:  CONTAINER_END                           a pod's container is over
+ *   agent: DONE                                    or  ERROR (op CONTAINER:
+ *                                                  ESRCH, no such container)
  *   host:  WATCH                                   then nothing: the host ends
  *                                                  the watch by closing
  *   agent: DONE (watching) EVENT* [DONE]           or  ERROR (op FILE); the
@@ -100,7 +103,12 @@
  * process alone, as runc's does; the group stays the default for
  * everyone else); a version-13 agent would refuse the bit and end the
  * conversation. */
-#define AGENT_VERSION 14
+/* 15: EXEC's container section (AGENT_EXEC_F_CONTAINER: a pod's
+ * containers in one VM, each named, in mount and PID namespaces of its
+ * own, its root a disk found by serial, with bind mounts) and
+ * CONTAINER_END; a version-14 agent would refuse the flag and end the
+ * conversation at a CONTAINER_END.  Without the flag EXEC is as in 14. */
+#define AGENT_VERSION 15
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -164,8 +172,18 @@
 #define AGENT_PIDNS_FILE "/run/airlock/pidns" /* the PID 1's pid, as the agent sees it */
 #define AGENT_EXEC_PROC_MAX (AGENT_EXEC_PROC_FIXED + 4 * AGENT_MAX_GROUPS + \
                              AGENT_EXEC_RLIMIT_SIZE * AGENT_MAX_RLIMITS)
-#define AGENT_MAX_PAYLOAD  (AGENT_EXEC_FIXED + AGENT_MAX_ARGV_BYTES + \
-                            AGENT_MAX_ENV_BYTES + AGENT_EXEC_PROC_MAX + AGENT_MAX_PATH)
+/* EXEC's container section (AGENT_EXEC_F_CONTAINER, below). */
+#define AGENT_EXEC_CTR_FIXED   8
+#define AGENT_CTR_MAX_NAME     64   /* a name's bytes, its NUL aside */
+#define AGENT_CTR_MAX_SERIAL   20   /* virtio-blk's ID field is 20 bytes */
+#define AGENT_CTR_MAX_BINDS    64
+#define AGENT_CTR_MAX_PATH     1024 /* a bind's source or target, its NUL included */
+#define AGENT_CTR_BIND_FIXED   4
+#define AGENT_CTR_MAX_BYTES    (AGENT_CTR_MAX_NAME + 1 + AGENT_CTR_MAX_SERIAL + 1 + \
+                                AGENT_CTR_MAX_BINDS * (AGENT_CTR_BIND_FIXED + 2 * AGENT_CTR_MAX_PATH))
+#define AGENT_EXEC_CTR_MAX     (AGENT_EXEC_CTR_FIXED + AGENT_CTR_MAX_BYTES)
+#define AGENT_MAX_PAYLOAD  (AGENT_EXEC_FIXED + AGENT_MAX_ARGV_BYTES + AGENT_MAX_ENV_BYTES + \
+                            AGENT_EXEC_PROC_MAX + AGENT_EXEC_CTR_MAX + AGENT_MAX_PATH)
 /* The agent refuses a FILE_PUT larger than this (a guest tmpfs lives in
  * guest RAM; the host also bounds what it accepts from FILE_GET). */
 #define AGENT_MAX_FILE     (1ull << 32)
@@ -209,6 +227,8 @@ enum agent_type {
     AGENT_SYNC      = 0x17, /* empty: sync(2), then DONE: what the guest
                              * wrote reaches its disks, a named volume's
                              * before its VM is stopped (since version 13) */
+    AGENT_CONTAINER_END = 0x18, /* a pod's container ended (below; since
+                                 * version 15) */
     /* both directions */
     AGENT_FILE_DATA = 0x07, /* payload: 1..AGENT_MAX_CHUNK file bytes */
     AGENT_FILE_END  = 0x08, /* empty: end of file (from the agent after a
@@ -254,7 +274,9 @@ enum agent_type {
  *                           the VM's container namespace (AGENT_PIDNS_FILE);
  *                           AGENT_PIDNS_JOIN: the recorded PID and mount
  *                           namespaces (ESRCH once its PID 1 is gone);
- *                           nothing else
+ *                           nothing else.  With AGENT_EXEC_F_CONTAINER
+ *                           the namespaces are a named container's
+ *                           (below), recorded per name
  *        +16 u64 bounding     capability sets (bit n = capability n), with
  *        +24 u64 effective    AGENT_EXEC_F_CAPS; all 0 without it (one
  *        +32 u64 permitted    form per request)
@@ -266,6 +288,29 @@ enum agent_type {
  *                            each at most once in the list
  *              u64 soft      soft <= hard; 0xffffffffffffffff is
  *              u64 hard      RLIM_INFINITY here (not "keep")
+ *      container (since version 15; only with AGENT_EXEC_F_CONTAINER,
+ *      absent without it): AGENT_EXEC_CTR_FIXED bytes, then `bytes` more:
+ *        +0  u32 nbinds     0..AGENT_CTR_MAX_BINDS; 0 with JOIN
+ *        +4  u32 bytes      what follows, exactly: <= AGENT_CTR_MAX_BYTES
+ *        +8  name,   NUL-terminated: 1..AGENT_CTR_MAX_NAME bytes of
+ *                    [A-Za-z0-9_.-], not starting with '.' (an OCI
+ *                    container id fits)
+ *            serial, NUL-terminated: the root disk's virtio-blk serial,
+ *                    1..AGENT_CTR_MAX_SERIAL bytes of the same set, or
+ *                    "": the VM's own root (always "" with JOIN)
+ *            nbinds x { u32 flags  AGENT_BIND_F_*; unknown bits: an error
+ *                       source, NUL-terminated: a guest folder or file as
+ *                              the agent sees it: absolute, no empty, "."
+ *                              or ".." component, no '/' at its end, not
+ *                              "/", not in /proc, /sys, /dev or
+ *                              AGENT_CTR_DIR (another container's root)
+ *                       target, NUL-terminated: where it goes in the
+ *                              container: absolute and clean as source,
+ *                              not "/", not in /proc or /sys
+ *                       each string 2..AGENT_CTR_MAX_PATH bytes with its
+ *                       NUL }
+ *        The strings must end inside `bytes`, and fill it exactly.
+ *        The section needs pidns NEW or JOIN (see pidns, AGENT_CTR_DIR).
  *      cwd:  one NUL-terminated string (empty = "/"), the rest of the
  *            payload, <= AGENT_MAX_PATH bytes
  * The byte counts make every section's end known before it is walked: a
@@ -321,8 +366,57 @@ enum agent_type {
  * time: a paused VM's clock stands still) goes, as any command whose
  * conversation ended: its host forgot it. */
 #define AGENT_KEEP_WAIT_MS (10 * 60 * 1000)
+/* The command is in a named container of a pod (since version 15): the
+ * container section follows the process section.  A pod's containers
+ * share the VM's network (its localhost) and UTS namespaces; each has
+ * mount and PID namespaces of its own.  Under AGENT_CTR_DIR/NAME/:
+ *   root  with pidns NEW and a serial: the agent finds the disk whose
+ *         /sys/block/X/serial is that serial and whose size is not 0 (it
+ *         waits AGENT_CTR_DISK_WAIT_MS for it: the host's filling of a
+ *         spare slot and the guest's capacity change race the request;
+ *         ENODEV, op CONTAINER, after that), and mounts it there as ext4
+ *         with the options of an imported image's root, in the agent's
+ *         own mount namespace (FILE_PUT, MKDIR... of
+ *         AGENT_CTR_DIR/NAME/root/PATH write into the container's root);
+ *         the command then gets a new mount namespace (nothing
+ *         propagates either way), its root pivoted there (the old one
+ *         detached), the mounts of the single container's (pidns, above:
+ *         its /proc, a tmpfs /dev with the default devices and links, the
+ *         agent's devpts, /dev/shm, /dev/mqueue, /sys read-only) and a
+ *         tmpfs /tmp, then the binds, in order: each source (a missing one
+ *         is made as a folder, 0777, as a pod's emptyDir) bind-mounted at
+ *         its target, which is made in the container's root (a folder, or
+ *         an empty file for a file) when missing, read-only with
+ *         AGENT_BIND_F_RO;
+ *         with pidns NEW and serial "": the VM's own root, as the single
+ *         container (a pod's sandbox container), plus the binds;
+ *   pid   the container's PID 1 (as the agent sees it) and its PID
+ *         namespace's inode, recorded by NEW (EEXIST when NAME has a
+ *         record already: CONTAINER_END it first), read by JOIN, which
+ *         enters its PID and mount namespaces (ESRCH when there is no
+ *         record or its PID 1 is gone).
+ * A failure of these steps is an ERROR with op AGENT_OP_CONTAINER; a NEW
+ * that failed leaves no record and no mount behind.  AGENT_PIDNS_FILE is
+ * neither read nor written for a named container. */
+#define AGENT_EXEC_F_CONTAINER 0x40u
+#define AGENT_CTR_DIR          "/run/airlock/containers"
+#define AGENT_CTR_DISK_WAIT_MS 5000
+#define AGENT_BIND_F_RO        0x1u
+#define AGENT_BIND_F_ALL       AGENT_BIND_F_RO
 #define AGENT_EXEC_F_ALL   (AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS | \
-                            AGENT_EXEC_F_CAPS | AGENT_EXEC_F_SCRIPT | AGENT_EXEC_F_KEEP)
+                            AGENT_EXEC_F_CAPS | AGENT_EXEC_F_SCRIPT | AGENT_EXEC_F_KEEP | \
+                            AGENT_EXEC_F_CONTAINER)
+
+/* CONTAINER_END payload (host -> agent; since version 15): the name,
+ * NUL-terminated, the whole payload (the rules of EXEC's container
+ * section).  The agent SIGKILLs the container's PID 1 (the kernel then
+ * kills the rest of its PID namespace) and waits for it to be gone (at
+ * most AGENT_CTR_END_WAIT_MS), unmounts its root (a busy one is
+ * detached), and removes its record: DONE, after which the host may take
+ * the root's disk away; or ERROR (op CONTAINER): ESRCH when NAME has no
+ * record, ETIMEDOUT when its PID 1 outlived the wait (the record stays;
+ * send it again). */
+#define AGENT_CTR_END_WAIT_MS  5000
 
 /* ATTACH payload (16 bytes):
  *   0 u32 pid      the kept command's, as STARTED gave it
@@ -627,7 +721,9 @@ enum agent_op {
     AGENT_OP_RESEED = 7, /* RNDADDENTROPY / RNDRESEEDCRNG */
     AGENT_OP_CLOCK  = 8, /* clock_settime */
     AGENT_OP_MOUNT  = 9, /* MOUNT: the folder, the device or mount(2) */
-    AGENT_OP_MAX    = 9,
+    AGENT_OP_CONTAINER = 10, /* a named container's steps (EXEC's container
+                              * section, CONTAINER_END; since version 15) */
+    AGENT_OP_MAX    = 10,
 };
 
 #endif

@@ -20,6 +20,12 @@
  *                                --reseed: RESEED first (a zero seed, this
  *                                host's time) and no command unless the
  *                                agent answered RESEEDED, as airlock run
+ *                     [--pidns new|join] [--ctr NAME [--serial ID]
+ *                      [--bind SRC:DST[:ro]]...]
+ *                                --pidns: EXEC's pidns; --ctr: a pod's
+ *                                container NAME (AGENT_EXEC_F_CONTAINER),
+ *                                its root the disk of serial ID, binds
+ *   agent-client SOCK --end NAME CONTAINER_END, as the runtime sends it
  *   agent-client SOCK --put LOCAL GUEST MODE(octal)
  *   agent-client SOCK --get GUEST LOCAL
  *   agent-client SOCK --kill-after MS -- CMD [ARG]...
@@ -315,6 +321,13 @@ int main(int argc, char **argv)
         return do_credentials(fd, argv[3], argv + 4, argc - 4);
     if (!strcmp(argv[2], "--get") && argc == 5)
         return do_get(fd, argv[3], argv[4]);
+    if (!strcmp(argv[2], "--end") && argc == 4) {
+        char why[256];
+        int rc = agent_container_end(fd, argv[3], AGENT_CONTAINER_END_WAIT_MS, why, sizeof(why));
+        if (rc)
+            fprintf(stderr, "agent-client: %s\n", why);
+        return rc ? EXIT_AIRLOCK_ERROR : 0;
+    }
     if (!strcmp(argv[2], "--watch") && argc >= 4) {
         int recursive = argc > 4 && !strcmp(argv[4], "-r");
         int at = 4 + recursive;
@@ -400,6 +413,23 @@ int main(int argc, char **argv)
                 rec |= AGENT_SIGQ_PROCESS;
             if ((sig_fd = record_later((unsigned)num(v), &rec, 1)) < 0)
                 return fail(o, EINVAL);
+        } else if (!strcmp(o, "--pidns"))
+            req.pidns = !strcmp(v, "new") ? AGENT_PIDNS_NEW : AGENT_PIDNS_JOIN;
+        else if (!strcmp(o, "--ctr")) {
+            req.ctr_name = v;
+            req.flags |= AGENT_EXEC_F_CONTAINER;
+        } else if (!strcmp(o, "--serial"))
+            req.ctr_serial = v;
+        else if (!strcmp(o, "--bind") && req.nbinds < AGENT_CTR_MAX_BINDS) {
+            /* SRC:DST[:ro], split in place (argv is ours) */
+            struct agent_bind *b = &req.binds[req.nbinds++];
+            char *dst = strchr(argv[i], ':'), *ro = dst ? strchr(dst + 1, ':') : NULL;
+            if (!dst || (ro && strcmp(ro, ":ro")))
+                return fail(o, EINVAL);
+            *dst++ = '\0';
+            if (ro)
+                *ro = '\0';
+            *b = (struct agent_bind){argv[i], dst, ro ? AGENT_BIND_F_RO : 0};
         } else
             return fail(o, EINVAL);
     }

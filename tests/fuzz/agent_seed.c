@@ -78,11 +78,44 @@ static void proc_exec(struct agent_exec_req *r)
     r->rlimits[1] = (struct agent_rlimit){7, 1024, UINT64_MAX};
 }
 
+/* A seed of `mode` holding frame f's payload alone (n: the frame's size,
+ * or an encoder's error): 0 or 1. */
+static int save_payload(const char *dir, uint8_t mode, const uint8_t *f, ssize_t n,
+                        const char *name)
+{
+    if (n < AGENT_HDR_SIZE)
+        return 1;
+    start(mode, -1);
+    memcpy(buf + len, f + AGENT_HDR_SIZE, (size_t)n - AGENT_HDR_SIZE);
+    len += (size_t)n - AGENT_HDR_SIZE;
+    return save(dir, name) ? 1 : 0;
+}
+
+/* An EXEC naming a pod's container (protocol version 15): a root disk by
+ * serial and two binds, or (join) a later command in it. */
+static void ctr_exec(struct agent_exec_req *r, int join)
+{
+    agent_exec_req_init(r);
+    r->argv = argv3;
+    r->argc = 3;
+    r->flags = AGENT_EXEC_F_CONTAINER;
+    r->pidns = join ? AGENT_PIDNS_JOIN : AGENT_PIDNS_NEW;
+    r->ctr_name = "4f1c2d-app";
+    if (join)
+        return;
+    r->ctr_serial = "ctr4f1c2d";
+    r->nbinds = 2;
+    r->binds[0] = (struct agent_bind){"/run/airlock/pod/volumes/v", "/data", 0};
+    r->binds[1] = (struct agent_bind){"/run/airlock/pod/files/hosts", "/etc/hosts", AGENT_BIND_F_RO};
+}
+
 /* The host's side: every request the agent decodes. */
 static int requests(void)
 {
-    struct agent_exec_req pr;
+    struct agent_exec_req pr, cn, cj;
     proc_exec(&pr);
+    ctr_exec(&cn, 0);
+    ctr_exec(&cj, 1);
     struct agent_exec_req r;
     agent_exec_req_init(&r);
     r.argv = argv3;
@@ -104,6 +137,8 @@ static int requests(void)
            add(agent_encode_symlink(AT, "/r/l", 3, "t")) || add(cred(AT, 2, pem)) ||
            add(cred(AT, 0, NULL)) || add(agent_encode_mount(AT, 1, AGENT_MOUNT_F_RO, "/src")) ||
            add(agent_encode_mount(AT, 2, 0, "/home/u/work")) || add(agent_encode_exec(AT, &pr)) ||
+           add(agent_encode_exec(AT, &cn)) || add(agent_encode_exec(AT, &cj)) ||
+           add(agent_encode(AT, AGENT_CONTAINER_END, "4f1c2d-app", 11)) ||
            add(agent_encode_winsize(AT, 50, 132)) ||
            add(agent_encode_watch(AT, "/tmp/w", AGENT_WATCH_F_RECURSIVE)) ||
            add(agent_encode_rename(AT, "/a", "/b c", AGENT_RENAME_F_NOREPLACE)) ||
@@ -217,19 +252,14 @@ int main(int argc, char **argv)
         len += (size_t)n - AGENT_HDR_SIZE;
         bad |= save(d, "mount-payload");
     }
-    /* mode 12: an EXEC payload alone, its process section full */
-    start(12, -1);
+    /* mode 12: an EXEC payload alone, its process section full; one
+     * naming a pod's container (protocol 15) */
     static uint8_t ef[AGENT_HDR_SIZE + AGENT_MAX_PAYLOAD];
     struct agent_exec_req pr;
     proc_exec(&pr);
-    n = agent_encode_exec(ef, sizeof(ef), &pr);
-    if (n < AGENT_HDR_SIZE) {
-        bad = 1;
-    } else {
-        memcpy(buf + len, ef + AGENT_HDR_SIZE, (size_t)n - AGENT_HDR_SIZE);
-        len += (size_t)n - AGENT_HDR_SIZE;
-        bad |= save(d, "exec-payload");
-    }
+    bad |= save_payload(d, 12, ef, agent_encode_exec(ef, sizeof(ef), &pr), "exec-payload");
+    ctr_exec(&pr, 0);
+    bad |= save_payload(d, 12, ef, agent_encode_exec(ef, sizeof(ef), &pr), "exec-ctr-payload");
     /* modes 13 and 14: a WATCH and an EVENT payload alone */
     static const struct { uint8_t mode; const char *name; } bare[] = {
         {13, "watch-payload"}, {14, "event-payload"}, {14, "event-rename-payload"}};

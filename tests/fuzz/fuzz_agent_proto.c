@@ -34,8 +34,11 @@
  *   12   the input as an EXEC payload, straight into agent_exec_parse: one
  *        it accepts keeps the process section's rules (counts within
  *        their limits, no gid -1, resources 0..15 once each, soft <= hard,
- *        a size only with a terminal) and re-encodes to exactly the input
- *        (modes 1's EXEC and WINSIZE frames get the same checks)
+ *        a size only with a terminal) and the container section's
+ *        (protocol 15: a clean name, a serial or none, at most 64 binds of
+ *        clean absolute paths, none of it without NEW or JOIN) and
+ *        re-encodes to exactly the input (modes 1's EXEC, WINSIZE and
+ *        CONTAINER_END frames get the same checks)
  *   13   the input as a WATCH payload, straight into agent_watch_parse:
  *        one it accepts has known flags and an absolute path, and
  *        re-encodes to exactly the input
@@ -152,6 +155,23 @@ static void check_exec(const uint8_t *p, size_t len)
         assert(r.rlimits[i].soft <= r.rlimits[i].hard);
         seen |= 1u << r.rlimits[i].resource;
     }
+    /* the container section (protocol 15) */
+    if (!(r.flags & AGENT_EXEC_F_CONTAINER)) {
+        assert(!r.ctr_name && !r.ctr_serial && !r.nbinds);
+    } else {
+        assert(agent_ctr_name_ok(r.ctr_name, strlen(r.ctr_name)));
+        size_t sl = strlen(r.ctr_serial);
+        assert(!sl || agent_ctr_serial_ok(r.ctr_serial, sl));
+        assert(r.pidns == AGENT_PIDNS_NEW || (r.pidns == AGENT_PIDNS_JOIN && !sl && !r.nbinds));
+        assert(r.nbinds <= AGENT_CTR_MAX_BINDS);
+        for (uint32_t i = 0; i < r.nbinds; i++) {
+            const struct agent_bind *b = &r.binds[i];
+            assert(!(b->flags & ~AGENT_BIND_F_ALL) && b->source[0] == '/' && b->target[0] == '/');
+            assert(!strstr(b->source, "/../") && !strstr(b->target, "/../") &&
+                   strncmp(b->source, AGENT_CTR_DIR "/", sizeof(AGENT_CTR_DIR)) &&
+                   strncmp(b->target, "/proc/", 6) && strcmp(b->target, "/proc"));
+        }
+    }
     ssize_t n = agent_encode_exec(frame, sizeof(frame), &r);
     assert(n == (ssize_t)(AGENT_HDR_SIZE + len));
     assert(memcmp(frame + AGENT_HDR_SIZE, p, len) == 0);
@@ -176,6 +196,9 @@ static void check_canonical(const struct agent_msg *m, const uint8_t *raw, size_
     } else if (m->type == AGENT_WATCH || m->type == AGENT_EVENT) {
         (m->type == AGENT_WATCH ? check_watch : check_event)(m->payload, m->len);
         n = agent_encode(frame, sizeof(frame), m->type, m->payload, m->len);
+    } else if (m->type == AGENT_CONTAINER_END) {
+        assert(agent_ctr_name_ok(m->u.ctr_end.name, strlen(m->u.ctr_end.name)));
+        n = agent_encode_container_end(frame, sizeof(frame), m->u.ctr_end.name);
     } else if (m->type == AGENT_MOUNT) {
         check_mount(m->payload, m->len);
         n = agent_encode_mount(frame, sizeof(frame), m->u.mount.device, m->u.mount.flags,

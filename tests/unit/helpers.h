@@ -128,6 +128,17 @@ uint64_t rd64le(const uint8_t *p);
                       "error \"%s\" lacks \"%s\"", (img)->error, (needle));       \
     } while (0)
 
+/* EXEC frames (test_agent_exec_proc.c, shared with test_agent_ctr.c):
+ * the frame of the request `fill` makes, at f; a whole frame through the
+ * request decoder (the agent's): 1 with *r filled (its strings in a copy
+ * of the payload) once it re-encodes to the same bytes, or the decoder's
+ * error; the sample with the u32 at off set to v, decoded. */
+struct agent_exec_req;
+size_t exec_sample(void (*fill)(struct agent_exec_req *), uint8_t *f, size_t cap);
+int exec_decode(const uint8_t *f, size_t n, struct agent_exec_req *r);
+int exec_with32(void (*fill)(struct agent_exec_req *), uint8_t *f, size_t cap, size_t off,
+                uint32_t v);
+
 /* ---- suites ------------------------------------------------------------ */
 
 Suite *gmem_suite(void);
@@ -160,6 +171,7 @@ Suite *agent_cred_suite(void);
 Suite *agent_mount_suite(void);
 Suite *agent_watch_suite(void);
 Suite *agent_exec_proc_suite(void);
+Suite *agent_ctr_suite(void);
 Suite *forward_suite(void);
 Suite *mount_options_suite(void);
 Suite *volumes_suite(void);

@@ -35,6 +35,7 @@ uint32_t agent_type_max(enum agent_dir dir, uint16_t type)
         case AGENT_CREDENTIALS: return AGENT_CRED_MAX_PAYLOAD;
         case AGENT_MOUNT: return AGENT_MOUNT_FIXED + AGENT_MOUNT_MAX_PATH;
         case AGENT_WATCH: return AGENT_WATCH_FIXED + AGENT_MAX_PATH;
+        case AGENT_CONTAINER_END: return AGENT_CTR_MAX_NAME + 1;
         default: return agent_dir_type_max(dir, type);
         }
     }
@@ -457,6 +458,8 @@ static int check_payload(enum agent_dir dir, uint16_t type, const uint8_t *p, ui
         return agent_mount_parse(p, len, m);
     case AGENT_WATCH:
         return agent_watch_parse(p, len, m);
+    case AGENT_CONTAINER_END:
+        return agent_ctr_end_parse(p, len, m);
     case AGENT_EVENT:
         return agent_event_parse(p, len, m);
     case AGENT_SIGNAL:

@@ -19,6 +19,13 @@ struct agent_rlimit {
     uint64_t soft, hard; /* soft <= hard; UINT64_MAX: unlimited */
 };
 
+/* One bind mount of EXEC's container section (proto.h). */
+struct agent_bind {
+    const char *source; /* a guest path outside the containers */
+    const char *target; /* where it goes in the container */
+    uint32_t flags;     /* AGENT_BIND_F_* */
+};
+
 /* An exec request.  Encoding reads it; agent_exec_parse fills it with
  * pointers into a decoded payload (valid while that payload is). */
 struct agent_exec_req {
@@ -40,6 +47,14 @@ struct agent_exec_req {
     struct agent_rlimit rlimits[AGENT_MAX_RLIMITS];
     /* with AGENT_EXEC_F_CAPS: bit n = capability n */
     uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
+    /* The container section (proto.h; since version 15): with
+     * AGENT_EXEC_F_CONTAINER and pidns NEW or JOIN, ctr_name names the
+     * pod's container (NULL without the flag); ctr_serial is NEW's root
+     * disk (NULL or "": the VM's own root); binds[0, nbinds) with NEW. */
+    const char *ctr_name;
+    const char *ctr_serial;
+    uint32_t nbinds;
+    struct agent_bind binds[AGENT_CTR_MAX_BINDS];
     /* Host side only (not sent): agent_exec stops waiting this long after
      * timeout_ms, whatever the guest does.  The agent enforces the
      * timeout, but the agent is in the guest, and a guest root can stall
@@ -142,6 +157,11 @@ int agent_cred_same_name(const char *a, const char *b);
 int agent_cred_pem_ok(const char *pem, size_t len);
 /* ---- MOUNT (agent_mount_codec.c; proto.h has the rules) ---- */
 
+/* Whether path[0, len) is absolute and clean: no empty, "." or ".."
+ * component, no '/' at its end, not "/", under max bytes, no NUL; and
+ * whether it is `dir` or lies beneath it. */
+int agent_clean_path(const char *path, size_t len, size_t max);
+int agent_path_under(const char *path, size_t len, const char *dir);
 /* A MOUNT frame: -EINVAL for a device, flags or path the rules refuse,
  * -EMSGSIZE past `cap`. */
 ssize_t agent_encode_mount(uint8_t *buf, size_t cap, uint32_t device, uint32_t flags,
@@ -191,6 +211,30 @@ void agent_exec_proc_put(uint8_t *p, const struct agent_exec_req *req);
 /* Reads the section at p[0, avail) into req: its size, or 0 when it does
  * not fit avail or breaks the rules above. */
 size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req *req);
+struct agent_msg;
+/* EXEC's container section and CONTAINER_END (agent_ctr_codec.c; proto.h
+ * has the rules), called by the process section's functions: its size
+ * for req (AGENT_EXEC_CTR_FIXED and up; 0 without AGENT_EXEC_F_CONTAINER),
+ * or SIZE_MAX when req breaks the rules; laid out at p; read from
+ * p[0, avail) into req (pointers into p): its size, 0 without the flag,
+ * SIZE_MAX when it does not fit avail or breaks the rules. */
+size_t agent_exec_ctr_size(const struct agent_exec_req *req);
+void agent_exec_ctr_put(uint8_t *p, const struct agent_exec_req *req);
+size_t agent_exec_ctr_get(const uint8_t *p, size_t avail, struct agent_exec_req *req);
+/* Whether name[0, len) (no NUL in it) may name a container; whether
+ * serial[0, len) may be a root disk's serial (len 0 excluded). */
+int agent_ctr_name_ok(const char *name, size_t len);
+int agent_ctr_serial_ok(const char *serial, size_t len);
+/* Whether path[0, len) may be a bind's source (target 0) or target
+ * (target 1). */
+int agent_ctr_bind_path_ok(const char *path, size_t len, int target);
+/* CONTAINER_END: the payload at p (AGENT_CTR_MAX_NAME + 1 bytes of room):
+ * its length, 0 for a name the rules refuse; the frame (-EINVAL, or
+ * -EMSGSIZE past cap); a payload checked, with m its name filled in:
+ * 0 or -EPROTO. */
+size_t agent_ctr_end_payload(uint8_t *p, const char *name);
+ssize_t agent_encode_container_end(uint8_t *buf, size_t cap, const char *name);
+int agent_ctr_end_parse(const uint8_t *p, size_t len, struct agent_msg *m);
 ssize_t agent_encode_ready(uint8_t *buf, size_t cap, uint32_t version, uint32_t features);
 ssize_t agent_encode_started(uint8_t *buf, size_t cap, uint32_t pid);
 /* ATTACH and ATTACHED (proto.h). */
@@ -236,6 +280,7 @@ struct agent_msg {
         struct { uint32_t device, flags; const char *path; } mount;
         struct { uint32_t flags; const char *path; } watch;
         struct agent_event event;
+        struct { const char *name; } ctr_end; /* CONTAINER_END's */
     } u;
 };
 
@@ -502,6 +547,17 @@ int agent_mount(int fd, uint32_t device, uint32_t flags, const char *path, unsig
 /* The agent answers after making a folder and mount(2), which replays no
  * journal on a disk just made. */
 #define AGENT_MOUNT_WAIT_MS 30000
+
+/* Sends CONTAINER_END (proto.h) for the pod's container `name` and waits
+ * at most wait_ms for the answer (a READY at the start of the stream is
+ * accepted).  0 once the agent answered DONE (its processes are gone and
+ * its root unmounted: the host may take its disk away); else -errno with
+ * one line in why as agent_mount: -EINVAL for a name the protocol refuses
+ * (nothing sent), the guest's -errno (-ESRCH: no such container),
+ * -ETIMEDOUT, -EPROTO, or the transport's. */
+int agent_container_end(int fd, const char *name, unsigned wait_ms, char *why, size_t whylen);
+/* The agent waits AGENT_CTR_END_WAIT_MS at most for the processes. */
+#define AGENT_CONTAINER_END_WAIT_MS 30000
 
 /* Sends SYNC (proto.h) and waits at most wait_ms for the agent's DONE:
  * once it came, what the guest wrote is on its disks (a named volume's

@@ -230,6 +230,31 @@ int agent_mount(int fd, uint32_t device, uint32_t flags, const char *path, unsig
     return done_by(fd, wait_ms, AGENT_OP_MOUNT, what, "mounted a folder", why, whylen);
 }
 
+ssize_t agent_encode_container_end(uint8_t *buf, size_t cap, const char *name)
+{
+    uint8_t p[AGENT_CTR_MAX_NAME + 1];
+    size_t n = agent_ctr_end_payload(p, name);
+    return n ? agent_encode(buf, cap, AGENT_CONTAINER_END, p, n) : -EINVAL;
+}
+
+int agent_container_end(int fd, const char *name, unsigned wait_ms, char *why, size_t whylen)
+{
+    char what[AGENT_CTR_MAX_NAME + 64];
+    if (why && whylen)
+        why[0] = 0;
+    uint8_t f[AGENT_HDR_SIZE + AGENT_CTR_MAX_NAME + 1];
+    ssize_t n = agent_encode_container_end(f, sizeof(f), name);
+    if (n < 0)
+        return say((int)n, why, whylen, "the container's end was not sent: its name is not "
+                   "what the protocol allows");
+    int rc = agent_send_all(fd, f, (size_t)n);
+    if (rc)
+        return say(rc, why, whylen, "lost the guest agent while ending a container: %s",
+                   strerror(-rc));
+    snprintf(what, sizeof(what), "the guest could not end container %s", name);
+    return done_by(fd, wait_ms, AGENT_OP_CONTAINER, what, "ended a container", why, whylen);
+}
+
 int agent_sync(int fd, unsigned wait_ms, char *why, size_t whylen)
 {
     if (why && whylen)

@@ -4,6 +4,7 @@
  * rules for both ends, and the encoder refuses what the decoder would. */
 #include <errno.h>
 #include <stdint.h>
+#include <stddef.h>
 
 #include "vmm/agent_client/agent_client.h"
 #include "vmm/agent_client/wire.h"
@@ -38,12 +39,22 @@ static int proc_ok(const struct agent_exec_req *r)
     return 1;
 }
 
-size_t agent_exec_proc_size(const struct agent_exec_req *r)
+/* The process section's own bytes (the container section aside). */
+static size_t proc_only(const struct agent_exec_req *r)
 {
-    if (!proc_ok(r))
-        return 0;
     return AGENT_EXEC_PROC_FIXED + 4 * (size_t)r->ngroups +
            AGENT_EXEC_RLIMIT_SIZE * (size_t)r->nrlimits;
+}
+
+/* With AGENT_EXEC_F_CONTAINER the container section follows (since
+ * version 15): counted, laid out and read here with the process section,
+ * so the EXEC codec sees one section between env and cwd. */
+size_t agent_exec_proc_size(const struct agent_exec_req *r)
+{
+    size_t ctr = agent_exec_ctr_size(r);
+    if (!proc_ok(r) || ctr == SIZE_MAX)
+        return 0;
+    return proc_only(r) + ctr;
 }
 
 void agent_exec_proc_put(uint8_t *p, const struct agent_exec_req *r)
@@ -66,6 +77,7 @@ void agent_exec_proc_put(uint8_t *p, const struct agent_exec_req *r)
         put64(p + 4, r->rlimits[i].soft);
         put64(p + 12, r->rlimits[i].hard);
     }
+    agent_exec_ctr_put(p, r);
 }
 
 size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req *r)
@@ -86,8 +98,7 @@ size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req
      * filled: nothing below overflows or writes past req's arrays. */
     if (r->ngroups > AGENT_MAX_GROUPS || r->nrlimits > AGENT_MAX_RLIMITS)
         return 0;
-    size_t size = AGENT_EXEC_PROC_FIXED + 4 * (size_t)r->ngroups +
-                  AGENT_EXEC_RLIMIT_SIZE * (size_t)r->nrlimits;
+    size_t size = proc_only(r);
     if (size > avail)
         return 0;
     const uint8_t *q = p + AGENT_EXEC_PROC_FIXED;
@@ -95,7 +106,8 @@ size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req
         r->groups[i] = get32(q);
     for (uint32_t i = 0; i < r->nrlimits; i++, q += AGENT_EXEC_RLIMIT_SIZE)
         r->rlimits[i] = (struct agent_rlimit){get32(q), get64(q + 4), get64(q + 12)};
-    return proc_ok(r) ? size : 0;
+    size_t ctr = agent_exec_ctr_get(q, avail - size, r);
+    return proc_ok(r) && ctr != SIZE_MAX ? size + ctr : 0;
 }
 
 void agent_sigq_winsize(uint8_t rec[AGENT_SIGQ_WINSIZE_LEN], uint16_t rows, uint16_t cols)

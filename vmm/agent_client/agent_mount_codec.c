@@ -11,17 +11,15 @@
 #include "vmm/agent_client/agent_client.h"
 #include "vmm/agent_client/wire.h"
 
-/* Whether path[0, len) is `dir` or lies beneath it. */
-static int in_dir(const char *path, size_t len, const char *dir)
+int agent_path_under(const char *path, size_t len, const char *dir)
 {
     size_t n = strlen(dir);
     return len >= n && !memcmp(path, dir, n) && (len == n || path[n] == '/');
 }
 
-int agent_mount_path_ok(const char *path, size_t len)
+int agent_clean_path(const char *path, size_t len, size_t max)
 {
-    if (len < 2 || len >= AGENT_MOUNT_MAX_PATH || path[0] != '/' || path[len - 1] == '/' ||
-        memchr(path, 0, len))
+    if (len < 2 || len >= max || path[0] != '/' || path[len - 1] == '/' || memchr(path, 0, len))
         return 0;
     /* Each component: not empty ("//"), not "." or "..". */
     for (size_t i = 1, start = 1; i <= len; i++) {
@@ -33,8 +31,14 @@ int agent_mount_path_ok(const char *path, size_t len)
             return 0;
         start = i + 1;
     }
-    return !in_dir(path, len, "/proc") && !in_dir(path, len, "/sys") &&
-           !in_dir(path, len, "/dev");
+    return 1;
+}
+
+int agent_mount_path_ok(const char *path, size_t len)
+{
+    return agent_clean_path(path, len, AGENT_MOUNT_MAX_PATH) &&
+           !agent_path_under(path, len, "/proc") && !agent_path_under(path, len, "/sys") &&
+           !agent_path_under(path, len, "/dev");
 }
 
 size_t agent_mount_payload(uint8_t *p, uint32_t device, uint32_t flags, const char *path)
