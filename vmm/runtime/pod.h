@@ -38,11 +38,12 @@
 /* At most this many containers at once besides the pause container. */
 #define POD_SPARE_DISKS           8
 #define POD_SOCK                  "pod.sock"
-/* The guest's folders (the agent's): a member's root is mounted under
- * POD_GUEST_CONTAINERS/NAME/root; what the runtime copies in for it goes
- * to POD_GUEST_CONTAINERS/NAME/files; emptyDir volumes are
- * POD_GUEST_VOLUMES/NAME, one folder for every container naming it. */
-#define POD_GUEST_CONTAINERS      "/run/airlock/containers"
+/* The guest's folders: a member's root is the agent's
+ * AGENT_CTR_DIR/NAME/root; what the runtime copies in for it goes to
+ * POD_GUEST_FILES/NAME (a bind's source may not be in a container's
+ * folder); emptyDir volumes are POD_GUEST_VOLUMES/NAME, one folder for
+ * every container naming it. */
+#define POD_GUEST_FILES           "/run/airlock/pod/files"
 #define POD_GUEST_VOLUMES         "/run/airlock/pod/volumes"
 /* A root disk's serial (what the guest matches the slot by) is at most
  * this long (virtio 1.2 §5.2.6). */

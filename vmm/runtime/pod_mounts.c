@@ -90,16 +90,15 @@ int pod_mounts_prepare(const char *agent_sock, const char *name, const struct oc
         if (!m->bind || container_vm_guest_own(m) || stat(m->source, &st) < 0 ||
             !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
             continue; /* not there: runc would fail the mount; a VM need not */
-        if (pb->n == AGENT_MAX_BINDS)
+        if (pb->n == AGENT_CTR_MAX_BINDS)
             return snprintf(err, cap, "mounts: more than %d in a pod's container",
-                            AGENT_MAX_BINDS), -1;
+                            AGENT_CTR_MAX_BINDS), -1;
         char *src = pb->source[pb->n];
         const char *vol = S_ISDIR(st.st_mode) ? empty_dir_name(m->source) : NULL;
         if (vol) {
             snprintf(src, sizeof(pb->source[0]), "%s/%s", POD_GUEST_VOLUMES, vol);
         } else {
-            snprintf(src, sizeof(pb->source[0]), "%s/%s/files/%u", POD_GUEST_CONTAINERS, name,
-                     pb->n);
+            snprintf(src, sizeof(pb->source[0]), "%s/%s/%u", POD_GUEST_FILES, name, pb->n);
             if (agent < 0 && (agent = vm_proc_dial(agent_sock)) < 0)
                 return snprintf(err, cap, "cannot reach the pod's agent: %s",
                                 strerror(-agent)), -1;
@@ -111,7 +110,7 @@ int pod_mounts_prepare(const char *agent_sock, const char *name, const struct oc
                          why);
         }
         pb->bind[pb->n] = (struct agent_bind){.source = src, .target = m->destination,
-                                              .readonly = m->readonly};
+                                              .flags = m->readonly ? AGENT_BIND_F_RO : 0};
         pb->n++;
     }
     if (agent >= 0)

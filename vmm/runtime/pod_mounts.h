@@ -6,7 +6,7 @@
  *     container of the pod that names it: they share it, as under runc;
  *   - any other file or folder (a configMap, a secret, the service
  *     account's token, /etc/hosts, /etc/resolv.conf) is copied into
- *     POD_GUEST_CONTAINERS/NAME/files/N when the container starts and
+ *     POD_GUEST_FILES/NAME/N when the container is created and
  *     bound from there: a copy, so later changes on the host are not seen
  *     (kubelet's updates to a mounted configMap do not arrive);
  *   - /proc, /sys, /dev and the like are the guest's own, as in
@@ -24,8 +24,8 @@
 #define POD_EMPTY_DIR "/volumes/kubernetes.io~empty-dir/"
 
 struct pod_binds {
-    struct agent_bind bind[AGENT_MAX_BINDS];
-    char source[AGENT_MAX_BINDS][128]; /* the guest paths the binds point at */
+    struct agent_bind bind[AGENT_CTR_MAX_BINDS];
+    char source[AGENT_CTR_MAX_BINDS][128]; /* the guest paths the binds point at */
     unsigned n;
 };
 

@@ -78,15 +78,21 @@ static int take_slot(struct pod_server *s, const char *serial, const char *name,
  * see its mounted disk shrink to nothing). */
 static void end_member(struct pod_server *s, int slot)
 {
-    char msg[256];
+    char msg[256], why[256] = "", files[128];
     int conn = vm_proc_dial(s->agent_sock);
-    int e = conn < 0 ? conn : agent_container_end(conn, s->slots[slot].name);
-    if (conn >= 0)
+    int e = conn < 0 ? conn
+                     : agent_container_end(conn, s->slots[slot].name,
+                                           AGENT_CONTAINER_END_WAIT_MS, why, sizeof(why));
+    if (conn >= 0) {
+        /* and what was copied in for it (pod_mounts.h), if anything */
+        snprintf(files, sizeof(files), "%s/%s", POD_GUEST_FILES, s->slots[slot].name);
+        agent_remove(conn, files, AGENT_REMOVE_F_RECURSIVE);
         close(conn);
+    }
     pthread_mutex_lock(&s->lock);
     if (e && e != -ESRCH)
         fprintf(stderr, "airlock-runtime: container %.64s did not end in the pod's VM (%s): its "
-                "disk stays in slot %d\n", s->slots[slot].name, strerror(-e), slot);
+                "disk stays in slot %d\n", s->slots[slot].name, why[0] ? why : strerror(-e), slot);
     else if ((e = vm_control_disk_empty(s->control_fd, (unsigned)slot, POD_CONTROL_MS, msg,
                                         sizeof(msg))))
         fprintf(stderr, "airlock-runtime: the pod's slot %d: %s\n", slot,

@@ -244,11 +244,14 @@ static int standin_exec(const struct standin_target *t, const struct oci_process
     req.flags = AGENT_EXEC_F_STDIN;
     process_section(p, &req);
     req.pidns = init ? AGENT_PIDNS_NEW : AGENT_PIDNS_JOIN;
-    req.container = t->container;
-    if (init && t->container) {
-        req.root_serial = t->root_serial;
-        req.binds = t->binds;
-        req.nbinds = t->nbinds;
+    if (t->container) { /* a pod's member (vmm/runtime/pod.h) */
+        req.flags |= AGENT_EXEC_F_CONTAINER;
+        req.ctr_name = t->container;
+        if (init) {
+            req.ctr_serial = t->root_serial;
+            req.nbinds = t->nbinds;
+            memcpy(req.binds, t->binds, t->nbinds * sizeof(*t->binds));
+        }
     }
     req.on_started = say_running;
     req.on_started_arg = started_fd;
