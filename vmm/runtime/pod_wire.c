@@ -22,6 +22,8 @@ int pod_wire_recv_fds(int sock, char *msg, size_t cap, int *fds, unsigned *nfds,
     unsigned got = 0, max = fds ? POD_WIRE_MAX_FDS : 0;
     if (nfds)
         *nfds = 0;
+    for (unsigned i = 0; i < max; i++)
+        fds[i] = -1;
     if (timeout_ms) {
         struct pollfd p = {.fd = sock, .events = POLLIN};
         int r;
