@@ -183,7 +183,7 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         fail_ready(x, err);
     }
     unsigned spares = x->role == POD_SANDBOX ? POD_SPARE_DISKS : 0;
-    if (container_vm_boot(x->g->root, x->cfg, x->disk, x->cgroup, x->mem, x->cpus, spares, &sb,
+    if (container_vm_boot(x->g->root, x->cfg, x->disk, x->cgroup, x->mem, x->cpus, &spares, &sb,
                           err, sizeof(err)))
         fail_ready(x, err);
     /* The VM's folder, for exec (which dials its agent) and delete. */

@@ -162,7 +162,7 @@ static int copy_files(const struct oci_config *c, const struct sandbox *sb, char
 }
 
 int container_vm_boot(const char *root, const struct oci_config *c, const char *disk,
-                      const char *cgroup, unsigned mem, unsigned cpus, unsigned spare_disks,
+                      const char *cgroup, unsigned mem, unsigned cpus, unsigned *spare_disks,
                       struct sandbox *sb, char *err, size_t cap)
 {
     uint8_t rnd[SANDBOX_ID_HEX / 2];
@@ -200,8 +200,11 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
             limits[nl++] = "--cpu-quota";
             limits[nl++] = pct;
         }
-        if (spare_disks) { /* a pod's VM: its containers' root disks come later */
-            snprintf(spares, sizeof(spares), "%u", spare_disks);
+        /* A pod's VM: its containers' root disks come later, in virtio
+         * slots; each folder mounted takes one of them. */
+        *spare_disks = *spare_disks > cm.n ? *spare_disks - cm.n : 0;
+        if (*spare_disks) {
+            snprintf(spares, sizeof(spares), "%u", *spare_disks);
             limits[nl++] = "--spare-disks";
             limits[nl++] = spares;
         }

@@ -40,14 +40,15 @@ int container_vm_shape(const struct oci_config *c, unsigned *mem_mib, unsigned *
 bool container_vm_egress(const struct oci_config *c);
 
 /* Boots the VM of mem MiB and cpus vCPUs (container_vm_shape's, or a
- * pod's: vmm/runtime/pod.h) with spare_disks empty disk slots (sb is
+ * pod's: vmm/runtime/pod.h) with *spare_disks empty disk slots less one
+ * for each folder mounted (*spare_disks says how many it got; sb is
  * filled: dir, sock, pid, control_fd), waits for its agent, mounts the
  * folders and copies the files in.  Call from the process that is to own
  * the VM (the init stand-in): it dies with that process.  With cgroup
  * (the container's cgroup folder, or NULL), the VM process joins it
  * (`--cgroup`), beside the stand-ins.  0, or -1 with err. */
 int container_vm_boot(const char *root, const struct oci_config *c, const char *disk,
-                      const char *cgroup, unsigned mem, unsigned cpus, unsigned spare_disks,
+                      const char *cgroup, unsigned mem, unsigned cpus, unsigned *spare_disks,
                       struct sandbox *sb, char *err, size_t cap);
 
 /* Whether a mount is one the guest kernel makes itself (/proc, /sys,

@@ -35,8 +35,10 @@
 /* Guest RAM a pod gets without either: untouched guest memory costs the
  * host nothing, so room for a few containers is cheap. */
 #define POD_DEFAULT_MEM_MIB       1024
-/* At most this many containers at once besides the pause container. */
-#define POD_SPARE_DISKS           8
+/* At most this many containers at once besides the pause container: the
+ * VM's 8 virtio slots less its root disk, the agent's disk and the vsock
+ * device (fewer when the pause container has folders mounted). */
+#define POD_SPARE_DISKS           5
 #define POD_SOCK                  "pod.sock"
 /* The guest's folders: a member's root is the agent's
  * AGENT_CTR_DIR/NAME/root; what the runtime copies in for it goes to
