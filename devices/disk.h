@@ -129,6 +129,11 @@ bool disk_same_file(const struct disk *a, const struct disk *b);
 int disk_snapshot_save(struct disk *d, int fd);
 int disk_snapshot_load(struct disk *d, int fd, char *err, size_t errlen);
 
+/* An empty unlinked file in dir, for a copy-on-write overlay: O_TMPFILE
+ * where the file system has it, else mkstemp + unlink at once.  The fd
+ * (read-write, close-on-exec), or -errno. */
+int disk_overlay_file(const char *dir);
+
 /* ---- shared by disk.c and disk_cow.c only ------------------------------- */
 
 struct disk_cow;

@@ -50,9 +50,7 @@ static void hold(struct disk_cow *c, uint64_t cl)
     }
 }
 
-/* An unlinked file in dir: O_TMPFILE where the file system has it, else
- * mkstemp + unlink at once. */
-static int overlay_file(const char *dir)
+int disk_overlay_file(const char *dir)
 {
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd >= 0)
@@ -102,7 +100,7 @@ int disk_cow_create(int base_fd, uint64_t size, uint64_t cap, const char *dir,
                     struct disk_cow **out)
 {
     *out = NULL;
-    int fd = overlay_file(dir);
+    int fd = disk_overlay_file(dir);
     if (fd < 0)
         return fd;
     int e = disk_cow_attach(base_fd, size, cap, fd, out);

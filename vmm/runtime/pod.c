@@ -11,18 +11,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "devices/disk.h"
 #include "vmm/runtime/pod_wire.h"
 
 /* An empty file no one else can reach, for the slot's copy-on-write
  * overlay: the VM may open no file itself. */
 static int overlay_file(char *err, size_t cap)
 {
-    const char *dir = getenv("TMPDIR");
+    const char *dir = getenv("TMPDIR"); /* where disk_open makes its own */
     if (!dir || !*dir)
         dir = "/tmp";
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int fd = disk_overlay_file(dir);
     if (fd < 0)
-        snprintf(err, cap, "an overlay file in %.200s: %s", dir, strerror(errno));
+        snprintf(err, cap, "an overlay file in %.200s: %s", dir, strerror(-fd));
     return fd;
 }
 
