@@ -99,8 +99,26 @@ function containerConfig(name, command, resources, mounts) {
     mounts: mounts || [],
   };
 }
-// The VM processes alive now (`airlock sandbox-vm`): one per pod.
-const vmProcs = () => airlockProcs().filter((p) => p.startsWith('airlock sandbox-vm')).length;
+// The VMs alive now: `airlock sandbox-vm` processes whose parent is not
+// one (a VM process forks its egress broker and keeps a parent outside
+// its jail, all under that name).
+function vmProcs() {
+  const vm = (pid) => {
+    try {
+      return readlinkSync(`/proc/${pid}/exe`) === VM_EXE &&
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('airlock\0sandbox-vm\0');
+    } catch { return false; }
+  };
+  let n = 0;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p) || !vm(p)) continue;
+    try {
+      const ppid = /^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'))[1];
+      if (!vm(ppid)) n++;
+    } catch { /* gone */ }
+  }
+  return n;
+}
 async function logOf(id) {
   const s = await containerState(id);
   return existsSync(s.log_path) ? readFileSync(s.log_path, 'utf8') : '';
