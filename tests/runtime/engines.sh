@@ -427,9 +427,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       runtime_type = "io.containerd.runc.v2"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.$ENGINE_CRI_HANDLER]
       runtime_type = "io.containerd.runc.v2"
+      pod_annotations = ["io.airlock.*"]
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.$ENGINE_CRI_HANDLER.options]
         BinaryName = "$ENGINE_RUNTIME"
-      pod_annotations = ["io.airlock.*"]
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$ENGINE_CNI_BIN"
     conf_dir = "$d/net.d"
