@@ -6,6 +6,13 @@
 if ! unshare --mount --pid --fork true 2>/dev/null; then
     skip "pod containers" "unshare --mount/--pid (root) does not work here"
 elif cred_agent "mount -t tmpfs -o mode=0755 tmpfs /run"; then
+    # The single container's path (no name), its /dev and /sys as before.
+    run -u 0 --pidns new -- sh -c 'echo "pid=$$"; grep -E " /(dev|dev/pts|sys|proc) " /proc/mounts; ls /dev'
+    check "an unnamed NEW: PID 1, its /proc, a tmpfs /dev with devpts, /sys read-only" \
+        eval '[ "$rc" = 0 ] && grep -q "^pid=1$" "$T/out" && grep -q "^proc /proc proc " "$T/out" &&
+              grep -q "^tmpfs /dev tmpfs " "$T/out" && grep -q " /dev/pts devpts " "$T/out" &&
+              grep -q " /sys sysfs ro," "$T/out" && grep -q "^urandom$" "$T/out" && grep -q "^ptmx$" "$T/out"'
+    expect_rc "an unnamed JOIN once its PID 1 ended: ESRCH" 126 -u 0 --pidns join -- true
     P=/run/airlock/pod/volumes/v
     timeout 60 "$CLIENT" "$S" -u 0 --pidns new --ctr p1 --bind "$P:$W/pv" -- \
         sh -c 'echo "pid=$$"; echo from-p1 >'"$W"'/pv/f; echo READY; exec sleep 50' >"$T/p1" 2>&1 &
