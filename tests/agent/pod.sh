@@ -32,6 +32,19 @@ elif cred_agent "mount -t tmpfs -o mode=0755 tmpfs /run"; then
     expect_rc "JOIN of an unknown container is ESRCH" 126 -u 0 --pidns join --ctr nosuch -- true
     expect_rc "a bind target under /proc never leaves the client" 125 -u 0 --pidns new --ctr p2 \
         --bind "$P:/proc/x" -- true
+    # Links that would steer a bind: a source through one (ELOOP), a
+    # target an image's link leads into /proc (EPERM); neither leaves a
+    # record behind.
+    ln -s /proc/sys/kernel "$W/evil"
+    run -u 0 -- ln -s /tmp /run/airlock/pod/volumes/link
+    expect_rc "a bind source through a link is refused" 126 -u 0 --pidns new --ctr p3 \
+        --bind /run/airlock/pod/volumes/link:"$W/x" -- true
+    grep -q "Too many levels of symbolic links (step 10)" "$T/err" || nok "ELOOP's message" "$(cat "$T/err")"
+    expect_rc "a bind target that a link leads into /proc is refused" 126 -u 0 --pidns new --ctr p3 \
+        --bind "$P:$W/evil" -- true
+    grep -q "Operation not permitted (step 10)" "$T/err" || nok "EPERM's message" "$(cat "$T/err")"
+    run -u 0 -- ls /run/airlock/containers
+    check "... and neither left a record" eval '[ "$rc" = 0 ] && [ "$(cat "$T/out")" = p1 ]'
     expect_rc "CONTAINER_END p1" 0 --end p1
     wait "$p1"
     check "... its PID 1 is killed (exit $?)" test "$?" = 137
