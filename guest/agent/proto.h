@@ -383,10 +383,13 @@ enum agent_type {
  *         detached), the mounts of the single container's (pidns, above:
  *         its /proc, a tmpfs /dev with the default devices and links, the
  *         agent's devpts, /dev/shm, /dev/mqueue, /sys read-only) and a
- *         tmpfs /tmp, then the binds, in order: each source (a missing one
- *         is made as a folder, 0777, as a pod's emptyDir) bind-mounted at
- *         its target, which is made in the container's root (a folder, or
- *         an empty file for a file) when missing, read-only with
+ *         tmpfs /tmp (/proc, /dev, /sys and /tmp made in the root when
+ *         the image lacks them), then the binds, in order: each source (a
+ *         missing one is made as a folder, 0777, as a pod's emptyDir; no
+ *         symlink on its way is followed: ELOOP) bind-mounted at its
+ *         target, which is made in the container's root (a folder, or an
+ *         empty file for a file) when missing, and refused (EPERM) when
+ *         an image's link leads it into a /proc or /sys; read-only with
  *         AGENT_BIND_F_RO;
  *         with pidns NEW and serial "": the VM's own root, as the single
  *         container (a pod's sandbox container), plus the binds;

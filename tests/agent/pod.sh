@@ -6,6 +6,13 @@
 if ! unshare --mount --pid --fork true 2>/dev/null; then
     skip "pod containers" "unshare --mount/--pid (root) does not work here"
 elif cred_agent "mount -t tmpfs -o mode=0755 tmpfs /run"; then
+    # The single container's path (no name), its /dev and /sys as before.
+    run -u 0 --pidns new -- sh -c 'echo "pid=$$"; grep -E " /(dev|dev/pts|sys|proc) " /proc/mounts; ls /dev'
+    check "an unnamed NEW: PID 1, its /proc, a tmpfs /dev with devpts, /sys read-only" \
+        eval '[ "$rc" = 0 ] && grep -q "^pid=1$" "$T/out" && grep -q "^proc /proc proc " "$T/out" &&
+              grep -q "^tmpfs /dev tmpfs " "$T/out" && grep -q " /dev/pts devpts " "$T/out" &&
+              grep -q " /sys sysfs ro," "$T/out" && grep -q "^urandom$" "$T/out" && grep -q "^ptmx$" "$T/out"'
+    expect_rc "an unnamed JOIN once its PID 1 ended: ESRCH" 126 -u 0 --pidns join -- true
     P=/run/airlock/pod/volumes/v
     timeout 60 "$CLIENT" "$S" -u 0 --pidns new --ctr p1 --bind "$P:$W/pv" -- \
         sh -c 'echo "pid=$$"; echo from-p1 >'"$W"'/pv/f; echo READY; exec sleep 50' >"$T/p1" 2>&1 &
@@ -25,6 +32,19 @@ elif cred_agent "mount -t tmpfs -o mode=0755 tmpfs /run"; then
     expect_rc "JOIN of an unknown container is ESRCH" 126 -u 0 --pidns join --ctr nosuch -- true
     expect_rc "a bind target under /proc never leaves the client" 125 -u 0 --pidns new --ctr p2 \
         --bind "$P:/proc/x" -- true
+    # Links that would steer a bind: a source through one (ELOOP), a
+    # target an image's link leads into /proc (EPERM); neither leaves a
+    # record behind.
+    ln -s /proc/sys/kernel "$W/evil"
+    run -u 0 -- ln -s /tmp /run/airlock/pod/volumes/link
+    expect_rc "a bind source through a link is refused" 126 -u 0 --pidns new --ctr p3 \
+        --bind /run/airlock/pod/volumes/link:"$W/x" -- true
+    grep -q "Too many levels of symbolic links (step 10)" "$T/err" || nok "ELOOP's message" "$(cat "$T/err")"
+    expect_rc "a bind target that a link leads into /proc is refused" 126 -u 0 --pidns new --ctr p3 \
+        --bind "$P:$W/evil" -- true
+    grep -q "Operation not permitted (step 10)" "$T/err" || nok "EPERM's message" "$(cat "$T/err")"
+    run -u 0 -- ls /run/airlock/containers
+    check "... and neither left a record" eval '[ "$rc" = 0 ] && [ "$(cat "$T/out")" = p1 ]'
     expect_rc "CONTAINER_END p1" 0 --end p1
     wait "$p1"
     check "... its PID 1 is killed (exit $?)" test "$?" = 137
