@@ -29,6 +29,7 @@
 
 #include "vmm/jail/fdpass.h"
 #include "vmm/runtime/container_cgroup.h"
+#include "vmm/runtime/container_oom.h"
 #include "vmm/runtime/container_ports.h"
 #include "vmm/runtime/container_root_watch.h"
 #include "vmm/runtime/container_state.h"
@@ -162,9 +163,12 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg),
                              started);
     }
+    bool oom = started >= 0 && x->cgroup && container_oom_in_guest(sb.sock, status);
     container_ports_stop(ports);
     container_root_watch_stop(root_watch);
     sandbox_teardown(&sb);
+    if (oom && container_oom_report(x->cgroup, err, sizeof(err)))
+        fprintf(stderr, "airlock-runtime: the guest's OOM kill not counted on the host: %s\n", err);
     _exit(status);
 }
 
