@@ -28,11 +28,13 @@ export const NS = { POD: 'POD', CONTAINER: 'CONTAINER', NODE: 'NODE' };
 
 // A pod's sandbox config, kubelet's shape.  ports: the pod's
 // containerPorts, as kubelet passes every one of them (port_mappings:
-// host_port 0 unless the pod asks for a hostPort).
+// host_port 0 unless the pod asks for a hostPort).  A pod on the node's
+// network gets no hostname, as from kubelet: it has no UTS namespace of
+// its own (runc refuses a hostname there).
 export function podConfig({ name, uid, network, logdir, cgroupParent, ports = [] }) {
   return {
     metadata: { name, uid, namespace: 'airlock-cri', attempt: 0 },
-    hostname: name,
+    hostname: network === NS.NODE ? '' : name,
     log_directory: `${logdir}/${name}`,
     labels: { test: 'airlock-cri' },
     port_mappings: ports.map((p) => ({ protocol: 'TCP', container_port: p, host_port: 0 })),
