@@ -4,18 +4,19 @@
 // runtime handler.  Each step prints one line "NAME value..." that the shell test
 // asserts on; a call that fails prints "NAME error CODE MESSAGE" and the
 // run goes on with what still makes sense.
-//   node cri-client.mjs GRPC_JS_DIR PROTO_LOADER_DIR PROTO SOCKET
+//   node cri-client.mjs GRPC_JS_DIR PROTO_LOADER_DIR PROTO SOCKET [SPDY_TRANSPORT_DIR]
 // Environment (set by tests/runtime/cri): CRI_HANDLER, CRI_IMAGE,
 // CRI_LOGDIR, CRI_CGROUP_PARENT (cgroupfs form, from the cgroup root),
 // CRI_AIRLOCK_EXE (the runtime's binary: its stand-ins and VM processes), CRI_STOP_TIMEOUT,
 // CRI_SLOWDOWN (LAB_SLOWDOWN), CRI_POD_NET (1: also a pod with a network
 // namespace of its own, made by CNI).
 import { readFileSync, readdirSync, readlinkSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { criConnect, NS, podConfig as pod0, containerConfig as ctr0, sleep, ms } from './cri-lib.mjs';
 
-const [grpcDir, loaderDir, protoPath, sock] = process.argv.slice(2);
+const [grpcDir, loaderDir, protoPath, sock, spdyDir] = process.argv.slice(2);
 const env = process.env;
 const HANDLER = env.CRI_HANDLER, IMAGE = env.CRI_IMAGE, LOGDIR = env.CRI_LOGDIR;
 const CG_PARENT = env.CRI_CGROUP_PARENT, VM_EXE = env.CRI_AIRLOCK_EXE;
@@ -311,6 +312,13 @@ if (env.CRI_POD_NET === '1') {
     out('pf-net', r.ch[0]?.readUInt16LE(0), /^HTTP\/1\.[01] 200/.test(text(r, 0, 2)),
       /served-from-pod/.test(text(r, 0, 2)), JSON.stringify(text(r, 1, 2)));
   });
+  // The same through SPDY/3.1, as kubectl port-forward speaks it.
+  await step('pf-spdy', async () => {
+    if (!spdyDir) return out('pf-spdy', 'skip', 'no spdy-transport (tests/runtime/cri-fetch)');
+    const u = (await call(rt, 'PortForward', { pod_sandbox_id: pod2Id, port: [8080] })).url;
+    const r = await spdyPortForward(u, 8080, Buffer.from('GET /index.html HTTP/1.0\r\n\r\n'));
+    out('pf-spdy', r.protocol, /^HTTP\/1\.[01] 200/.test(r.data), /served-from-pod/.test(r.data), JSON.stringify(r.error));
+  });
   // A port nothing listens on: refused, and the error channel says so.
   await step('pf-refused', async () => {
     const u = (await call(rt, 'PortForward', { pod_sandbox_id: pod2Id, port: [9090] })).url;
@@ -398,6 +406,54 @@ function wsStream(url, { send, until, protocol = 'v4.channel.k8s.io' } = {}) {
       socket.on('end', done);
       socket.on('error', done);
     });
+  });
+}
+// spdyPortForward URL PORT BYTES: kubectl port-forward's own protocol to
+// the URL PortForward returned: an HTTP upgrade to SPDY/3.1 offering
+// portforward.k8s.io, then, as kubectl does, two streams with the
+// headers streamType (error, then data), port and requestID; the error
+// stream closed for writing, BYTES written to the data stream, whose
+// bytes come back until the server ends it.  npm's spdy-transport frames
+// the SPDY.  Resolves {protocol, data, error}.
+function spdyPortForward(url, port, bytes) {
+  const spdy = createRequire(`${spdyDir}/node_modules/`)('spdy-transport');
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'portforward.k8s.io' },
+      timeout: 120000 * SLOW,
+    });
+    req.on('response', (res) => reject(new Error(`HTTP ${res.statusCode}, no upgrade`)));
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.on('upgrade', (res, socket, head) => {
+      if (head.length) socket.unshift(head);
+      const conn = spdy.connection.create(socket, { protocol: 'spdy', isServer: false });
+      conn.start(3.1);
+      let data = Buffer.alloc(0), error = '', ended = false;
+      const done = () => {
+        if (ended) return;
+        ended = true;
+        clearTimeout(timer);
+        socket.destroy();
+        resolve({ protocol: res.headers['x-stream-protocol-version'] || '-', data: data.toString(), error });
+      };
+      const timer = setTimeout(done, 60000 * SLOW);
+      const open = (type) => conn.request({
+        method: 'POST', path: '/', headers: { streamtype: type, port: String(port), requestid: '0' },
+      });
+      const errs = open('error');
+      errs.on('data', (d) => { error += d; });
+      errs.on('error', done);
+      errs.end();
+      const s = open('data');
+      s.on('data', (d) => { data = Buffer.concat([data, d]); });
+      s.on('end', done);
+      s.on('error', done);
+      s.write(bytes);
+      conn.on('error', done);
+    });
+    req.end();
   });
 }
 // A client's frame: binary, final, masked as RFC 6455 requires.
