@@ -163,7 +163,7 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         status = standin_run(sb.sock, &x->cfg->process, true, container_vm_egress(x->cfg),
                              started);
     }
-    bool oom = started >= 0 && x->cgroup && container_oom_in_guest(sb.sock, status);
+    bool oom = started >= 0 && x->cgroup && container_oom_in_guest(sb.sock);
     container_ports_stop(ports);
     container_root_watch_stop(root_watch);
     sandbox_teardown(&sb);

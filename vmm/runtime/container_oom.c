@@ -17,6 +17,11 @@
 #include "vmm/sandbox/vm_proc.h"
 
 #define VMSTAT_MAX 16384
+/* The guest kernel's log buffer is 128 KiB (CONFIG_LOG_BUF_SHIFT 17). */
+#define KMSG_MAX (256u << 10)
+/* What the kernel's OOM killer logs of each kill: "Out of memory: Killed
+ * process N (comm) ...", or "Memory cgroup out of memory: ..." */
+#define OOM_LINE "of memory: Killed process"
 /* Above what the folder holds when the child starts: its allocations
  * reach the limit within a few MiB, and nothing else is squeezed. */
 #define HEADROOM (4ull << 20)
@@ -30,19 +35,36 @@
  * TaskOOM while the task is still there to carry it. */
 #define SETTLE_MS 200
 
-struct vmstat_buf {
-    char b[VMSTAT_MAX];
-    size_t len;
+struct text {
+    char *b;
+    size_t len, cap;
 };
 
 static int keep(void *opaque, const void *buf, size_t len)
 {
-    struct vmstat_buf *v = opaque;
-    size_t room = sizeof(v->b) - 1 - v->len;
+    struct text *t = opaque;
+    size_t room = t->cap - 1 - t->len;
     size_t take = len < room ? len : room;
-    memcpy(v->b + v->len, buf, take);
-    v->len += take;
+    memcpy(t->b + t->len, buf, take);
+    t->len += take;
+    t->b[t->len] = '\0';
     return 0;
+}
+
+/* The guest file `path` through the agent at `sock` into t (t->cap
+ * bytes at most, allocated here): 0 or -errno.  A read that ends in
+ * EAGAIN is whole: /proc/kmsg, opened non-blocking by the agent, says
+ * so once the log is read. */
+static int guest_text(const char *sock, const char *path, struct text *t)
+{
+    int fd = vm_proc_dial(sock);
+    if (fd < 0)
+        return fd;
+    t->len = 0;
+    t->b = calloc(1, t->cap);
+    int rc = t->b ? agent_file_get_to(fd, path, t->cap - 1, keep, t) : -ENOMEM;
+    close(fd);
+    return rc == -EAGAIN ? 0 : rc;
 }
 
 /* The value of the line "key N" in text, or -1. */
@@ -55,22 +77,20 @@ static long long field(const char *text, const char *key)
     return -1;
 }
 
-bool container_oom_in_guest(const char *sock, int status)
+bool container_oom_in_guest(const char *sock)
 {
-    long long kills = -1;
-    int fd = vm_proc_dial(sock);
-    struct vmstat_buf *v = fd >= 0 ? calloc(1, sizeof(*v)) : NULL;
-    if (v && !agent_file_get_to(fd, "/proc/vmstat", VMSTAT_MAX - 1, keep, v))
-        kills = field(v->b, "oom_kill");
-    free(v);
-    if (fd >= 0)
-        close(fd);
+    struct text t = {.cap = VMSTAT_MAX};
+    long long kills = guest_text(sock, "/proc/vmstat", &t) ? -1 : field(t.b, "oom_kill");
+    free(t.b);
     if (kills >= 0)
         return kills > 0;
-    /* A guest kernel without event counters: only a SIGKILL the host did
-     * not send tells (the stand-in is alive, so the engine's kill, which
-     * goes to the stand-in, was not it). */
-    return status == 128 + SIGKILL;
+    /* A guest kernel without event counters (airlock's): its log.  The
+     * read takes what it reads (/proc/kmsg is the log's one reader), and
+     * the VM ends right after. */
+    t = (struct text){.cap = KMSG_MAX};
+    bool killed = !guest_text(sock, "/proc/kmsg", &t) && memmem(t.b, t.len, OOM_LINE, strlen(OOM_LINE));
+    free(t.b);
+    return killed;
 }
 
 /* dir/name's first line (newline cut) into out: 0 or -errno. */

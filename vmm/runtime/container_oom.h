@@ -24,19 +24,14 @@
 #include <stddef.h>
 
 /* Whether the kernel of the VM behind agent socket `sock` killed a
- * process of the container for want of memory, its first process having
- * ended with `status` (128+N for signal N).  A guest kernel with event
- * counters says so itself: its /proc/vmstat's oom_kill above 0 (the VM
- * is the container's alone, so any such kill was the container's, as
- * any kill in its cgroup is under runc).  Airlock's guest kernel has
- * none, so the status tells: 137, a SIGKILL, while the stand-in lives.
- * The engines' kill goes to the stand-in (runtime_kill), a SIGKILL
- * ending it with its VM; inside the guest nothing but the kernel can
- * SIGKILL the first process of a PID namespace; so a SIGKILL the stand-in
- * lives to see came from the guest's kernel, whose memory is the
- * container's limit.  A shell passing on its child's SIGKILL (exit 137)
- * counts too, as the child's kill in the cgroup would under runc. */
-bool container_oom_in_guest(const char *sock, int status);
+ * process for want of memory.  A guest kernel with event counters says
+ * so itself: its /proc/vmstat's oom_kill above 0.  Airlock's guest
+ * kernel has none, so its log says it: the OOM killer's "Out of memory:
+ * Killed process" line, read from /proc/kmsg (the read takes the lines
+ * it reads; the VM is about to end).  The VM is the container's alone,
+ * so any such kill was the container's, as any kill in its cgroup is
+ * under runc.  False when the agent does not answer. */
+bool container_oom_in_guest(const char *sock);
 
 /* One OOM kill in cgroup folder `dir`'s memory.events, as described
  * above; the VM must have ended (its memory would be the killer's
