@@ -211,30 +211,49 @@ await step('stop', async () => {
   // Killed after the timeout: not before it, and not long after.
   out('stop', s.state, s.exit_code, s.reason, took >= STOP_TIMEOUT, took < STOP_TIMEOUT + 20 * SLOW, `${took.toFixed(1)}s`);
 });
-// A container that allocates past its memory limit (128 MiB: its VM's
-// RAM): busybox's tail keeps /dev/zero's endless line in memory until
-// the guest's kernel kills it.  Under runc the host kernel's kill in the
-// container's cgroup tells containerd's shim; here the runtime makes the
-// host count the guest's (docs/kubernetes.md, "Out of memory").
-let oomId, termId;
-await step('oom', async () => {
-  oomId = (await call(rt, 'CreateContainer', {
+// Containers run to their end with a 128 MiB memory limit (their VM's
+// RAM), and their status once exited.  busybox's tail keeps /dev/zero's
+// endless line in memory until the guest's kernel kills it.  Under runc
+// the host kernel's kill in the container's cgroup tells containerd's
+// shim; here the runtime makes the host count the guest's
+// (docs/kubernetes.md, "Out of memory").  The shim's TaskOOM and the
+// exit are two events: the reason may trail the state by a moment, as
+// it may under runc.
+const oomIds = [];
+async function runToEnd(name, command) {
+  const id = (await call(rt, 'CreateContainer', {
     pod_sandbox_id: podId, sandbox_config: pod,
-    config: containerConfig('oom', ['tail', '/dev/zero'], { memory_limit_in_bytes: 128 * 1024 * 1024 }),
+    config: containerConfig(name, command, { memory_limit_in_bytes: 128 * 1024 * 1024 }),
   })).container_id;
-  await call(rt, 'StartContainer', { container_id: oomId });
-  let s = await waitState(oomId, 'CONTAINER_EXITED', 180);
-  // The shim's TaskOOM and its exit are two events: the reason may
-  // trail the state by a moment, as it may under runc.
+  oomIds.push(id);
+  await call(rt, 'StartContainer', { container_id: id });
+  let s = await waitState(id, 'CONTAINER_EXITED', 180);
   const t0 = ms();
   while (s.state === 'CONTAINER_EXITED' && s.reason !== 'OOMKilled' && ms() - t0 < 5000 * SLOW) {
     await sleep(200);
-    s = await containerState(oomId);
+    s = await containerState(id);
   }
-  out('oom', s.state, s.exit_code, s.reason, `${secs(t0)}s-after-exit`);
+  return { s, after: `${secs(t0)}s-after-exit` };
+}
+await step('oom', async () => {
+  const { s, after } = await runToEnd('oom', ['tail', '/dev/zero']);
+  out('oom', s.state, s.exit_code, s.reason, after);
   // The runtime's word if the host's count could not be moved.
   out('oom-log', JSON.stringify(existsSync(s.log_path) ? readFileSync(s.log_path, 'utf8').slice(-400) : '-'));
 });
+// A child killed, its shell living on to exit 3: OOMKilled as under
+// runc, where any kill in the container's cgroup counts.
+await step('oom-child', async () => {
+  const { s, after } = await runToEnd('oomchild', ['sh', '-c', 'tail /dev/zero; echo survived; exit 3']);
+  out('oom-child', s.state, s.exit_code, s.reason, after);
+});
+// A SIGKILL that is no OOM kill (the shell passes on its child's 137):
+// not OOMKilled.
+await step('kill-not-oom', async () => {
+  const { s } = await runToEnd('killed', ['sh', '-c', 'sleep 100 & kill -9 $!; wait $!']);
+  out('kill-not-oom', s.state, s.exit_code, s.reason);
+});
+let termId;
 // A container that honours SIGTERM: StopContainer's grace period is not
 // waited out, and its exit code is its own.
 const GRACE = 30;
@@ -254,7 +273,7 @@ await step('stop-term', async () => {
   out('stop-term', s.state, s.exit_code, s.reason, readFileSync(log, 'utf8').includes('got-term'), `${took}s-of-${GRACE}s`);
 });
 await step('rm', async () => {
-  for (const id of [exitId, longId, oomId, termId]) if (id) await call(rt, 'RemoveContainer', { container_id: id });
+  for (const id of [exitId, longId, ...oomIds, termId]) if (id) await call(rt, 'RemoveContainer', { container_id: id });
   const r = await call(rt, 'ListContainers', { filter: { pod_sandbox_id: podId } });
   out('rm', r.containers.length);
 });
