@@ -131,6 +131,8 @@ bench: all $(BUILD)/bench/marktime $(BUILD)/bench/pipemeter
 	tests/lab/run tests/bench/lab-credentials
 	tests/lab/run tests/bench/lab-image
 	tests/lab/run tests/bench/lab-containers
+	@if [ -r "$$AIRLOCK_CRI_PROTO" ] && tests/runtime/cri-fetch >/dev/null; then tests/lab/run tests/bench/lab-cri; \
+	else echo "(lab-cri skipped: AIRLOCK_CRI_PROTO names no file, or no gRPC client)"; fi
 	@tests/boot/e2b-sdk-fetch >/dev/null && tests/lab/run tests/bench/lab-e2b || echo "(lab-e2b skipped: no E2B JS SDK)"
 
 install: all

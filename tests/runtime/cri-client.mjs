@@ -1,45 +1,32 @@
 // tests/runtime/cri's client: kubelet's calls to containerd's CRI plugin,
-// made as kubelet makes them (gRPC on containerd's socket, kubelet's own
-// api.proto loaded at run time, no generated code), for one runtime
-// handler.  Each step prints one line "NAME value..." that the shell test
+// made as kubelet makes them (cri-lib.mjs: gRPC on containerd's socket,
+// kubelet's own api.proto loaded at run time, no generated code), for one
+// runtime handler.  Each step prints one line "NAME value..." that the shell test
 // asserts on; a call that fails prints "NAME error CODE MESSAGE" and the
 // run goes on with what still makes sense.
-//   node cri-client.mjs GRPC_JS_DIR PROTO_LOADER_DIR PROTO SOCKET
+//   node cri-client.mjs GRPC_JS_DIR PROTO_LOADER_DIR PROTO SOCKET [SPDY_TRANSPORT_DIR]
 // Environment (set by tests/runtime/cri): CRI_HANDLER, CRI_IMAGE,
 // CRI_LOGDIR, CRI_CGROUP_PARENT (cgroupfs form, from the cgroup root),
 // CRI_AIRLOCK_EXE (the runtime's binary: its stand-ins and VM processes), CRI_STOP_TIMEOUT,
 // CRI_SLOWDOWN (LAB_SLOWDOWN), CRI_POD_NET (1: also a pod with a network
 // namespace of its own, made by CNI).
-import { createRequire } from 'node:module';
 import { readFileSync, readdirSync, readlinkSync, existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import http from 'node:http';
 import crypto from 'node:crypto';
+import { criConnect, NS, podConfig as pod0, containerConfig as ctr0, sleep, ms } from './cri-lib.mjs';
 
-const [grpcDir, loaderDir, protoPath, sock] = process.argv.slice(2);
-const grpc = createRequire(`${grpcDir}/node_modules/`)('@grpc/grpc-js');
-const loader = createRequire(`${loaderDir}/node_modules/`)('@grpc/proto-loader');
+const [grpcDir, loaderDir, protoPath, sock, spdyDir] = process.argv.slice(2);
 const env = process.env;
 const HANDLER = env.CRI_HANDLER, IMAGE = env.CRI_IMAGE, LOGDIR = env.CRI_LOGDIR;
 const CG_PARENT = env.CRI_CGROUP_PARENT, VM_EXE = env.CRI_AIRLOCK_EXE;
 const STOP_TIMEOUT = Number(env.CRI_STOP_TIMEOUT || 3);
 const SLOW = Number(env.CRI_SLOWDOWN || 1);
 
-const def = loader.loadSync(protoPath, { keepCase: true, longs: String, enums: String, defaults: true });
-const v1 = grpc.loadPackageDefinition(def).runtime.v1;
-const rt = new v1.RuntimeService(`unix://${sock}`, grpc.credentials.createInsecure());
-const img = new v1.ImageService(`unix://${sock}`, grpc.credentials.createInsecure());
+const { rt, img, call } = criConnect(grpcDir, loaderDir, protoPath, sock, SLOW);
 
 const out = (...a) => console.log(a.map(String).join(' '));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const ms = () => Number(process.hrtime.bigint() / 1000000n);
 const secs = (t0) => ((ms() - t0) / 1000).toFixed(1);
-// One unary call, bounded as kubelet bounds its own (its default is 2 min;
-// a VM boot in the lab is slower than a container's start).
-function call(svc, method, req, timeoutS = 240) {
-  return new Promise((resolve, reject) =>
-    svc[method](req, { deadline: new Date(Date.now() + timeoutS * SLOW * 1000) },
-      (e, r) => (e ? reject(e) : resolve(r))));
-}
 async function step(name, fn) {
   try { await fn(); } catch (e) {
     out(name, 'error', e?.code ?? e?.constructor?.name, String(e?.details ?? e?.message).split('\n')[0].slice(0, 400));
@@ -73,32 +60,10 @@ async function waitState(id, want, seconds) {
   return s;
 }
 
-// --- a pod: its sandbox config, kubelet's shape -----------------------------
-const NS = { POD: 'POD', CONTAINER: 'CONTAINER', NODE: 'NODE' };
-function podConfig(name, network, annotations) {
-  return {
-    metadata: { name, uid: crypto.randomUUID(), namespace: 'airlock-cri', attempt: 0 },
-    annotations: annotations || {},
-    hostname: name,
-    log_directory: `${LOGDIR}/${name}`,
-    labels: { test: 'airlock-cri' },
-    linux: {
-      cgroup_parent: CG_PARENT,
-      security_context: { namespace_options: { network, pid: NS.CONTAINER, ipc: NS.POD } },
-    },
-  };
-}
-function containerConfig(name, command, resources, mounts) {
-  return {
-    metadata: { name, attempt: 0 },
-    image: { image: IMAGE },
-    command,
-    log_path: `${name}.log`,
-    labels: { test: 'airlock-cri' },
-    linux: resources ? { resources } : {},
-    mounts: mounts || [],
-  };
-}
+// --- a pod and a container, kubelet's shape (cri-lib.mjs) ------------------
+const podConfig = (name, network, ports, annotations) =>
+  pod0({ name, uid: crypto.randomUUID(), network, logdir: LOGDIR, cgroupParent: CG_PARENT, ports, annotations });
+const containerConfig = (name, command, resources, mounts) => ctr0(name, IMAGE, command, resources, mounts);
 // The VMs alive now: `airlock sandbox-vm` processes whose parent is not
 // one (a VM process forks its egress broker and keeps a parent outside
 // its jail, all under that name).
@@ -140,7 +105,7 @@ await step('image', async () => {
 
 // --- pod 1: the host's network ---------------------------------------------
 // The pod's VM's RAM by annotation (pod_annotations passes io.airlock.*).
-const pod = podConfig('hostnet', NS.NODE, { 'io.airlock.pod-memory-mib': '640' });
+const pod = podConfig('hostnet', NS.NODE, [], { 'io.airlock.pod-memory-mib': '256' });
 let podId, exitId, longId;
 let podProcs = 0;
 await step('runp', async () => {
@@ -218,7 +183,7 @@ await step('exec', async () => {
 });
 await step('exec-stream', async () => {
   const r = await wsStream(execUrl);
-  out('exec-stream', JSON.stringify(r.stdout), r.status);
+  out('exec-stream', JSON.stringify(text(r, 1)), execStatus(r));
 });
 let attachUrl;
 await step('attach', async () => {
@@ -227,8 +192,8 @@ await step('attach', async () => {
 });
 // The container prints a tick a second: attached, the next one arrives.
 await step('attach-stream', async () => {
-  const r = await wsStream(attachUrl, /tick\n/);
-  out('attach-stream', /tick\n/.test(r.stdout));
+  const r = await wsStream(attachUrl, { until: (c) => /tick\n/.test(c[1] || '') });
+  out('attach-stream', /tick\n/.test(text(r, 1)));
 });
 await step('portforward', async () => {
   const u = (await call(rt, 'PortForward', { pod_sandbox_id: podId, port: [8080] })).url;
@@ -275,7 +240,7 @@ await step('pod-server', async () => {
     pod_sandbox_id: podId, sandbox_config: pod,
     config: containerConfig('server', ['sh', '-c',
       'echo server-root >/mine; echo note-from-server >/shared/note; echo server-pid=$$; exec httpd -f -p 127.0.0.1:8081 -h /shared'],
-      null, shared),
+      undefined, shared),
   })).container_id;
   await call(rt, 'StartContainer', { container_id: serverId });
   const s = await waitState(serverId, 'CONTAINER_RUNNING', 30);
@@ -287,7 +252,7 @@ await step('pod-client', async () => {
     config: containerConfig('client', ['sh', '-c',
       'cat /shared/note; n=0; until wget -qO- http://127.0.0.1:8081/note; do n=$((n+1)); [ $n -gt 60 ] && exit 7; sleep 0.5; done; ' +
       'echo client-pid=$$; cat /mine 2>/dev/null || echo no-server-root; echo procs=$(ls /proc | grep -c "^[0-9]"); echo mem=$(awk \'/MemTotal/ { print int($2 / 1024) }\' /proc/meminfo)'],
-      null, shared),
+      undefined, shared),
   })).container_id;
   await call(rt, 'StartContainer', { container_id: clientId });
   const s = await waitState(clientId, 'CONTAINER_EXITED', 120);
@@ -338,8 +303,69 @@ await step('stop', async () => {
   // Killed after the timeout: not before it, and not long after.
   out('stop', s.state, s.exit_code, s.reason, took >= STOP_TIMEOUT, took < STOP_TIMEOUT + 20 * SLOW, `${took.toFixed(1)}s`);
 });
+// Containers run to their end with a 128 MiB memory limit (their VM's
+// RAM), and their status once exited.  busybox's tail keeps /dev/zero's
+// endless line in memory until the guest's kernel kills it.  Under runc
+// the host kernel's kill in the container's cgroup tells containerd's
+// shim; here the runtime makes the host count the guest's
+// (docs/kubernetes.md, "Out of memory").  The shim's TaskOOM and the
+// exit are two events: the reason may trail the state by a moment, as
+// it may under runc.
+const oomIds = [];
+async function runToEnd(name, command) {
+  const id = (await call(rt, 'CreateContainer', {
+    pod_sandbox_id: podId, sandbox_config: pod,
+    config: containerConfig(name, command, { memory_limit_in_bytes: 128 * 1024 * 1024 }),
+  })).container_id;
+  oomIds.push(id);
+  await call(rt, 'StartContainer', { container_id: id });
+  let s = await waitState(id, 'CONTAINER_EXITED', 180);
+  const t0 = ms();
+  while (s.state === 'CONTAINER_EXITED' && s.reason !== 'OOMKilled' && ms() - t0 < 5000 * SLOW) {
+    await sleep(200);
+    s = await containerState(id);
+  }
+  return { s, after: `${secs(t0)}s-after-exit` };
+}
+await step('oom', async () => {
+  const { s, after } = await runToEnd('oom', ['tail', '/dev/zero']);
+  out('oom', s.state, s.exit_code, s.reason, after);
+  // The runtime's word if the host's count could not be moved.
+  out('oom-log', JSON.stringify(existsSync(s.log_path) ? readFileSync(s.log_path, 'utf8').slice(-400) : '-'));
+});
+// A child killed, its shell living on to exit 3: OOMKilled as under
+// runc, where any kill in the container's cgroup counts.
+await step('oom-child', async () => {
+  const { s, after } = await runToEnd('oomchild', ['sh', '-c', 'tail /dev/zero; echo survived; exit 3']);
+  out('oom-child', s.state, s.exit_code, s.reason, after);
+});
+// A SIGKILL that is no OOM kill (the shell passes on its child's 137):
+// not OOMKilled.
+await step('kill-not-oom', async () => {
+  const { s } = await runToEnd('killed', ['sh', '-c', 'sleep 100 & kill -9 $!; wait $!']);
+  out('kill-not-oom', s.state, s.exit_code, s.reason);
+});
+let termId;
+// A container that honours SIGTERM: StopContainer's grace period is not
+// waited out, and its exit code is its own.
+const GRACE = 30;
+await step('stop-term', async () => {
+  termId = (await call(rt, 'CreateContainer', {
+    pod_sandbox_id: podId, sandbox_config: pod,
+    config: containerConfig('graceful', ['sh', '-c', "trap 'echo got-term; exit 0' TERM; echo term-ready; while :; do sleep 1; done"]),
+  })).container_id;
+  await call(rt, 'StartContainer', { container_id: termId });
+  const log = (await containerState(termId)).log_path;
+  const end = Date.now() + 60 * SLOW * 1000;
+  while (Date.now() < end && !(existsSync(log) && readFileSync(log, 'utf8').includes('term-ready'))) await sleep(200);
+  const t0 = ms();
+  await call(rt, 'StopContainer', { container_id: termId, timeout: GRACE });
+  const took = secs(t0);
+  const s = await containerState(termId);
+  out('stop-term', s.state, s.exit_code, s.reason, readFileSync(log, 'utf8').includes('got-term'), `${took}s-of-${GRACE}s`);
+});
 await step('rm', async () => {
-  for (const id of [exitId, longId]) if (id) await call(rt, 'RemoveContainer', { container_id: id });
+  for (const id of [exitId, longId, ...oomIds, termId]) if (id) await call(rt, 'RemoveContainer', { container_id: id });
   const r = await call(rt, 'ListContainers', { filter: { pod_sandbox_id: podId } });
   out('rm', r.containers.length);
 });
@@ -357,7 +383,7 @@ await step('rmp', async () => {
 
 // --- pod 2: a network namespace of its own (CNI) ----------------------------
 if (env.CRI_POD_NET === '1') {
-  const pod2 = podConfig('podnet', NS.POD);
+  const pod2 = podConfig('podnet', NS.POD, [8080]);
   let pod2Id, webId, ip;
   await step('runp-net', async () => {
     const t0 = ms();
@@ -382,6 +408,33 @@ if (env.CRI_POD_NET === '1') {
       await sleep(500);
     }
     out('web', JSON.stringify(body.trim()));
+  });
+  // kubectl port-forward's way in: containerd's streaming server dials
+  // localhost:PORT in the pod's network namespace, where the container's
+  // listener is mirrored.  Spoken over WebSocket (v4.channel.k8s.io, which
+  // the streaming server takes as it takes SPDY): channel 0 the data,
+  // 1 the errors, each opened by the port in two bytes.
+  await step('pf-net', async () => {
+    const u = (await call(rt, 'PortForward', { pod_sandbox_id: pod2Id, port: [8080] })).url;
+    const r = await wsStream(u, {
+      send: Buffer.from('GET /index.html HTTP/1.0\r\n\r\n'),
+      until: (c) => /served-from-pod/.test(c[0] || '') || (c[1] || '').length > 2,
+    });
+    out('pf-net', r.ch[0]?.readUInt16LE(0), /^HTTP\/1\.[01] 200/.test(text(r, 0, 2)),
+      /served-from-pod/.test(text(r, 0, 2)), JSON.stringify(text(r, 1, 2)));
+  });
+  // The same through SPDY/3.1, as kubectl port-forward speaks it.
+  await step('pf-spdy', async () => {
+    if (!spdyDir) return out('pf-spdy', 'skip', 'no spdy-transport (tests/runtime/cri-fetch)');
+    const u = (await call(rt, 'PortForward', { pod_sandbox_id: pod2Id, port: [8080] })).url;
+    const r = await spdyPortForward(u, 8080, Buffer.from('GET /index.html HTTP/1.0\r\n\r\n'));
+    out('pf-spdy', r.protocol, /^HTTP\/1\.[01] 200/.test(r.data), /served-from-pod/.test(r.data), JSON.stringify(r.error));
+  });
+  // A port nothing listens on: refused, and the error channel says so.
+  await step('pf-refused', async () => {
+    const u = (await call(rt, 'PortForward', { pod_sandbox_id: pod2Id, port: [9090] })).url;
+    const r = await wsStream(u, { send: Buffer.from('x'), until: (c) => (c[1] || '').length > 2 });
+    out('pf-refused', /refused/.test(text(r, 1, 2)), JSON.stringify(text(r, 1, 2).slice(0, 200)));
   });
   await step('net-teardown', async () => {
     if (webId) {
@@ -414,18 +467,22 @@ function get(url) {
   });
 }
 
-// wsStream URL [UNTIL]: kubelet's streaming protocol over WebSocket (what kubectl
-// exec speaks to the URL Exec returned; channel.k8s.io: each binary frame's
-// first byte is its stream: 1 stdout, 2 stderr, 3 the status as JSON).
-// Node 20 has no WebSocket client: this is the little of RFC 6455 it needs.
-// It ends when the server closes, or once stdout matches the regex UNTIL.
-function wsStream(url, until) {
+// wsStream URL {send, until, protocol}: kubelet's streaming protocol over
+// WebSocket (what kubectl speaks to the URLs Exec, Attach and PortForward
+// return; channel.k8s.io: each binary frame's first byte is its channel:
+// for exec 1 stdout, 2 stderr, 3 the status as JSON; for port-forward 0
+// the data, 1 the errors).  Node 20 has no WebSocket client: this is the
+// little of RFC 6455 it needs.  send: bytes for channel 0, sent once
+// upgraded.  It ends when the server closes, or once until(channels)
+// holds (channels: each one's bytes as a latin1 string so far).
+// Resolves {ch: channel -> Buffer}.
+function wsStream(url, { send, until, protocol = 'v4.channel.k8s.io' } = {}) {
   return new Promise((resolve, reject) => {
     const key = crypto.randomBytes(16).toString('base64');
     const req = http.get(url, {
       headers: {
         Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
-        'Sec-WebSocket-Key': key, 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io',
+        'Sec-WebSocket-Key': key, 'Sec-WebSocket-Protocol': protocol,
       },
       timeout: 120000 * SLOW,
     });
@@ -433,9 +490,11 @@ function wsStream(url, until) {
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.on('upgrade', (res, socket, head) => {
-      let buf = head, stdout = '', status = '';
-      const done = () => { clearTimeout(timer); socket.destroy(); resolve({ stdout, status: status || '-' }); };
+      let buf = head;
+      const ch = {};
+      const done = () => { clearTimeout(timer); socket.destroy(); resolve({ ch }); };
       const timer = setTimeout(done, 60000 * SLOW); // what came by then
+      if (send) socket.write(wsClientFrame(Buffer.concat([Buffer.from([0]), send])));
       socket.on('data', (d) => {
         buf = Buffer.concat([buf, d]);
         for (;;) {
@@ -449,13 +508,9 @@ function wsStream(url, until) {
           buf = buf.subarray(off + len);
           if (op === 8) return done();
           if ((op === 2 || op === 1) && p.length > 0) {
-            if (p[0] === 1) stdout += p.subarray(1).toString();
-            if (until && until.test(stdout)) return done();
-            if (p[0] === 3 && p.length > 1) {
-              const j = JSON.parse(p.subarray(1).toString());
-              const code = j.details?.causes?.find((c) => c.reason === 'ExitCode')?.message;
-              status = `${j.status}${code ? `/${code}` : ''}`;
-            }
+            ch[p[0]] = Buffer.concat([ch[p[0]] || Buffer.alloc(0), p.subarray(1)]);
+            const seen = Object.fromEntries(Object.entries(ch).map(([k, v]) => [k, v.toString('latin1')]));
+            if (until && until(seen)) return done();
           }
         }
       });
@@ -463,4 +518,74 @@ function wsStream(url, until) {
       socket.on('error', done);
     });
   });
+}
+// spdyPortForward URL PORT BYTES: kubectl port-forward's own protocol to
+// the URL PortForward returned: an HTTP upgrade to SPDY/3.1 offering
+// portforward.k8s.io, then, as kubectl does, two streams with the
+// headers streamType (error, then data), port and requestID; the error
+// stream closed for writing, BYTES written to the data stream, whose
+// bytes come back until the server ends it.  npm's spdy-transport frames
+// the SPDY.  Resolves {protocol, data, error}.
+function spdyPortForward(url, port, bytes) {
+  const spdy = createRequire(`${spdyDir}/node_modules/`)('spdy-transport');
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'portforward.k8s.io' },
+      timeout: 120000 * SLOW,
+    });
+    req.on('response', (res) => reject(new Error(`HTTP ${res.statusCode}, no upgrade`)));
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.on('upgrade', (res, socket, head) => {
+      if (head.length) socket.unshift(head);
+      const conn = spdy.connection.create(socket, { protocol: 'spdy', isServer: false });
+      conn.start(3.1);
+      let data = Buffer.alloc(0), error = '', ended = false;
+      const done = () => {
+        if (ended) return;
+        ended = true;
+        clearTimeout(timer);
+        socket.destroy();
+        resolve({ protocol: res.headers['x-stream-protocol-version'] || '-', data: data.toString(), error });
+      };
+      const timer = setTimeout(done, 60000 * SLOW);
+      const open = (type) => conn.request({
+        method: 'POST', path: '/', headers: { streamtype: type, port: String(port), requestid: '0' },
+      });
+      const errs = open('error');
+      errs.on('data', (d) => { error += d; });
+      errs.on('error', done);
+      errs.end();
+      const s = open('data');
+      s.on('data', (d) => { data = Buffer.concat([data, d]); });
+      s.on('end', done);
+      s.on('error', done);
+      s.write(bytes);
+      conn.on('error', done);
+    });
+    req.end();
+  });
+}
+// A client's frame: binary, final, masked as RFC 6455 requires.
+function wsClientFrame(payload) {
+  const mask = crypto.randomBytes(4);
+  const n = payload.length;
+  const head = n < 126 ? Buffer.from([0x82, 0x80 | n])
+    : Buffer.from([0x82, 0x80 | 126, n >> 8, n & 0xff]);
+  const body = Buffer.from(payload);
+  for (let i = 0; i < n; i++) body[i] ^= mask[i % 4];
+  return Buffer.concat([head, mask, body]);
+}
+// Channel n's bytes as text, from byte `skip` on (port-forward's
+// channels start with the port).
+function text(r, n, skip = 0) {
+  return r.ch[n] ? r.ch[n].subarray(skip).toString() : '';
+}
+// Exec's status channel: "Success", or "Failure/CODE" for an exit code.
+function execStatus(r) {
+  if (!r.ch[3]?.length) return '-';
+  const j = JSON.parse(r.ch[3].toString());
+  const code = j.details?.causes?.find((c) => c.reason === 'ExitCode')?.message;
+  return `${j.status}${code ? `/${code}` : ''}`;
 }

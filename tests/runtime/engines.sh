@@ -24,6 +24,8 @@
 #                                docs/kubernetes.md configures it (kubelet's
 #                                calls: tests/runtime/cri); eng-cri-ctr is
 #                                ctr on it, in CRI's namespace k8s.io
+#   containerd_cri_images        the busybox and pause images imported
+#                                into it
 #   eng_oci_tar NAME CMD TAR     the busybox root as an OCI layout tar of
 #                                image NAME whose Cmd is CMD (a JSON array)
 #
@@ -443,6 +445,18 @@ EOF
     _eng_daemon _eng_cri_pid "$d/containerd.log" 60 eng-cri-ctr \
         containerd --config "$d/config.toml" || return 1
     _eng_cri_ready=1
+}
+
+# containerd_cri_images: the busybox image and the pause image made here
+# (the sandbox image: its process waits to be killed, as
+# registry.k8s.io/pause does), imported into k8s.io; nothing is pulled.
+containerd_cri_images() {
+    local out pause='["sh","-c","trap \"exit 0\" TERM; while :; do sleep 3600; done"]'
+    eng_oci_tar "$ENGINE_IMAGE" '["sh"]' "$ENGINE_DIR/image/busybox.tar" &&
+        eng_oci_tar "$ENGINE_CRI_PAUSE" "$pause" "$ENGINE_DIR/image/pause.tar" || return 1
+    out=$(eng-cri-ctr images import --snapshotter overlayfs "$ENGINE_DIR/image/busybox.tar" 2>&1 &&
+          eng-cri-ctr images import --snapshotter overlayfs "$ENGINE_DIR/image/pause.tar" 2>&1) ||
+        { ENGINE_WHY="ctr images import: $(tail -n 2 <<<"$out" | tr '\n' ' ')"; return 1; }
 }
 
 # --- the image ------------------------------------------------------------

@@ -29,6 +29,7 @@
 
 #include "vmm/jail/fdpass.h"
 #include "vmm/runtime/container_cgroup.h"
+#include "vmm/runtime/container_oom.h"
 #include "vmm/runtime/container_ports.h"
 #include "vmm/runtime/container_root_watch.h"
 #include "vmm/runtime/container_state.h"
@@ -231,9 +232,12 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         struct standin_target t = {.sock = sb.sock, .egress = container_vm_egress(x->cfg)};
         status = standin_run(&t, &x->cfg->process, true, started);
     }
+    bool oom = started >= 0 && x->cgroup && container_oom_in_guest(sb.sock);
     container_ports_stop(ports);
     container_root_watch_stop(root_watch);
     sandbox_teardown(&sb);
+    if (oom && container_oom_report(x->cgroup, err, sizeof(err)))
+        fprintf(stderr, "airlock-runtime: the guest's OOM kill not counted on the host: %s\n", err);
     _exit(status);
 }
 
