@@ -173,9 +173,18 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
             fail_ready(x, err);
         report(x->ready_fd, "");
         close(x->ready_fd);
+        uint32_t guest_pid = 0;
+        t.guest_pid = &guest_pid;
         int started = wait_for_start(x->c);
         if (started >= 0)
             status = standin_run(&t, &x->cfg->process, true, started);
+        /* Killed by the pod VM's OOM killer: the engine is told as for a
+         * VM of the container's own (container_oom.h). */
+        if (status == 128 + SIGKILL && guest_pid && x->cgroup &&
+            container_oom_of_pid(t.sock, guest_pid) &&
+            container_oom_report(x->cgroup, err, sizeof(err)))
+            fprintf(stderr, "airlock-runtime: the guest's OOM kill not counted on the host: %s\n",
+                    err);
         _exit(status);
     }
     int e = vm_proc_launcher_start();

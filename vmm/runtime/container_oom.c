@@ -93,6 +93,16 @@ bool container_oom_in_guest(const char *sock)
     return killed;
 }
 
+bool container_oom_of_pid(const char *sock, uint32_t pid)
+{
+    struct text t = {.cap = KMSG_MAX};
+    char line[64];
+    snprintf(line, sizeof(line), OOM_LINE " %u (", pid);
+    bool killed = !guest_text(sock, "/dev/kmsg", &t) && memmem(t.b, t.len, line, strlen(line));
+    free(t.b);
+    return killed;
+}
+
 /* dir/name's first line (newline cut) into out: 0 or -errno. */
 static int read_line(const char *dir, const char *name, char *out, size_t cap)
 {

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Whether the kernel of the VM behind agent socket `sock` killed a
  * process for want of memory.  A guest kernel with event counters says
@@ -32,6 +33,15 @@
  * so any such kill was the container's, as any kill in its cgroup is
  * under runc.  False when the agent does not answer. */
 bool container_oom_in_guest(const char *sock);
+
+/* Whether the kernel of the pod's VM behind `sock` killed guest process
+ * `pid` (as the agent sees it) for want of memory: a pod's member, whose
+ * VM runs other containers too, so that only its own process's kill
+ * counts.  The log is read from /dev/kmsg, whose readers each read all
+ * of it, so the other members' reads take nothing from it.  A kill of a
+ * child of that process is not told (the guest keeps no memory account
+ * per container). */
+bool container_oom_of_pid(const char *sock, uint32_t pid);
 
 /* One OOM kill in cgroup folder `dir`'s memory.events, as described
  * above; the VM must have ended (its memory would be the killer's

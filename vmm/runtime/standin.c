@@ -203,11 +203,18 @@ static const char **with_proxy_env(const struct oci_process *p, uint32_t *n)
     return env;
 }
 
+struct started_word {
+    int *fd;       /* start's, or -1 */
+    uint32_t *pid; /* where the guest pid goes, or NULL */
+};
+
 /* agent_exec_signals' word that the process runs: on to `start`. */
 static void say_running(void *arg, uint32_t pid)
 {
-    (void)pid;
-    int *fd = arg;
+    struct started_word *word = arg;
+    int *fd = word->fd;
+    if (word->pid)
+        *word->pid = pid;
     if (*fd < 0)
         return;
     char b = STANDIN_RUNNING;
@@ -253,8 +260,9 @@ static int standin_exec(const struct standin_target *t, const struct oci_process
             memcpy(req.binds, t->binds, t->nbinds * sizeof(*t->binds));
         }
     }
+    struct started_word word = {.fd = started_fd, .pid = t->guest_pid};
     req.on_started = say_running;
-    req.on_started_arg = started_fd;
+    req.on_started_arg = &word;
     struct agent_exec_result res;
     int rc = agent_exec_signals(fd, &req, 1, 2, 0, sig_pipe[0], UINT64_MAX, &res);
     close(fd);

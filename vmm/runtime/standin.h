@@ -45,6 +45,7 @@ struct standin_target {
     const char *root_serial; /* its first process: its root disk's serial */
     const struct agent_bind *binds; /* ... and the binds made for it */
     unsigned nbinds;
+    uint32_t *guest_pid; /* gets the process's pid in the guest (the agent's view), or NULL */
 };
 
 /* Runs p in t's VM, with fds 0, 1 and 2 as its stdio; the status to exit
