@@ -178,10 +178,11 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         int started = wait_for_start(x->c);
         if (started >= 0)
             status = standin_run(&t, &x->cfg->process, true, started);
-        /* Killed by the pod VM's OOM killer: the engine is told as for a
-         * VM of the container's own (container_oom.h). */
+        /* Its first process killed by the pod VM's OOM killer: the engine
+         * is told as for a VM of the container's own (container_oom.h);
+         * the pod's stand-in reads the guest's log for all its members. */
         if (status == 128 + SIGKILL && guest_pid && x->cgroup &&
-            container_oom_of_pid(t.sock, guest_pid) &&
+            pod_oom_asked(conn, guest_pid) == 1 &&
             container_oom_report(x->cgroup, err, sizeof(err)))
             fprintf(stderr, "airlock-runtime: the guest's OOM kill not counted on the host: %s\n",
                     err);

@@ -93,14 +93,22 @@ bool container_oom_in_guest(const char *sock)
     return killed;
 }
 
-bool container_oom_of_pid(const char *sock, uint32_t pid)
+int container_oom_killed(const char *sock, uint32_t *pids, unsigned max)
 {
     struct text t = {.cap = KMSG_MAX};
-    char line[64];
-    snprintf(line, sizeof(line), OOM_LINE " %u (", pid);
-    bool killed = !guest_text(sock, "/dev/kmsg", &t) && memmem(t.b, t.len, line, strlen(line));
+    int e = guest_text(sock, "/proc/kmsg", &t), n = 0;
+    for (const char *p = e ? NULL : t.b; p && (unsigned)n < max;) {
+        p = memmem(p, t.len - (size_t)(p - t.b), OOM_LINE, strlen(OOM_LINE));
+        if (!p)
+            break;
+        p += strlen(OOM_LINE);
+        char *end;
+        unsigned long pid = strtoul(p, &end, 10);
+        if (end != p && *end == ' ' && pid > 0 && pid <= UINT32_MAX)
+            pids[n++] = (uint32_t)pid;
+    }
     free(t.b);
-    return killed;
+    return e ? e : n;
 }
 
 /* dir/name's first line (newline cut) into out: 0 or -errno. */

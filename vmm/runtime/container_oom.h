@@ -34,14 +34,12 @@
  * under runc.  False when the agent does not answer. */
 bool container_oom_in_guest(const char *sock);
 
-/* Whether the kernel of the pod's VM behind `sock` killed guest process
- * `pid` (as the agent sees it) for want of memory: a pod's member, whose
- * VM runs other containers too, so that only its own process's kill
- * counts.  The log is read from /dev/kmsg, whose readers each read all
- * of it, so the other members' reads take nothing from it.  A kill of a
- * child of that process is not told (the guest keeps no memory account
- * per container). */
-bool container_oom_of_pid(const char *sock, uint32_t pid);
+/* The guest processes (pids as the agent sees them) the kernel of the VM
+ * behind `sock` killed for want of memory since the last call, from its
+ * log (/proc/kmsg: the read takes the lines it reads, so a pod's stand-in
+ * is its one reader and answers its members, vmm/runtime/pod_server.c):
+ * up to max into pids; how many, or -errno. */
+int container_oom_killed(const char *sock, uint32_t *pids, unsigned max);
 
 /* One OOM kill in cgroup folder `dir`'s memory.events, as described
  * above; the VM must have ended (its memory would be the killer's

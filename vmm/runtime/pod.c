@@ -79,3 +79,15 @@ fail:
         close(conn);
     return -1;
 }
+
+int pod_oom_asked(int conn, uint32_t pid)
+{
+    char msg[POD_WIRE_MAX];
+    snprintf(msg, sizeof(msg), "OOM %u", pid);
+    int e = pod_wire_send(conn, msg, NULL, 0);
+    if (e)
+        return e;
+    if ((e = pod_wire_recv(conn, msg, sizeof(msg), POD_CONTROL_MS)) < 0)
+        return e;
+    return !strcmp(msg, "YES") ? 1 : !strcmp(msg, "NO") ? 0 : -EPROTO;
+}

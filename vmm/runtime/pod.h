@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vmm/runtime/oci_config.h"
 
@@ -87,5 +88,10 @@ int pod_member_names(const char *id, char *name, size_t name_cap, char *serial, 
  * err. */
 int pod_join(const char *pod_sock, const char *name, const char *serial, const char *disk,
              unsigned *slot, char *err, size_t cap);
+
+/* Over a pod_join connection: whether the pod VM's kernel killed guest
+ * pid `pid` (the member's first process) for want of memory.  1 yes, 0
+ * no, -errno. */
+int pod_oom_asked(int conn, uint32_t pid);
 
 #endif

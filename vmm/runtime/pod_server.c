@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "vmm/agent_client/agent_client.h"
+#include "vmm/runtime/container_oom.h"
 #include "vmm/runtime/pod.h"
 #include "vmm/runtime/pod_wire.h"
 #include "vmm/sandbox/vm_proc.h"
@@ -24,6 +25,11 @@ struct pod_slot {
     char name[65];
 };
 
+/* The guest pids the pod VM's kernel killed for memory, the latest
+ * POD_OOM_KEPT: the pod's stand-in reads the guest's log for all its
+ * members (the read takes what it reads). */
+#define POD_OOM_KEPT 64
+
 struct pod_server {
     int listen_fd;
     int control_fd;
@@ -31,6 +37,8 @@ struct pod_server {
     unsigned nslots;
     pthread_mutex_t lock; /* the slots; and one control request at a time */
     struct pod_slot slots[POD_SPARE_DISKS];
+    uint32_t oom_pids[POD_OOM_KEPT]; /* a ring, under lock */
+    unsigned oom_next;
 };
 
 struct pod_conn {
@@ -102,6 +110,29 @@ static void end_member(struct pod_server *s, int slot)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* "OOM PID": whether the guest's kernel killed PID for memory ("YES" or
+ * "NO"), the log read anew first. */
+static void answer_oom(struct pod_server *s, int fd, const char *msg)
+{
+    unsigned long pid;
+    char *end;
+    if (strncmp(msg, "OOM ", 4) || (pid = strtoul(msg + 4, &end, 10)) == 0 || *end ||
+        pid > UINT32_MAX) {
+        pod_wire_send(fd, "ERR want OOM PID", NULL, 0);
+        return;
+    }
+    uint32_t got[POD_OOM_KEPT];
+    bool yes = false;
+    pthread_mutex_lock(&s->lock);
+    int n = container_oom_killed(s->agent_sock, got, POD_OOM_KEPT);
+    for (int i = 0; i < n; i++)
+        s->oom_pids[s->oom_next++ % POD_OOM_KEPT] = got[i];
+    for (unsigned i = 0; i < POD_OOM_KEPT && !yes; i++)
+        yes = s->oom_pids[i] == pid;
+    pthread_mutex_unlock(&s->lock);
+    pod_wire_send(fd, yes ? "YES" : "NO", NULL, 0);
+}
+
 static void *serve_member(void *arg)
 {
     struct pod_conn *pc = arg;
@@ -140,9 +171,10 @@ static void *serve_member(void *arg)
         snprintf(reply, sizeof(reply), "OK %d", slot);
     pod_wire_send(fd, reply, NULL, 0);
     if (slot >= 0) {
-        /* nothing more comes: the connection's end is the member's */
+        /* the member's questions, if any; the connection's end is its */
         while ((n = pod_wire_recv(fd, msg, sizeof(msg), 0)) > 0 || n == -EPROTO)
-            ;
+            if (n > 0)
+                answer_oom(s, fd, msg);
         end_member(s, slot);
     }
     close(fd);

@@ -5,7 +5,9 @@
  *
  * A member asks "FILL SERIAL NAME" with two fds (its root disk, read
  * only; an empty overlay file) and gets "OK SLOT" or "ERR reason"; then
- * it only holds the connection.  Only the stand-in's own user may
+ * it holds the connection, and may ask "OOM PID" ("YES" or "NO": whether
+ * the guest's kernel killed that process for memory; the pod's stand-in
+ * is the one reader of the guest's log).  Only the stand-in's own user may
  * connect (the folder is 0700 too). */
 #ifndef AIRLOCK_RUNTIME_POD_SERVER_H
 #define AIRLOCK_RUNTIME_POD_SERVER_H
