@@ -301,8 +301,9 @@ static int check_fd(int fd, const char *what, int acc, struct stat *st, char *er
         return -EINVAL;
     }
     /* O_APPEND makes Linux's pwrite ignore its offset: the overlay's
-     * clusters would all land at its end. */
-    if ((fl & O_ACCMODE) != acc || (fl & O_APPEND)) {
+     * clusters would all land at its end.  An O_PATH fd reads as O_RDONLY
+     * but cannot be read. */
+    if ((fl & O_ACCMODE) != acc || (fl & (O_APPEND | O_PATH))) {
         snprintf(err, errlen, "%s: must be opened %s", what,
                  acc == O_RDONLY ? "read-only (O_RDONLY)" : "read-write (O_RDWR), not O_APPEND");
         return -EINVAL;

@@ -101,6 +101,7 @@ wait_console("T-READY", 240)
 fill("not-a-spare", 2, "x", one, f"{tmp}/ovl-x")
 fill("bad-serial", 0, "a\x01b", one, f"{tmp}/ovl-x")
 fill("base-writable", 0, "x", one, f"{tmp}/ovl-x", base_mode=os.O_RDWR)
+fill("bad-cap", 0, "x", one, f"{tmp}/ovl-x", cap=100)
 request("fill-no-fds", "DISK-FILL 0 x 0")
 request("empty-empty", "DISK-EMPTY 0")
 # the container disk

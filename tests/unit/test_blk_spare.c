@@ -364,6 +364,9 @@ START_TEST(hostile_fill_parameters)
     expect_refused(p[0], o, 0, "s", "base: not a regular file");
     expect_refused(b, p[1], 0, "s", "overlay: not a regular file");
     expect_refused(b_rw, o, 0, "s", "base: must be opened read-only");
+    int b_path = open(base, O_PATH);
+    expect_refused(b_path, o, 0, "s", "base: must be opened read-only");
+    close(b_path);
     expect_refused(b, o_ro, 0, "s", "overlay: must be opened read-write");
     expect_refused(b, o_app, 0, "s", "not O_APPEND");
     expect_refused(emptyfd, o, 0, "s", "base: size 0 bytes");

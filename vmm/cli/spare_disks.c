@@ -1,6 +1,7 @@
 #include "vmm/cli/spare_disks.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,7 +53,11 @@ static const char *fill(struct boot_session *s, const struct disk_control_req *r
     char err[256];
     struct disk *d;
     if (disk_open_fds(fds[0], fds[1], r->cow_cap, r->serial, &d, err, sizeof(err))) {
-        snprintf(why, cap, "%s%s", strncmp(err, "serial", 6) ? "bad fds: " : "bad ", err);
+        /* "base: ..." and "overlay: ..." are about the fds; "serial ..."
+         * and "cow cap ..." about the request's words. */
+        bool about_fds = !strncmp(err, "base", 4) || !strncmp(err, "overlay", 7);
+        bool about_words = !strncmp(err, "serial", 6) || !strncmp(err, "cow cap", 7);
+        snprintf(why, cap, "%s%s", about_fds ? "bad fds: " : about_words ? "bad " : "", err);
         return why;
     }
     fds[0] = fds[1] = -1; /* the disk's now */
