@@ -70,7 +70,8 @@ FUZZ_SRCS_fuzz_copy_tree := vmm/cli/run_copy_tree.c vmm/sandbox/tar_in.c vmm/age
 FUZZ_LIBS_fuzz_copy_tree := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_SRCS_fuzz_oci_config := vmm/runtime/oci_config.c vmm/runtime/oci_json.c vmm/runtime/pod_role.c \
                              vmm/runtime/container_state.c vmm/util/parse.c vmm/util/rmtree.c \
-                             vmm/util/proc_start.c
+                             vmm/util/proc_start.c vmm/agent_client/agent_ctr_codec.c \
+                             vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_dir_codec.c
 # The agent's own forward service (guest/agent/forward.c) with the relay's
 # functions stubbed in the target, the hello's codec and the -p syntax.
 FUZZ_SRCS_fuzz_forward := guest/agent/forward.c vmm/agent_client/forward_hello.c vmm/forward/forward_spec.c

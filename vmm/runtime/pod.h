@@ -51,8 +51,6 @@
 /* A root disk's serial (what the guest matches the slot by) is at most
  * this long (virtio 1.2 §5.2.6). */
 #define POD_SERIAL_MAX            20
-/* What a member's name in the guest may hold (the agent's rule too). */
-#define POD_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 /* How long a fill or an empty may take the VM (the nested lab is slow). */
 #define POD_CONTROL_MS            30000
 

@@ -76,7 +76,8 @@ static const char *empty_dir_name(const char *source)
         return NULL;
     p += strlen(POD_EMPTY_DIR);
     size_t n = strlen(p);
-    return n && n <= 63 && p[0] != '.' && strspn(p, POD_NAME_CHARS) == n ? p : NULL;
+    /* a volume's name is a DNS label (at most 63), a container name's characters */
+    return n <= 63 && agent_ctr_name_ok(p, n) ? p : NULL;
 }
 
 int pod_mounts_prepare(const char *agent_sock, const char *name, const struct oci_config *c,

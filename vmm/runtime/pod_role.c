@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/agent_client/agent_client.h"
 #include "vmm/runtime/container_state.h"
 #include "vmm/runtime/container_vm.h"
 #include "vmm/runtime/pod.h"
@@ -76,7 +77,7 @@ int pod_member_names(const char *id, char *name, size_t name_cap, char *serial, 
                      size_t cap)
 {
     size_t n = strlen(id);
-    if (!n || n >= name_cap || id[0] == '.' || strspn(id, POD_NAME_CHARS) != n)
+    if (n >= name_cap || !agent_ctr_name_ok(id, n))
         return snprintf(err, cap, "container id %.80s: a pod's container needs an id of at most "
                         "%zu letters, digits, '_', '.' and '-'", id, name_cap - 1), -1;
     memcpy(name, id, n + 1);

@@ -46,12 +46,6 @@ struct pod_conn {
     int fd;
 };
 
-static bool word_ok(const char *w, size_t max)
-{
-    size_t n = strlen(w);
-    return n && n <= max && w[0] != '.' && strspn(w, POD_NAME_CHARS) == n;
-}
-
 /* A free slot for serial and name, marked busy: its index, or -1 with
  * err (no room, or the name or serial taken). */
 static int take_slot(struct pod_server *s, const char *serial, const char *name, char *err,
@@ -149,7 +143,8 @@ static void *serve_member(void *arg)
         return NULL;
     }
     if (sscanf(msg, "FILL %63s %79s%c", serial, name, &tail) != 2 || nfds != 2 ||
-        !word_ok(serial, POD_SERIAL_MAX) || !word_ok(name, 64))
+        serial[0] == '.' || !agent_ctr_serial_ok(serial, strlen(serial)) ||
+        !agent_ctr_name_ok(name, strlen(name)))
         snprintf(err, sizeof(err), "want FILL SERIAL NAME and two fds");
     else if ((slot = take_slot(s, serial, name, err, sizeof(err))) >= 0) {
         pthread_mutex_lock(&s->lock);
