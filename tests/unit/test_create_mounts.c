@@ -1,7 +1,8 @@
 /* A create's "mounts" (vmm/sandbox/create_mounts.c) with hostile entries:
  * each refusal a real answer (400 or 403) naming its field
  * ("mounts[1].volume"), once; volumes read-write unless told, folders
- * read-only; the disks' numbers (volumes first); and --mount-root
+ * read-only; the disks' numbers (volumes first); folders of one source
+ * and mode sharing a disk; and --mount-root
  * (vmm/sandbox/mount_roots.c): TCP with no root refused, a source outside
  * every root, through a link leading out or with "..", and one beneath a
  * root given as its real path. */
@@ -216,6 +217,67 @@ START_TEST(mount_root)
 }
 END_TEST
 
+/* Folder mounts of one source and mode share one disk: one --mount (the
+ * first's), the same device for each target; a different mode, a source
+ * whose name another's begins, one written with a '/' more, and volumes
+ * never share.  A link beneath a --mount-root resolved to a folder given
+ * as itself elsewhere: one disk. */
+START_TEST(shared)
+{
+    /* the runtime-tools suite's eight binds of /etc */
+    parse("{\"mounts\": [{\"source\": \"/etc\", \"target\": \"/mnt/etc-shared\"},"
+          " {\"source\": \"/etc\", \"target\": \"/mnt/etc-rshared\"},"
+          " {\"source\": \"/etc\", \"target\": \"/mnt/etc-slave\"},"
+          " {\"source\": \"/etc\", \"target\": \"/mnt/etc-rslave\"},"
+          " {\"source\": \"/etc\", \"target\": \"/mnt/etc-private\"},"
+          " {\"source\": \"/etc\", \"target\": \"/mnt/etc-rprivate\"},"
+          " {\"source\": \"/etc\", \"target\": \"/mnt/etc-unbindable\"},"
+          " {\"source\": \"/etc\", \"target\": \"/mnt/etc-runbindable\"}]}", NULL);
+    ck_assert_int_eq(status, 0);
+    ck_assert_uint_eq(cm.n, 8);
+    ck_assert_uint_eq(create_mounts_disks(&cm), 1);
+    for (unsigned i = 0; i < 8; i++) {
+        ck_assert_uint_eq(create_mounts_owner(&cm, i), 0);
+        ck_assert_uint_eq(create_mounts_device(&cm, i), 1);
+    }
+
+    parse("{\"mounts\": [{\"source\": \"/x\", \"target\": \"/a\"},"           /* 0 */
+          " {\"volume\": \"v\", \"target\": \"/v\"},"                              /* 1 */
+          " {\"source\": \"/x\", \"target\": \"/b\", \"readonly\": false},"       /* 2 */
+          " {\"source\": \"/xy\", \"target\": \"/c\"},"                             /* 3 */
+          " {\"source\": \"/x/\", \"target\": \"/d\"},"                             /* 4 */
+          " {\"source\": \"/x\", \"target\": \"/e\", \"readonly\": true},"        /* 5 */
+          " {\"volume\": \"w\", \"target\": \"/w\", \"readonly\": true},"         /* 6 */
+          " {\"source\": \"/x\", \"target\": \"/f\", \"readonly\": false}]}",     /* 7 */
+          NULL);
+    ck_assert_int_eq(status, 0);
+    ck_assert_uint_eq(cm.n, 8);
+    static const unsigned owner[] = {0, 1, 2, 3, 4, 0, 6, 2};
+    /* volumes 1, 2; the folders' disks in their owners' order: 0, 2, 3, 4 */
+    static const unsigned device[] = {3, 1, 4, 5, 6, 3, 2, 4};
+    for (unsigned i = 0; i < 8; i++) {
+        ck_assert_uint_eq(create_mounts_owner(&cm, i), owner[i]);
+        ck_assert_uint_eq(create_mounts_device(&cm, i), device[i]);
+    }
+    ck_assert_uint_eq(create_mounts_disks(&cm), 6);
+
+    /* a link beneath a root and the folder it names: the same source */
+    char dir[128], link[128], err[256];
+    snprintf(dir, sizeof(dir), "%s/root/share", top);
+    ck_assert_int_eq(make_dirs(dir, 0700), 0);
+    snprintf(link, sizeof(link), "%s/root/inner", top);
+    ck_assert_int_eq(symlink("share", link), 0);
+    snprintf(dir, sizeof(dir), "%s/root", top);
+    ck_assert_int_eq(mount_roots_add(&roots, dir, err, sizeof(err)), 0);
+    struct mount_policy p = {&roots, false};
+    parse("{\"mounts\": [{\"source\": \"%s/root/share\", \"target\": \"/a\"},"
+          " {\"source\": \"%s/root/inner\", \"target\": \"/b\"}]}", &p);
+    ck_assert_int_eq(status, 0);
+    ck_assert_uint_eq(create_mounts_owner(&cm, 1), 0);
+    ck_assert_uint_eq(create_mounts_disks(&cm), 1);
+}
+END_TEST
+
 Suite *create_mounts_suite(void)
 {
     Suite *s = suite_create("create_mounts");
@@ -224,6 +286,7 @@ Suite *create_mounts_suite(void)
     tcase_add_test(tc, good);
     tcase_add_test(tc, hostile);
     tcase_add_test(tc, mount_root);
+    tcase_add_test(tc, shared);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -86,7 +86,10 @@ bool container_vm_guest_own(const struct oci_mount *m)
            !strncmp(m->destination, "/dev/", 5);
 }
 
-/* The config's bind mounts of folders as --mount specs. */
+/* The config's bind mounts of folders as --mount specs: those of one
+ * source folder and read-only flag share one disk (create_mounts_owner),
+ * mounted at each destination, so a folder bound at many places (the
+ * runtime-tools suite binds /etc at eight) takes one virtio slot. */
 static int folder_mounts(const struct oci_config *c, struct create_mounts *cm, char *err,
                          size_t cap)
 {
@@ -103,7 +106,8 @@ static int folder_mounts(const struct oci_config *c, struct create_mounts *cm, c
                             "(absolute paths without ':', not /, /proc, /sys or /dev)",
                             m->source, m->destination), -1;
         if (cm->n == CREATE_MOUNTS_MAX)
-            return snprintf(err, cap, "mounts: more than %d folders", CREATE_MOUNTS_MAX), -1;
+            return snprintf(err, cap, "mounts: %.200s on %.200s: more than %d bind mounts of "
+                            "folders", m->source, m->destination, CREATE_MOUNTS_MAX), -1;
         unsigned k = cm->n++;
         cm->rw[k] = !m->readonly;
         snprintf(cm->spec[k], sizeof(cm->spec[k]), "%s:%s:%s", m->source, m->destination,
@@ -202,7 +206,8 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
         }
         /* A pod's VM: its containers' root disks come later, in virtio
          * slots; each folder mounted takes one of them. */
-        *spare_disks = *spare_disks > cm.n ? *spare_disks - cm.n : 0;
+        unsigned disks = create_mounts_disks(&cm);
+        *spare_disks = *spare_disks > disks ? *spare_disks - disks : 0;
         if (*spare_disks) {
             snprintf(spares, sizeof(spares), "%u", *spare_disks);
             limits[nl++] = "--spare-disks";

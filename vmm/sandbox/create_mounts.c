@@ -124,14 +124,38 @@ void create_mounts_parse(struct fields *f, struct create_mounts *cm,
             return;
 }
 
+unsigned create_mounts_owner(const struct create_mounts *cm, unsigned i)
+{
+    if (cm->volume[i])
+        return i;
+    /* a folder's spec is SOURCE:TARGET:MODE, SOURCE without ':' */
+    size_t sl = strcspn(cm->spec[i], ":");
+    for (unsigned j = 0; j < i; j++)
+        if (!cm->volume[j] && cm->rw[j] == cm->rw[i] && strcspn(cm->spec[j], ":") == sl &&
+            !memcmp(cm->spec[j], cm->spec[i], sl))
+            return j;
+    return i;
+}
+
 unsigned create_mounts_device(const struct create_mounts *cm, unsigned i)
 {
     unsigned before = 0, volumes = 0;
+    i = create_mounts_owner(cm, i);
     for (unsigned j = 0; j < cm->n; j++) {
         volumes += cm->volume[j];
-        before += j < i && cm->volume[j] == cm->volume[i];
+        before += j < i && cm->volume[j] == cm->volume[i] && create_mounts_owner(cm, j) == j;
     }
     return 1 + before + (cm->volume[i] ? 0 : volumes);
+}
+
+unsigned create_mounts_disks(const struct create_mounts *cm)
+{
+    unsigned last = 0; /* the disks are 1..n */
+    for (unsigned i = 0; i < cm->n; i++) {
+        unsigned d = create_mounts_device(cm, i);
+        last = d > last ? d : last;
+    }
+    return last;
 }
 
 int create_mounts_deliver(const struct sandbox *sb, const struct create_mounts *cm, char *err,

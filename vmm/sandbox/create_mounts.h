@@ -6,7 +6,9 @@
  * `--disk` of its own file (read-write, or read-only).  Once the VM's
  * agent answers, the daemon mounts them in the guest: the daemon gives a
  * VM no other --disk, and the VM puts --disk ones before --mount ones, so
- * the volumes are disks 1..v in order and the folders v+1.. in order.
+ * the volumes are disks 1..v in order and the folders v+1.. in order
+ * (the folders' disks: mounts of one source folder share one,
+ * create_mounts_owner).
  * A VM with mounts boots cold (a pooled or restored VM cannot take more
  * disks).
  *
@@ -56,7 +58,21 @@ struct mount_policy {
 void create_mounts_parse(struct fields *f, struct create_mounts *cm,
                          const struct mount_policy *policy);
 
-/* Mount i's disk number in its VM (the order above). */
+/* Whose disk folder mount i's is: the first folder mount of the same
+ * source and mode (read-only or not), i itself when none is before it.
+ * A folder bound at several targets is one disk, one --mount (the first
+ * one's spec), and one MOUNT per target of that disk: the guest's kernel
+ * mounts the disk's one filesystem again at each, so what is written
+ * through one target shows at the others, as with binds of one folder.
+ * A volume is its own. */
+unsigned create_mounts_owner(const struct create_mounts *cm, unsigned i);
+
+/* How many disks the mounts take: the volumes and the folder mounts that
+ * own theirs. */
+unsigned create_mounts_disks(const struct create_mounts *cm);
+
+/* Mount i's disk number in its VM (the order above: volumes, then the
+ * folders' disks in their owners' order). */
 unsigned create_mounts_device(const struct create_mounts *cm, unsigned i);
 
 /* After the VM answered: each mount's MOUNT to its agent.  0, or -1 with

@@ -129,8 +129,11 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
         argv[n++] = (char *)b->secrets->spec[k];
     }
     /* a volume is its own file as a --disk (the VM puts those before the
-     * --mount ones: create_mounts.h), a folder a --mount */
+     * --mount ones: create_mounts.h), a folder a --mount, once for all
+     * its targets (create_mounts_owner) */
     for (unsigned k = 0; b->mounts && k < b->mounts->n; k++) {
+        if (create_mounts_owner(b->mounts, k) != k)
+            continue;
         if (n + 3 > cap)
             return -E2BIG;
         argv[n++] = b->mounts->volume[k] ? "--disk" : "--mount";
