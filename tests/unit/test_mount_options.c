@@ -1,7 +1,8 @@
 /* --mount HOSTDIR:GUESTDIR[:ro|:rw] (vmm/cli/mount_options.c) and where
  * `airlock run`'s parser takes it (vmm/cli/run_options.c): each mistake one
  * line naming the value, the mode's default, GUESTDIR twice, the count,
- * the VM's virtio slots, and the modes that cannot take it. */
+ * the VM's virtio slots, the mounts of one folder sharing a disk, and the
+ * modes that cannot take it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,30 +191,78 @@ START_TEST(run_takes_it)
 }
 END_TEST
 
-/* The root image, the vsock device and 6 mounts fill the 8 slots. */
+/* run_options_parse of "run", then `n` --mount values, "--" "true". */
+static int parse_mounts(char m[][200], int n)
+{
+    const char *args[24] = {"run"};
+    int k = 1;
+    for (int i = 0; i < n; i++) {
+        args[k++] = "--mount";
+        args[k++] = m[i];
+    }
+    args[k++] = "--";
+    args[k++] = "true";
+    args[k] = NULL;
+    return parse(RUN_EXEC, args);
+}
+
+/* The root image, the vsock device and 6 mounts of 6 folders fill the 8
+ * slots; a seventh folder is one too many. */
 START_TEST(run_slots)
 {
-    static char m[8][200];
-    const char *args[24] = {"run"};
-    int n = 1;
-    for (int i = 0; i < 6; i++) {
-        snprintf(m[i], sizeof(m[i]), "%s:/m%d", dir, i);
-        args[n++] = "--mount";
-        args[n++] = m[i];
+    static char m[8][200], d[8][120];
+    for (int i = 0; i < 7; i++) {
+        snprintf(d[i], sizeof(d[i]), "%s/d%d", top, i);
+        ck_assert_int_eq(mkdir(d[i], 0755), 0);
+        snprintf(m[i], sizeof(m[i]), "%s:/m%d", d[i], i);
     }
-    args[n++] = "--";
-    args[n++] = "true";
-    args[n] = NULL;
-    ck_assert_int_eq(parse(RUN_EXEC, args), 0);
-    /* one more: a mount, or a --disk */
-    args[n - 2] = "--disk";
-    args[n - 1] = "/x.img";
-    args[n++] = "--";
-    args[n++] = "true";
-    args[n] = NULL;
-    ck_assert_int_eq(parse(RUN_EXEC, args), -EINVAL);
-    ck_assert_str_eq(err, "--mount: 6 mounts, 1 --disk, the root image and the vsock device need "
-                          "9 virtio slots; the VM has 8");
+    ck_assert_int_eq(parse_mounts(m, 6), 0);
+    ck_assert_int_eq(parse_mounts(m, 7), -EINVAL);
+    ck_assert_str_eq(err, "--mount: 7 mount disks, 0 --disk, the root image and the vsock "
+                          "device need 9 virtio slots; the VM has 8");
+}
+END_TEST
+
+/* Mounts of one folder and mode share one disk: 8 of one folder take one
+ * (two in two modes); a different mode, another spelling of the folder,
+ * a folder whose name begins with the first one's, a volume named as a
+ * folder is written: each a disk of its own. */
+START_TEST(shared_disks)
+{
+    for (int i = 0; i < MOUNT_MAX; i++) {
+        char rest[16];
+        snprintf(rest, sizeof(rest), ":/m%d", i);
+        ck_assert_int_eq(add(dir, rest), 0);
+        ck_assert_uint_eq(mount_list_owner(&l, (unsigned)i), 0);
+    }
+    ck_assert_uint_eq(mount_list_disks(&l), 1);
+
+    memset(&l, 0, sizeof(l));
+    char slash[120], longer[120];
+    snprintf(slash, sizeof(slash), "%s/", dir);
+    snprintf(longer, sizeof(longer), "%s2", dir);
+    ck_assert_int_eq(mkdir(longer, 0755), 0);
+    ck_assert_int_eq(add(dir, ":/a"), 0);                 /* 0: its own */
+    ck_assert_int_eq(add(dir, ":/b:rw"), 0);              /* 1: rw, its own */
+    ck_assert_int_eq(add(slash, ":/c"), 0);               /* 2: another spelling */
+    ck_assert_int_eq(add(longer, ":/d"), 0);              /* 3: a longer name */
+    ck_assert_int_eq(mount_list_add_volume(&l, "src:/e", err, sizeof(err)), 0); /* 4 */
+    check_host = false;
+    ck_assert_int_eq(add("src", ":/f"), 0);               /* 5: a folder "src", not the volume */
+    ck_assert_int_eq(add("src", ":/g"), 0);               /* 6: the folder of 5 */
+    ck_assert_int_eq(add(dir, ":/h:rw"), 0);              /* 7: the disk of 1 */
+    static const unsigned owner[] = {0, 1, 2, 3, 4, 5, 5, 1};
+    for (unsigned i = 0; i < 8; i++)
+        ck_assert_uint_eq(mount_list_owner(&l, i), owner[i]);
+    ck_assert_uint_eq(mount_list_disks(&l), 6);
+
+    /* in run: 8 mounts of one folder, in two modes, take 2 slots */
+    static char m[8][200];
+    for (int i = 0; i < 8; i++)
+        snprintf(m[i], sizeof(m[i]), "%s:/etc-%d%s", dir, i, i % 2 ? ":rw" : "");
+    ck_assert_int_eq(parse_mounts(m, 8), 0);
+    ck_assert_uint_eq(r.mounts.n, 8);
+    ck_assert_uint_eq(mount_list_disks(&r.mounts), 2);
 }
 END_TEST
 
@@ -228,6 +277,7 @@ Suite *mount_options_suite(void)
     tcase_add_test(tc, twice_and_too_many);
     tcase_add_test(tc, run_takes_it);
     tcase_add_test(tc, run_slots);
+    tcase_add_test(tc, shared_disks);
     suite_add_tcase(s, tc);
     return s;
 }

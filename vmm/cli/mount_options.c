@@ -102,3 +102,22 @@ int mount_list_add(struct mount_list *l, const char *arg, bool check_host, char 
     l->n++;
     return 0;
 }
+
+unsigned mount_list_owner(const struct mount_list *l, unsigned i)
+{
+    const struct mount_spec *m = &l->m[i];
+    if (m->volume)
+        return i;
+    for (unsigned j = 0; j < i; j++)
+        if (!l->m[j].volume && l->m[j].rw == m->rw && !strcmp(l->m[j].host, m->host))
+            return j;
+    return i;
+}
+
+unsigned mount_list_disks(const struct mount_list *l)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < l->n; i++)
+        n += mount_list_owner(l, i) == i;
+    return n;
+}

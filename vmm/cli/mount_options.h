@@ -13,7 +13,8 @@
 #include "vmm/volume/volume_name.h"
 
 /* The flag may be given this often; the VM's virtio slots (8, with the
- * root image and the vsock device) bound it further (vm_options.h). */
+ * root image and the vsock device) bound the disks further (vm_options.h):
+ * mounts of one folder share one (mount_list_owner). */
 #define MOUNT_MAX 8
 
 struct mount_spec {
@@ -49,5 +50,15 @@ int mount_list_add(struct mount_list *l, const char *arg, bool check_host, char 
  * list with the --mounts: they share the count and the guest folders.  0
  * or -EINVAL with err naming the value. */
 int mount_list_add_volume(struct mount_list *l, const char *arg, char *err, size_t errlen);
+
+/* Whose disk --mount i's is: the first --mount of the same HOSTDIR (as
+ * given) and mode, i itself when none is before it.  One folder mounted
+ * at several GUESTDIRs is one disk, mounted at each (the guest's kernel
+ * mounts its one filesystem again: a write through one GUESTDIR shows at
+ * the others, even with :rw).  A --volume is its own. */
+unsigned mount_list_owner(const struct mount_list *l, unsigned i);
+
+/* How many disks l takes (the entries that own theirs). */
+unsigned mount_list_disks(const struct mount_list *l);
 
 #endif

@@ -103,6 +103,14 @@ int run_mounts_attach(struct mount_list *l, struct boot_options *o, const char *
     for (unsigned i = 0; i < l->n; i++) {
         struct mount_spec *m = &l->m[i];
         struct dir_disk d;
+        unsigned owner = mount_list_owner(l, i);
+        if (owner != i) { /* the same folder and mode as an earlier --mount: its disk */
+            m->device = l->m[owner].device;
+            if (timings_enabled())
+                fprintf(stderr, "airlock: --mount %s: the disk of --mount %s\n", m->arg,
+                        l->m[owner].arg);
+            continue;
+        }
         if (o->ndisks >= LAYOUT_VIRTIO_SLOTS || o->ndisks > AGENT_MOUNT_MAX_DEVICE) {
             snprintf(err, errlen, "%s '%.200s': no virtio slot left for its disk", m->flag, m->arg);
             return -EINVAL;

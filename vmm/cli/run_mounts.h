@@ -4,7 +4,9 @@
  * :ro (the device refuses writes, even the guest root's), under a
  * copy-on-write overlay for :rw (the guest's writes stay in the VM, the
  * cached disk is never written).  The guest knows a disk by its place
- * (/dev/vda, vdb, ...), which each mount_spec keeps for its MOUNT
+ * (/dev/vda, vdb, ...), which each mount_spec keeps for its MOUNT; the
+ * --mounts of one folder and mode share the first one's disk
+ * (mount_list_owner)
  * (run_thread.c; a sandbox's come from the daemon, which passes no
  * --disk: its mounts are disks 1..n in order). */
 #ifndef AIRLOCK_CLI_RUN_MOUNTS_H

@@ -437,8 +437,9 @@ int run_options_parse(struct run_ctx *r, struct run_args *a, int argc, char **ar
     if (check_mode(r, a, given, opts, argc, err, errlen))
         return -EINVAL;
     /* Slot 0 is the root image (unless a snapshot brings its own disks),
-     * each --mount a disk after the --disk ones. */
-    unsigned reserved = (a->from_snapshot ? 0 : 1) + r->mounts.n;
+     * each --mount's folder a disk after the --disk ones. */
+    unsigned disks = mount_list_disks(&r->mounts);
+    unsigned reserved = (a->from_snapshot ? 0 : 1) + disks;
     if (vm_options_check_slots(&a->vm, reserved, err, errlen)) {
         if (a->vm.spare_disks) /* name the flag that went past them */
             snprintf(err, errlen, "--spare-disks %u: with %u other disk%s and the vsock device "
@@ -446,9 +447,9 @@ int run_options_parse(struct run_ctx *r, struct run_args *a, int argc, char **ar
                      reserved + a->vm.ndisks, reserved + a->vm.ndisks == 1 ? "" : "s",
                      reserved + a->vm.ndisks + a->vm.spare_disks + 1, LAYOUT_VIRTIO_SLOTS);
         else if (r->mounts.n)
-            snprintf(err, errlen, "--mount: %u mounts, %u --disk, the root image and the vsock "
-                     "device need %u virtio slots; the VM has %d", r->mounts.n, a->vm.ndisks,
-                     r->mounts.n + a->vm.ndisks + 2, LAYOUT_VIRTIO_SLOTS);
+            snprintf(err, errlen, "--mount: %u mount disks, %u --disk, the root image and the "
+                     "vsock device need %u virtio slots; the VM has %d", disks, a->vm.ndisks,
+                     disks + a->vm.ndisks + 2, LAYOUT_VIRTIO_SLOTS);
         return -EINVAL;
     }
     return 0;
