@@ -113,6 +113,11 @@ static int folder_mounts(const struct oci_config *c, struct create_mounts *cm, c
         snprintf(cm->spec[k], sizeof(cm->spec[k]), "%s:%s:%s", m->source, m->destination,
                  cm->rw[k] ? "rw" : "ro");
         memcpy(cm->target[k], m->destination, tl + 1);
+        if (create_mounts_disks(cm) > CONTAINER_VM_FOLDER_DISKS)
+            return snprintf(err, cap, "mounts: %.200s on %.200s: more folders than the %d "
+                            "disks a container's VM has room for (binds of one folder with one "
+                            "read-only flag share a disk)", m->source, m->destination,
+                            CONTAINER_VM_FOLDER_DISKS), -1;
     }
     return 0;
 }

@@ -28,6 +28,10 @@
 
 #define CONTAINER_VM_MIN_MIB 128
 #define CONTAINER_VM_MAX_CPUS 16
+/* The disks of folders a container's VM can take: its 8 virtio slots
+ * less its root disk, airlock's agent disk and the vsock device (bind
+ * mounts of one folder and read-only flag share one). */
+#define CONTAINER_VM_FOLDER_DISKS 5
 #define CONTAINER_VM_ALLOW_ANNOTATION "io.airlock.allow"
 #define CONTAINER_VM_ALLOW_IP_ANNOTATION "io.airlock.allow-ip"
 
