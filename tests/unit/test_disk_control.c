@@ -222,6 +222,20 @@ START_TEST(vm_end_too_many_fds)
     ck_assert_int_eq(sendmsg(sv[0], &mh, 0), 8);
     close(p[0]);
     refused_fds_closed(sv[1], p[1]);
+    /* fds with an empty message: closed with it (0, as when the daemon
+     * is gone) */
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_eq(snap_control_send(sv[0], "", 0, &p[0], 1), 0);
+    close(p[0]);
+    int fds[SNAP_CONTROL_MAX_FDS];
+    unsigned n = 7;
+    char text[SNAP_CONTROL_TEXT_MAX];
+    size_t len = 0;
+    ck_assert_int_eq(snap_control_next(sv[1], fds, &n, text, &len), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(write(p[1], "x", 1), -1);
+    ck_assert_int_eq(errno, EPIPE);
+    close(p[1]);
     /* the VM is gone: the daemon's send fails with the socket's errno */
     close(sv[1]);
     int e = snap_control_send(sv[0], "RESUME", 6, NULL, 0);

@@ -58,19 +58,18 @@ int snap_control_next(int sock, int *fds, unsigned *nfds, char *text, size_t *te
 {
     /* one more fd than a request may carry is taken, so that a message
      * with too many is told from one with just enough; a message or fds
-     * cut short are no request either (their fds closed by fdpass) */
+     * cut short are no request either (their fds closed by fdpass), and
+     * fds that came with an empty message are closed with it */
     int all[SNAP_CONTROL_MAX_FDS + 1];
     char data[SNAP_CONTROL_TEXT_MAX];
     unsigned got = 0;
     ssize_t n = fdpass_recvv(sock, data, sizeof(data), all, SNAP_CONTROL_MAX_FDS + 1, &got);
     *nfds = 0;
-    if (n == -EMSGSIZE || got > SNAP_CONTROL_MAX_FDS) {
+    if (n <= 0 || got > SNAP_CONTROL_MAX_FDS) {
         for (unsigned i = 0; i < got; i++)
             close(all[i]);
-        return -EPROTO;
+        return n == -EMSGSIZE || n > 0 ? -EPROTO : (int)n;
     }
-    if (n <= 0)
-        return (int)n;
     memcpy(fds, all, got * sizeof(int));
     *nfds = got;
     /* A disk request's text and fds go to the caller, which parses it
