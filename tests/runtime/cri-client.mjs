@@ -13,6 +13,7 @@
 import { readFileSync, readdirSync, readlinkSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import http from 'node:http';
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import { criConnect, NS, podConfig as pod0, containerConfig as ctr0, sleep, ms } from './cri-lib.mjs';
 
@@ -333,17 +334,19 @@ await step('oom', async () => {
   // The runtime's word if the host's count could not be moved.
   out('oom-log', JSON.stringify(existsSync(s.log_path) ? readFileSync(s.log_path, 'utf8').slice(-400) : '-'));
 });
-// A child killed, its shell living on to exit 3: OOMKilled as under
-// runc, where any kill in the container's cgroup counts.
-await step('oom-child', async () => {
-  const { s, after } = await runToEnd('oomchild', ['sh', '-c', 'tail /dev/zero; echo survived; exit 3']);
-  out('oom-child', s.state, s.exit_code, s.reason, after);
-});
 // A SIGKILL that is no OOM kill (the shell passes on its child's 137):
 // not OOMKilled.
 await step('kill-not-oom', async () => {
   const { s } = await runToEnd('killed', ['sh', '-c', 'sleep 100 & kill -9 $!; wait $!']);
   out('kill-not-oom', s.state, s.exit_code, s.reason);
+});
+// A child killed, its shell living on to exit 3: in a pod, not told
+// (docs/kubernetes.md).  Last of the pod's OOM cases: no member asks the
+// pod's stand-in after it, so the guest's log still holds the kill when
+// the pod ends (the 'pause-oom' step).
+await step('oom-child', async () => {
+  const { s, after } = await runToEnd('oomchild', ['sh', '-c', 'tail /dev/zero; echo survived; exit 3']);
+  out('oom-child', s.state, s.exit_code, s.reason, after);
 });
 let termId;
 // A container that honours SIGTERM: StopContainer's grace period is not
@@ -369,11 +372,64 @@ await step('rm', async () => {
   const r = await call(rt, 'ListContainers', { filter: { pod_sandbox_id: podId } });
   out('rm', r.containers.length);
 });
+// The pause ending on its own while the pod VM's log still holds the
+// 'oomchild' member's kill: its stand-in then gives the sandbox
+// container its OOM verdict (containerd's StopPodSandbox SIGKILLs the
+// stand-in, which then gives none; a pause stopped with SIGTERM exits).
+// The test's pause is a shell with a TERM trap that waits on a sleep:
+// TERM through its stand-in (which passes it on to the pause alone),
+// then the sleep killed by an exec in the sandbox container.
+await step('pause-ends', async () => {
+  let standin, argv;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const a = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      if (readlinkSync(`/proc/${p}/exe`) === VM_EXE && a[1] !== 'sandbox-vm' &&
+          readFileSync(`/proc/${p}/cgroup`, 'utf8').trim().endsWith(`/${podId}`)) {
+        standin = Number(p);
+        argv = a;
+      }
+    } catch { /* gone */ }
+  }
+  if (!standin || argv.indexOf('--root') < 0) {
+    out('pause-ends', 'error', 'no stand-in of the sandbox container with --root');
+    return;
+  }
+  process.kill(standin, 'SIGTERM');
+  try {
+    execFileSync(argv[0], ['--root', argv[argv.indexOf('--root') + 1], 'exec', podId, 'killall', 'sleep'],
+                 { stdio: 'ignore', timeout: 60000 * SLOW });
+  } catch { /* the VM may end under it */ }
+  const end = Date.now() + 60000 * SLOW;
+  let s;
+  do {
+    await sleep(200);
+    s = (await call(rt, 'PodSandboxStatus', { pod_sandbox_id: podId })).status;
+  } while ((existsSync(`/proc/${standin}`) || s.state !== 'SANDBOX_NOTREADY') && Date.now() < end);
+  out('pause-ends', !existsSync(`/proc/${standin}`), s.state);
+});
 await step('stopp', async () => {
   const t0 = ms();
   await call(rt, 'StopPodSandbox', { pod_sandbox_id: podId });
   const s = (await call(rt, 'PodSandboxStatus', { pod_sandbox_id: podId })).status;
   out('stopp', s.state, `${secs(t0)}s`);
+});
+// The host kernel's kills counted for the runtime (container_oom.c's
+// sacrificial child: "oom-kill:...,oom_memcg=CGROUP" in its log) in the
+// pod sandbox's cgroup, whose id ends its path, and in the first OOM
+// container's: the pause's verdict is its own, never a member's (the
+// guest's log is the pod VM's), while the 'oom' container's kill is
+// counted once.
+await step('pause-oom', async () => {
+  let log;
+  try { log = execFileSync('dmesg', [], { encoding: 'utf8', maxBuffer: 64 << 20 }); } catch (e) {
+    out('pause-oom', 'error', 'dmesg', String(e?.message).split('\n')[0]);
+    return;
+  }
+  const kills = (id) => log.split('\n').filter((l) => id && l.includes('oom-kill:') &&
+                                                    new RegExp(`oom_memcg=[^,]*/${id},`).test(l)).length;
+  out('pause-oom', kills(podId), kills(oomIds[0]));
 });
 await step('rmp', async () => {
   await call(rt, 'RemovePodSandbox', { pod_sandbox_id: podId });

@@ -162,6 +162,23 @@ START_TEST(daemon_and_vm_ends)
 }
 END_TEST
 
+/* The VM's end takes no request from sock's next message: its one fd
+ * (the read end of the pipe whose write end is w) closed everywhere, so
+ * that a write sees EPIPE. */
+static void refused_fds_closed(int sock, int w)
+{
+    int fds[SNAP_CONTROL_MAX_FDS];
+    unsigned n = 7;
+    char text[SNAP_CONTROL_TEXT_MAX];
+    size_t len = 0;
+    ck_assert_int_eq(snap_control_next(sock, fds, &n, text, &len), -EPROTO);
+    ck_assert_uint_eq(n, 0);
+    signal(SIGPIPE, SIG_IGN);
+    ck_assert_int_eq(write(w, "x", 1), -1);
+    ck_assert_int_eq(errno, EPIPE);
+    close(w);
+}
+
 /* A message longer than any request is not one: its fds are closed. */
 START_TEST(vm_end_truncated)
 {
@@ -174,19 +191,56 @@ START_TEST(vm_end_truncated)
     ck_assert_int_eq(pipe(p), 0);
     ck_assert_int_eq(snap_control_send(sv[0], big, sizeof(big), &p[0], 1), 0);
     close(p[0]);
+    refused_fds_closed(sv[1], p[1]);
+    close(sv[0]);
+    close(sv[1]);
+}
+END_TEST
+
+/* More fds than any request carries: no request, every fd closed; and
+ * the sending end says why it could not send (errno, not just -EIO):
+ * too many fds, or a VM that is gone. */
+START_TEST(vm_end_too_many_fds)
+{
+    int sv[2];
+    pair(sv);
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    /* one fd more than a request's most, sent as the daemon would not */
+    struct {
+        struct cmsghdr h;
+        int fd[SNAP_CONTROL_MAX_FDS + 1];
+    } cm = {.h = {.cmsg_len = CMSG_LEN(sizeof(cm.fd)), .cmsg_level = SOL_SOCKET,
+                  .cmsg_type = SCM_RIGHTS}};
+    for (unsigned i = 0; i < SNAP_CONTROL_MAX_FDS + 1; i++)
+        cm.fd[i] = p[0];
+    ck_assert_int_eq(snap_control_send(sv[0], "SNAPSHOT", 8, cm.fd, SNAP_CONTROL_MAX_FDS + 1),
+                     -EINVAL);
+    struct iovec iov = {.iov_base = "SNAPSHOT", .iov_len = 8};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm,
+                        .msg_controllen = sizeof(cm)};
+    ck_assert_int_eq(sendmsg(sv[0], &mh, 0), 8);
+    close(p[0]);
+    refused_fds_closed(sv[1], p[1]);
+    /* fds with an empty message: closed with it (0, as when the daemon
+     * is gone) */
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_eq(snap_control_send(sv[0], "", 0, &p[0], 1), 0);
+    close(p[0]);
     int fds[SNAP_CONTROL_MAX_FDS];
-    unsigned n = 0;
+    unsigned n = 7;
     char text[SNAP_CONTROL_TEXT_MAX];
     size_t len = 0;
-    ck_assert_int_eq(snap_control_next(sv[1], fds, &n, text, &len), -EPROTO);
+    ck_assert_int_eq(snap_control_next(sv[1], fds, &n, text, &len), 0);
     ck_assert_uint_eq(n, 0);
-    /* the passed pipe's read end is closed everywhere: a write sees EPIPE */
-    signal(SIGPIPE, SIG_IGN);
     ck_assert_int_eq(write(p[1], "x", 1), -1);
     ck_assert_int_eq(errno, EPIPE);
     close(p[1]);
-    close(sv[0]);
+    /* the VM is gone: the daemon's send fails with the socket's errno */
     close(sv[1]);
+    int e = snap_control_send(sv[0], "RESUME", 6, NULL, 0);
+    ck_assert_msg(e == -EPIPE || e == -ECONNRESET, "%d", e);
+    close(sv[0]);
 }
 END_TEST
 
@@ -198,6 +252,7 @@ Suite *disk_control_suite(void)
     tcase_add_test(tc, parse_hostile);
     tcase_add_test(tc, daemon_and_vm_ends);
     tcase_add_test(tc, vm_end_truncated);
+    tcase_add_test(tc, vm_end_too_many_fds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,7 +14,7 @@ int fdpass_sendv(int sock, const void *buf, size_t len, const int *fds, unsigned
     } cm;
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
     if (nfds > FDPASS_MAX_FDS)
-        return -EIO;
+        return -EINVAL;
     if (nfds) {
         memset(&cm, 0, sizeof(cm));
         mh.msg_control = cm.space;
@@ -29,7 +29,7 @@ int fdpass_sendv(int sock, const void *buf, size_t len, const int *fds, unsigned
     do
         n = sendmsg(sock, &mh, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
-    return n == (ssize_t)len ? 0 : -EIO;
+    return n < 0 ? -errno : n == (ssize_t)len ? 0 : -EIO;
 }
 
 int fdpass_send(int sock, const void *buf, size_t len, int fd)

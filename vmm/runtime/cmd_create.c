@@ -227,6 +227,7 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
     report(x->ready_fd, "");
     close(x->ready_fd);
     struct container_ports *ports = NULL;
+    uint32_t guest_pid = 0;
     int started = wait_for_start(x->c);
     if (started >= 0) {
         /* In a network namespace of its own (or its pod's), the
@@ -239,10 +240,17 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
             ssize_t w = write(2, err, strlen(err));
             (void)w;
         }
-        struct standin_target t = {.sock = sb.sock, .egress = container_vm_egress(x->cfg)};
+        struct standin_target t = {.sock = sb.sock, .egress = container_vm_egress(x->cfg),
+                                   .guest_pid = &guest_pid};
         status = standin_run(&t, &x->cfg->process, true, started);
     }
-    bool oom = started >= 0 && x->cgroup && container_oom_in_guest(sb.sock);
+    /* The guest's OOM kills, told as under runc (container_oom.h): with a
+     * VM of the container's own, any kill in it.  A pod's VM is its
+     * members' too, whose kills are theirs: the sandbox container's (the
+     * pod's pause) is only a kill of its own first process. */
+    bool oom = started >= 0 && x->cgroup &&
+               (pod ? status == 128 + SIGKILL && guest_pid && pod_server_oom_killed(pod, guest_pid)
+                    : container_oom_in_guest(sb.sock));
     container_ports_stop(ports);
     container_root_watch_stop(root_watch);
     sandbox_teardown(&sb);

@@ -31,7 +31,8 @@
  * Killed process" line, read from /proc/kmsg (the read takes the lines
  * it reads; the VM is about to end).  The VM is the container's alone,
  * so any such kill was the container's, as any kill in its cgroup is
- * under runc.  False when the agent does not answer. */
+ * under runc.  False when the agent does not answer.  Not for a pod's VM,
+ * whose kills are its containers' each (pod_server_oom_killed). */
 bool container_oom_in_guest(const char *sock);
 
 /* The guest processes (pids as the agent sees them) the kernel of the VM

@@ -104,6 +104,20 @@ static void end_member(struct pod_server *s, int slot)
     pthread_mutex_unlock(&s->lock);
 }
 
+bool pod_server_oom_killed(struct pod_server *s, uint32_t pid)
+{
+    uint32_t got[POD_OOM_KEPT];
+    bool yes = false;
+    pthread_mutex_lock(&s->lock);
+    int n = container_oom_killed(s->agent_sock, got, POD_OOM_KEPT);
+    for (int i = 0; i < n; i++)
+        s->oom_pids[s->oom_next++ % POD_OOM_KEPT] = got[i];
+    for (unsigned i = 0; i < POD_OOM_KEPT && !yes; i++)
+        yes = pid && s->oom_pids[i] == pid;
+    pthread_mutex_unlock(&s->lock);
+    return yes;
+}
+
 /* "OOM PID": whether the guest's kernel killed PID for memory ("YES" or
  * "NO"), the log read anew first. */
 static void answer_oom(struct pod_server *s, int fd, const char *msg)
@@ -115,16 +129,7 @@ static void answer_oom(struct pod_server *s, int fd, const char *msg)
         pod_wire_send(fd, "ERR want OOM PID", NULL, 0);
         return;
     }
-    uint32_t got[POD_OOM_KEPT];
-    bool yes = false;
-    pthread_mutex_lock(&s->lock);
-    int n = container_oom_killed(s->agent_sock, got, POD_OOM_KEPT);
-    for (int i = 0; i < n; i++)
-        s->oom_pids[s->oom_next++ % POD_OOM_KEPT] = got[i];
-    for (unsigned i = 0; i < POD_OOM_KEPT && !yes; i++)
-        yes = s->oom_pids[i] == pid;
-    pthread_mutex_unlock(&s->lock);
-    pod_wire_send(fd, yes ? "YES" : "NO", NULL, 0);
+    pod_wire_send(fd, pod_server_oom_killed(s, (uint32_t)pid) ? "YES" : "NO", NULL, 0);
 }
 
 static void *serve_member(void *arg)

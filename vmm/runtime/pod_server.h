@@ -12,7 +12,9 @@
 #ifndef AIRLOCK_RUNTIME_POD_SERVER_H
 #define AIRLOCK_RUNTIME_POD_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct pod_server;
 
@@ -21,5 +23,12 @@ struct pod_server;
  * `slots` spare disks; serves on threads of its own.  0, or -1 with err. */
 int pod_server_start(const char *dir, const char *agent_sock, int control_fd, unsigned slots,
                      struct pod_server **out, char *err, size_t cap);
+
+/* Whether the pod VM's kernel killed guest process `pid` (the agent's
+ * view) for memory: the guest's log read anew first, as for a member's
+ * "OOM PID".  The sandbox container's stand-in asks it of its own first
+ * process, the pod's pause: the log is the whole VM's, its members' kills
+ * are theirs. */
+bool pod_server_oom_killed(struct pod_server *s, uint32_t pid);
 
 #endif

@@ -4,11 +4,14 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <stdlib.h>
+#include "vmm/jail/fdpass.h"
+
+_Static_assert(SNAP_CONTROL_MAX_FDS <= FDPASS_MAX_FDS, "fdpass carries a request's fds");
 
 #define REQUEST "SNAPSHOT"
 #define STOP_REQUEST "SNAPSHOT-STOP"
@@ -19,26 +22,7 @@ int snap_control_send(int sock, const char *text, size_t len, const int *fds, un
 {
     if (nfds > SNAP_CONTROL_MAX_FDS)
         return -EINVAL;
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * SNAP_CONTROL_MAX_FDS)];
-        struct cmsghdr align;
-    } u;
-    memset(&u, 0, sizeof(u));
-    struct iovec iov = {.iov_base = (void *)text, .iov_len = len};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds) {
-        mh.msg_control = u.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-    }
-    ssize_t n;
-    while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-        ;
-    return n < 0 ? -errno : 0;
+    return fdpass_sendv(sock, text, len, fds, nfds);
 }
 
 int snap_control_request(int sock, const int *fds, unsigned nfds, bool stop)
@@ -72,49 +56,38 @@ int snap_control_answer_wait(int sock, unsigned timeout_ms, char *msg, size_t ca
 
 int snap_control_next(int sock, int *fds, unsigned *nfds, char *text, size_t *textlen)
 {
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * SNAP_CONTROL_MAX_FDS)];
-        struct cmsghdr align;
-    } u;
+    /* one more fd than a request may carry is taken, so that a message
+     * with too many is told from one with just enough; a message or fds
+     * cut short are no request either (their fds closed by fdpass), and
+     * fds that came with an empty message are closed with it */
+    int all[SNAP_CONTROL_MAX_FDS + 1];
     char data[SNAP_CONTROL_TEXT_MAX];
-    struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                        .msg_controllen = sizeof(u.buf)};
-    ssize_t n;
-    while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-        ;
-    if (n <= 0)
-        return n < 0 ? -errno : 0;
+    unsigned got = 0;
+    ssize_t n = fdpass_recvv(sock, data, sizeof(data), all, SNAP_CONTROL_MAX_FDS + 1, &got);
     *nfds = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        unsigned k = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-        for (unsigned i = 0; i < k; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            if (*nfds < SNAP_CONTROL_MAX_FDS)
-                fds[(*nfds)++] = fd;
-            else
-                close(fd);
-        }
+    if (n <= 0 || got > SNAP_CONTROL_MAX_FDS) {
+        for (unsigned i = 0; i < got; i++)
+            close(all[i]);
+        return n == -EMSGSIZE || n > 0 ? -EPROTO : (int)n;
     }
+    memcpy(fds, all, got * sizeof(int));
+    *nfds = got;
     /* A disk request's text and fds go to the caller, which parses it
      * (vmm/snapshot/disk_control.h) and closes the fds. */
-    if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && (size_t)n >= sizeof(SNAP_CONTROL_DISK_PREFIX) - 1 &&
+    if ((size_t)n >= sizeof(SNAP_CONTROL_DISK_PREFIX) - 1 &&
         !memcmp(data, SNAP_CONTROL_DISK_PREFIX, sizeof(SNAP_CONTROL_DISK_PREFIX) - 1)) {
         memcpy(text, data, (size_t)n);
         *textlen = (size_t)n;
         return SNAP_CONTROL_DISK;
     }
-    if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(CRED_REQUEST) - 1 &&
+    if (n == sizeof(CRED_REQUEST) - 1 &&
         !memcmp(data, CRED_REQUEST, sizeof(CRED_REQUEST) - 1) && *nfds == 0)
         return SNAP_CONTROL_CREDENTIALS;
-    if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && n == sizeof(RESUME_REQUEST) - 1 &&
+    if (n == sizeof(RESUME_REQUEST) - 1 &&
         !memcmp(data, RESUME_REQUEST, sizeof(RESUME_REQUEST) - 1) && *nfds == 0)
         return SNAP_CONTROL_RESUME;
     bool stop = n == sizeof(STOP_REQUEST) - 1 && !memcmp(data, STOP_REQUEST, n);
-    bool ok = !(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && *nfds >= 2 &&
+    bool ok = *nfds >= 2 &&
               (stop || (n == sizeof(REQUEST) - 1 && !memcmp(data, REQUEST, sizeof(REQUEST) - 1)));
     if (!ok) {
         for (unsigned i = 0; i < *nfds; i++)
