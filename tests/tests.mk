@@ -49,7 +49,7 @@ FUZZ_SRCS_fuzz_blk    := devices/virtio/blk.c devices/virtio/mmio.c devices/virt
                          devices/disk.c devices/disk_cow.c devices/disk_io.c vmm/memory/gmem.c
 FUZZ_SRCS_fuzz_vsock  := devices/virtio/vsock.c devices/virtio/vsock_hdr.c devices/virtio/vsock_rx.c devices/virtio/vsock_conn.c \
                          devices/virtio/mmio.c devices/virtio/queue.c vmm/memory/gmem.c
-FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client/agent_client.c vmm/agent_client/agent_reader.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c \
+FUZZ_SRCS_fuzz_agent_proto := vmm/agent_client/agent_client.c vmm/agent_client/agent_reader.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c vmm/agent_client/agent_linux_codec.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c \
                               vmm/agent_client/agent_watch_codec.c vmm/agent_client/agent_watch.c
 FUZZ_SRCS_fuzz_http_request := vmm/http/http_request.c vmm/http/http_head.c
 FUZZ_SRCS_fuzz_api_request := vmm/http/http_request.c vmm/http/http_head.c vmm/http/http_query.c
@@ -64,13 +64,13 @@ FUZZ_LIBS_fuzz_layer_apply := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_LIBS_fuzz_tar_in := $(shell pkg-config --libs libarchive 2>/dev/null)
 FUZZ_SRCS_fuzz_copy_tree := vmm/cli/run_copy_tree.c vmm/sandbox/tar_in.c vmm/agent_client/agent_client.c \
                             vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c \
-                            vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c \
+                            vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c vmm/agent_client/agent_linux_codec.c \
                             vmm/agent_client/agent_reader.c vmm/agent_client/agent_watch_codec.c \
                             vmm/util/open_resolve.c vmm/util/printable.c vmm/util/tar_name.c vmm/util/rmtree.c
 FUZZ_LIBS_fuzz_copy_tree := $(shell pkg-config --libs libarchive 2>/dev/null)
-FUZZ_SRCS_fuzz_oci_config := vmm/runtime/oci_config.c vmm/runtime/oci_json.c vmm/runtime/pod_role.c \
+FUZZ_SRCS_fuzz_oci_config := vmm/runtime/oci_config.c vmm/runtime/oci_json.c vmm/runtime/oci_linux.c vmm/runtime/container_linux.c vmm/runtime/pod_role.c \
                              vmm/runtime/container_state.c vmm/util/parse.c vmm/util/rmtree.c \
-                             vmm/util/proc_start.c vmm/agent_client/agent_ctr_codec.c \
+                             vmm/util/proc_start.c vmm/agent_client/agent_ctr_codec.c vmm/agent_client/agent_linux_codec.c \
                              vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_dir_codec.c
 # The agent's own forward service (guest/agent/forward.c) with the relay's
 # functions stubbed in the target, the hello's codec and the -p syntax.
@@ -101,7 +101,7 @@ $(BUILD)/fuzz/snapshot-seed: tests/fuzz/snapshot_seed.c tests/unit/snap_sample.c
 # Writes fuzz_agent_proto's seeds (frames of this AGENT_VERSION) at run time.
 $(BUILD)/fuzz/agent-seed: tests/fuzz/agent_seed.c vmm/agent_client/agent_client.c \
                           vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c \
-                          vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c \
+                          vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c vmm/agent_client/agent_linux_codec.c \
                           vmm/agent_client/agent_watch_codec.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^

@@ -107,6 +107,10 @@ int agent_pidns_dev(int pts, int sys);
  * when it is gone). */
 int agent_pidns_join_mnt(long pid);
 
+/* EXEC's linux section (linux_section.c): applied in the new
+ * container's child after agent_pidns_child; 0 or an errno. */
+int agent_lnx_apply(const struct agent_exec_req *r);
+
 /* container.c: a pod's named containers (proto.h, AGENT_EXEC_F_CONTAINER):
  * as agent_pidns_enter/_child/_record for a request that names one. */
 int agent_ctr_enter(const struct agent_exec_req *r);

@@ -14,10 +14,10 @@ AGENT_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 AGENT_CC ?= gcc
 AGENT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -O2
 AGENT_SRCS := $(wildcard $(AGENT_DIR)/*.c) vmm/agent_client/agent_client.c vmm/agent_client/forward_hello.c vmm/agent_client/agent_dir_codec.c \
-              vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c \
+              vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c vmm/agent_client/agent_linux_codec.c \
               vmm/agent_client/agent_reader.c vmm/agent_client/agent_watch_codec.c
 AGENT_HDRS := $(wildcard $(AGENT_DIR)/*.h) vmm/agent_client/agent_client.h vmm/agent_client/forward_hello.h vmm/agent_client/wire.h
-AGENT_CLIENT_SRCS := tests/agent/client.c vmm/agent_client/agent_client.c vmm/agent_client/agent_reader.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c \
+AGENT_CLIENT_SRCS := tests/agent/client.c vmm/agent_client/agent_client.c vmm/agent_client/agent_reader.c vmm/agent_client/agent_dir_codec.c vmm/agent_client/agent_cred_codec.c vmm/agent_client/agent_mount_codec.c vmm/agent_client/agent_exec_proc.c vmm/agent_client/agent_ctr_codec.c vmm/agent_client/agent_linux_codec.c vmm/agent_client/agent_conn.c vmm/agent_client/agent_exec.c vmm/agent_client/agent_client_io.c vmm/agent_client/agent_dir.c \
                      vmm/agent_client/agent_watch_codec.c vmm/agent_client/agent_watch.c vmm/util/nbfd.c
 
 .PHONY: agent agent-client agent-test

@@ -138,6 +138,8 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
     int e;
     if ((e = agent_pidns_child(r)))
         child_fail(errfd, r->ctr_name ? AGENT_OP_CONTAINER : AGENT_OP_SPAWN, e);
+    if ((e = agent_lnx_apply(r)))
+        child_fail(errfd, AGENT_OP_LINUX, e);
     if ((r->flags & AGENT_EXEC_F_TTY) && (e = agent_pty_take(in, uid, gid)))
         child_fail(errfd, AGENT_OP_SPAWN, e);
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
@@ -147,11 +149,17 @@ static void child_run(const struct agent_exec_req *r, int in, int out, int err, 
     if ((r->flags & AGENT_EXEC_F_SCRIPT) && (e = script_by_fd(r, av, &mfd)))
         child_fail(errfd, AGENT_OP_SPAWN, e);
     /* The agent shields itself from the OOM killer (main.c); the command
-     * must stay the killer's first choice, so it gets the default back. */
+     * must stay the killer's first choice, so it gets the default back,
+     * or what its container's config asks (AGENT_LNX_F_OOM). */
     int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (oom >= 0) {
-        (void)!write(oom, "0", 1);
+        char adj[16];
+        int n = snprintf(adj, sizeof(adj), "%d",
+                         r->lnx_flags & AGENT_LNX_F_OOM ? (int)r->oom_score_adj : 0);
+        ssize_t w = write(oom, adj, (size_t)n);
         close(oom);
+        if (w < 0 && (r->lnx_flags & AGENT_LNX_F_OOM))
+            child_fail(errfd, AGENT_OP_LINUX, errno);
     }
     if (set_limits(r))
         child_fail(errfd, AGENT_OP_RLIMIT, errno);

@@ -108,7 +108,11 @@
  * own, its root a disk found by serial, with bind mounts) and
  * CONTAINER_END; a version-14 agent would refuse the flag and end the
  * conversation at a CONTAINER_END.  Without the flag EXEC is as in 14. */
-#define AGENT_VERSION 15
+/* 16: EXEC's linux section (AGENT_EXEC_F_LINUX: an OCI config's
+ * linux.devices, rootfsPropagation, sysctl, readonlyPaths, maskedPaths,
+ * root.readonly and process.oomScoreAdj applied in the new container); a
+ * version-15 agent would refuse the flag.  Without it EXEC is as in 15. */
+#define AGENT_VERSION 16
 #define AGENT_HDR_SIZE 12
 
 /* The agent listens on this vsock port (VMADDR_CID_ANY). */
@@ -182,8 +186,18 @@
 #define AGENT_CTR_MAX_BYTES    (AGENT_CTR_MAX_NAME + 1 + AGENT_CTR_MAX_SERIAL + 1 + \
                                 AGENT_CTR_MAX_BINDS * (AGENT_CTR_BIND_FIXED + 2 * AGENT_CTR_MAX_PATH))
 #define AGENT_EXEC_CTR_MAX     (AGENT_EXEC_CTR_FIXED + AGENT_CTR_MAX_BYTES)
+/* EXEC's linux section (AGENT_EXEC_F_LINUX, below). */
+#define AGENT_EXEC_LNX_FIXED   24
+#define AGENT_LNX_MAX_LIST     64   /* of each list: masked, read-only, sysctl, devices */
+#define AGENT_LNX_MAX_PATH     1024 /* a path, its NUL included */
+#define AGENT_LNX_MAX_KEY      256  /* a sysctl's key, its NUL included */
+#define AGENT_LNX_MAX_VALUE    1024 /* a sysctl's value, its NUL included */
+#define AGENT_LNX_DEV_FIXED    20
+#define AGENT_LNX_MAX_BYTES    (256 * 1024)
+#define AGENT_EXEC_LNX_MAX     (AGENT_EXEC_LNX_FIXED + AGENT_LNX_MAX_BYTES)
 #define AGENT_MAX_PAYLOAD  (AGENT_EXEC_FIXED + AGENT_MAX_ARGV_BYTES + AGENT_MAX_ENV_BYTES + \
-                            AGENT_EXEC_PROC_MAX + AGENT_EXEC_CTR_MAX + AGENT_MAX_PATH)
+                            AGENT_EXEC_PROC_MAX + AGENT_EXEC_CTR_MAX + AGENT_EXEC_LNX_MAX + \
+                            AGENT_MAX_PATH)
 /* The agent refuses a FILE_PUT larger than this (a guest tmpfs lives in
  * guest RAM; the host also bounds what it accepts from FILE_GET). */
 #define AGENT_MAX_FILE     (1ull << 32)
@@ -311,6 +325,37 @@ enum agent_type {
  *                       NUL }
  *        The strings must end inside `bytes`, and fill it exactly.
  *        The section needs pidns NEW or JOIN (see pidns, AGENT_CTR_DIR).
+ *      linux (since version 16; only with AGENT_EXEC_F_LINUX, absent
+ *      without it; after the container section when both are there):
+ *      AGENT_EXEC_LNX_FIXED bytes, then `bytes` more:
+ *        +0  u32 flags      AGENT_LNX_F_*; unknown bits are an error
+ *        +4  u32 oom        oom_score_adj as an s32, -1000..1000, with
+ *                           AGENT_LNX_F_OOM; 0 without it
+ *        +8  u32 propagation of the container's root: 0 (rprivate, as
+ *                           without the section) or one AGENT_LNX_PROP_*
+ *        +12 u16 nmasked    each list 0..AGENT_LNX_MAX_LIST
+ *        +14 u16 nreadonly
+ *        +16 u16 nsysctl
+ *        +18 u16 ndevices
+ *        +20 u32 bytes      what follows, exactly: <= AGENT_LNX_MAX_BYTES
+ *        +24 nmasked paths, then nreadonly paths, each NUL-terminated,
+ *                    absolute and clean (no empty, "." or ".." component,
+ *                    no '/' at the end, not "/"), 2..AGENT_LNX_MAX_PATH
+ *                    bytes with the NUL;
+ *            nsysctl x { key, NUL-terminated: 2..AGENT_LNX_MAX_KEY bytes
+ *                        with the NUL, of [A-Za-z0-9_-] components
+ *                        joined by '.' (no empty one: net.ipv4.ip_forward),
+ *                        value, NUL-terminated: 1..AGENT_LNX_MAX_VALUE
+ *                        bytes with the NUL, no '\n' };
+ *            ndevices x { u32 mode   S_IFCHR, S_IFBLK or S_IFIFO | 07777
+ *                                    permissions, nothing else
+ *                         u32 major  < 4096 (0 for a FIFO)
+ *                         u32 minor  < 1048576 (0 for a FIFO)
+ *                         u32 uid, u32 gid
+ *                         path, NUL-terminated, a clean absolute path as
+ *                               above, not in /proc or /sys }
+ *        The strings must end inside `bytes`, and fill it exactly.  The
+ *        section needs pidns NEW: it is the container's making.
  *      cwd:  one NUL-terminated string (empty = "/"), the rest of the
  *            payload, <= AGENT_MAX_PATH bytes
  * The byte counts make every section's end known before it is walked: a
@@ -406,9 +451,31 @@ enum agent_type {
 #define AGENT_CTR_DISK_WAIT_MS 5000
 #define AGENT_BIND_F_RO        0x1u
 #define AGENT_BIND_F_ALL       AGENT_BIND_F_RO
+/* EXEC's linux section (since version 16; layout above): what an OCI
+ * config's linux object and process.oomScoreAdj ask of a new container,
+ * applied in its mount namespace after its /dev is made, in runc's
+ * order: the devices made (mknod, owner, mode; one already there is
+ * kept, as runc keeps it), the root's propagation, the sysctls written
+ * (/proc/sys/KEY with '.' as '/'), the read-only paths bound read-only
+ * onto themselves, the masked paths covered (a folder by an empty
+ * read-only tmpfs, anything else by /dev/null), the root made read-only
+ * with AGENT_LNX_F_ROOT_RO, and the process's oom_score_adj (the agent
+ * gives every other command 0).  A path that is not there is skipped, as
+ * runc skips it; any other failure is an ERROR with op AGENT_OP_LINUX
+ * and the command never runs.  The VM is the
+ * boundary: a sysctl or device node changes the guest, never the host. */
+#define AGENT_EXEC_F_LINUX     0x80u
+#define AGENT_LNX_F_ROOT_RO    0x1u
+#define AGENT_LNX_F_OOM        0x2u
+#define AGENT_LNX_F_ALL        (AGENT_LNX_F_ROOT_RO | AGENT_LNX_F_OOM)
+enum {
+    AGENT_LNX_PROP_SHARED = 1, AGENT_LNX_PROP_SLAVE, AGENT_LNX_PROP_PRIVATE,
+    AGENT_LNX_PROP_UNBINDABLE, AGENT_LNX_PROP_RSHARED, AGENT_LNX_PROP_RSLAVE,
+    AGENT_LNX_PROP_RPRIVATE, AGENT_LNX_PROP_RUNBINDABLE, AGENT_LNX_PROP_LAST = AGENT_LNX_PROP_RUNBINDABLE
+};
 #define AGENT_EXEC_F_ALL   (AGENT_EXEC_F_STDIN | AGENT_EXEC_F_TTY | AGENT_EXEC_F_NO_NEW_PRIVS | \
                             AGENT_EXEC_F_CAPS | AGENT_EXEC_F_SCRIPT | AGENT_EXEC_F_KEEP | \
-                            AGENT_EXEC_F_CONTAINER)
+                            AGENT_EXEC_F_CONTAINER | AGENT_EXEC_F_LINUX)
 
 /* CONTAINER_END payload (host -> agent; since version 15): the name,
  * NUL-terminated, the whole payload (the rules of EXEC's container
@@ -726,7 +793,8 @@ enum agent_op {
     AGENT_OP_MOUNT  = 9, /* MOUNT: the folder, the device or mount(2) */
     AGENT_OP_CONTAINER = 10, /* a named container's steps (EXEC's container
                               * section, CONTAINER_END; since version 15) */
-    AGENT_OP_MAX    = 10,
+    AGENT_OP_LINUX  = 11, /* EXEC's linux section (since version 16) */
+    AGENT_OP_MAX    = 11,
 };
 
 #endif

@@ -109,13 +109,42 @@ static void ctr_exec(struct agent_exec_req *r, int join)
     r->binds[1] = (struct agent_bind){"/run/airlock/pod/files/hosts", "/etc/hosts", AGENT_BIND_F_RO};
 }
 
+/* An OCI container's first command with its linux settings (protocol
+ * version 16), in a pod's container or the VM's own. */
+static void lnx_exec(struct agent_exec_req *r, int in_pod)
+{
+    if (in_pod)
+        ctr_exec(r, 0);
+    else {
+        agent_exec_req_init(r);
+        r->argv = argv3;
+        r->argc = 3;
+        r->pidns = AGENT_PIDNS_NEW;
+    }
+    r->flags |= AGENT_EXEC_F_LINUX;
+    r->lnx_flags = AGENT_LNX_F_ROOT_RO | AGENT_LNX_F_OOM;
+    r->oom_score_adj = 250;
+    r->propagation = AGENT_LNX_PROP_RSHARED;
+    r->nmasked = 2;
+    r->masked[0] = "/proc/kcore";
+    r->masked[1] = "/sys/firmware";
+    r->nreadonly = 1;
+    r->readonly[0] = "/proc/sys";
+    r->nsysctl = 1;
+    r->sysctl[0] = (struct agent_sysctl){"net.ipv4.ip_forward", "1"};
+    r->ndevices = 1;
+    r->devices[0] = (struct agent_device){"/dev/fuse", 020666, 10, 229, 0, 0};
+}
+
 /* The host's side: every request the agent decodes. */
 static int requests(void)
 {
-    struct agent_exec_req pr, cn, cj;
+    static struct agent_exec_req pr, cn, cj, ln, lp;
     proc_exec(&pr);
     ctr_exec(&cn, 0);
     ctr_exec(&cj, 1);
+    lnx_exec(&ln, 0);
+    lnx_exec(&lp, 1);
     struct agent_exec_req r;
     agent_exec_req_init(&r);
     r.argv = argv3;
@@ -138,6 +167,7 @@ static int requests(void)
            add(cred(AT, 0, NULL)) || add(agent_encode_mount(AT, 1, AGENT_MOUNT_F_RO, "/src")) ||
            add(agent_encode_mount(AT, 2, 0, "/home/u/work")) || add(agent_encode_exec(AT, &pr)) ||
            add(agent_encode_exec(AT, &cn)) || add(agent_encode_exec(AT, &cj)) ||
+           add(agent_encode_exec(AT, &ln)) || add(agent_encode_exec(AT, &lp)) ||
            add(agent_encode(AT, AGENT_CONTAINER_END, "4f1c2d-app", 11)) ||
            add(agent_encode_winsize(AT, 50, 132)) ||
            add(agent_encode_watch(AT, "/tmp/w", AGENT_WATCH_F_RECURSIVE)) ||

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmm/runtime/container_linux.h"
 #include "vmm/runtime/oci_config.h"
 #include "vmm/runtime/pod.h"
 
@@ -39,6 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (int k = 0; k < OCI_HOOK_KINDS; k++)
                 for (unsigned i = 0; i < c.nhooks[k]; i++)
                     assert(c.hooks[k][i].path[0] == '/');
+            /* the linux settings: each within its bound, and all of
+             * them either fitting the agent's section or refused */
+            assert(c.linux_view.nmasked <= OCI_MAX_LINUX_LIST &&
+                   c.linux_view.ndevices <= OCI_MAX_LINUX_LIST);
+            for (unsigned i = 0; i < c.linux_view.ndevices; i++)
+                assert(c.linux_view.devices[i].path[0] == '/' &&
+                       c.linux_view.devices[i].mode <= 07777);
+            (void)container_linux_check(&c, err, sizeof(err));
             /* the annotations that make a pod, and its VM's size */
             const char *sid;
             unsigned mem = 256, cpus = 1;

@@ -172,6 +172,7 @@ Suite *agent_mount_suite(void);
 Suite *agent_watch_suite(void);
 Suite *agent_exec_proc_suite(void);
 Suite *agent_ctr_suite(void);
+Suite *agent_linux_suite(void);
 Suite *forward_suite(void);
 Suite *mount_options_suite(void);
 Suite *volumes_suite(void);

@@ -298,7 +298,7 @@ int main(void)
         disk_suite, blk_suite, blk_spare_suite, disk_control_suite,
         agent_proto_suite, agent_reseed_suite, agent_dir_suite, agent_cred_suite, agent_mount_suite,
         agent_watch_suite,
-        agent_exec_proc_suite, agent_ctr_suite, forward_suite,
+        agent_exec_proc_suite, agent_ctr_suite, agent_linux_suite, forward_suite,
         mount_options_suite, volumes_suite, create_mounts_suite,
         tar_in_suite,
         run_copy_suite, run_copy_tree_suite,

@@ -26,6 +26,19 @@ struct agent_bind {
     uint32_t flags;     /* AGENT_BIND_F_* */
 };
 
+/* One device node of EXEC's linux section (proto.h). */
+struct agent_device {
+    const char *path;    /* in the container */
+    uint32_t mode;       /* S_IFCHR, S_IFBLK or S_IFIFO | permissions */
+    uint32_t major, minor;
+    uint32_t uid, gid;
+};
+
+/* One sysctl of EXEC's linux section: "net.ipv4.ip_forward", "1". */
+struct agent_sysctl {
+    const char *key, *value;
+};
+
 /* An exec request.  Encoding reads it; agent_exec_parse fills it with
  * pointers into a decoded payload (valid while that payload is). */
 struct agent_exec_req {
@@ -55,6 +68,16 @@ struct agent_exec_req {
     const char *ctr_serial;
     uint32_t nbinds;
     struct agent_bind binds[AGENT_CTR_MAX_BINDS];
+    /* The linux section (proto.h; since version 16): with
+     * AGENT_EXEC_F_LINUX and pidns NEW; all 0 without it. */
+    uint32_t lnx_flags;   /* AGENT_LNX_F_* */
+    int32_t oom_score_adj; /* with AGENT_LNX_F_OOM */
+    uint32_t propagation; /* 0 or AGENT_LNX_PROP_* */
+    uint32_t nmasked, nreadonly, nsysctl, ndevices;
+    const char *masked[AGENT_LNX_MAX_LIST];
+    const char *readonly[AGENT_LNX_MAX_LIST];
+    struct agent_sysctl sysctl[AGENT_LNX_MAX_LIST];
+    struct agent_device devices[AGENT_LNX_MAX_LIST];
     /* Host side only (not sent): agent_exec stops waiting this long after
      * timeout_ms, whatever the guest does.  The agent enforces the
      * timeout, but the agent is in the guest, and a guest root can stall
@@ -221,6 +244,18 @@ struct agent_msg;
 size_t agent_exec_ctr_size(const struct agent_exec_req *req);
 void agent_exec_ctr_put(uint8_t *p, const struct agent_exec_req *req);
 size_t agent_exec_ctr_get(const uint8_t *p, size_t avail, struct agent_exec_req *req);
+/* EXEC's linux section (agent_linux_codec.c; proto.h has the rules),
+ * called by the process section's functions after the container
+ * section's, with the same contract: its size (0 without
+ * AGENT_EXEC_F_LINUX, SIZE_MAX when req breaks the rules), laid out at
+ * p, read from p[0, avail) (its size, 0 without the flag, SIZE_MAX). */
+size_t agent_exec_lnx_size(const struct agent_exec_req *req);
+void agent_exec_lnx_put(uint8_t *p, const struct agent_exec_req *req);
+size_t agent_exec_lnx_get(const uint8_t *p, size_t avail, struct agent_exec_req *req);
+/* Whether key[0, len) may be a sysctl's key (components of
+ * [A-Za-z0-9_-] joined by '.'), value[0, len) its value. */
+int agent_sysctl_key_ok(const char *key, size_t len);
+int agent_sysctl_value_ok(const char *value, size_t len);
 /* Whether name[0, len) (no NUL in it) may name a container; whether
  * serial[0, len) may be a root disk's serial (len 0 excluded). */
 int agent_ctr_name_ok(const char *name, size_t len);

@@ -47,15 +47,6 @@ int agent_ctr_bind_path_ok(const char *path, size_t len, int target)
                       !agent_path_under(path, len, AGENT_CTR_DIR));
 }
 
-/* strlen bounded by max, or SIZE_MAX for NULL or a string past it. */
-static size_t len_upto(const char *s, size_t max)
-{
-    if (!s)
-        return SIZE_MAX;
-    size_t n = strnlen(s, max + 1);
-    return n > max ? SIZE_MAX : n;
-}
-
 /* The rules that tie the section to the rest of the request. */
 static int ctr_shape_ok(const struct agent_exec_req *r, size_t serial_len)
 {
@@ -68,28 +59,21 @@ size_t agent_exec_ctr_size(const struct agent_exec_req *r)
 {
     if (!(r->flags & AGENT_EXEC_F_CONTAINER))
         return r->ctr_name || r->ctr_serial || r->nbinds ? SIZE_MAX : 0;
-    size_t nl = len_upto(r->ctr_name, AGENT_CTR_MAX_NAME);
-    size_t sl = r->ctr_serial ? len_upto(r->ctr_serial, AGENT_CTR_MAX_SERIAL) : 0;
+    size_t nl = wire_len_upto(r->ctr_name, AGENT_CTR_MAX_NAME);
+    size_t sl = r->ctr_serial ? wire_len_upto(r->ctr_serial, AGENT_CTR_MAX_SERIAL) : 0;
     if (nl == SIZE_MAX || sl == SIZE_MAX || !agent_ctr_name_ok(r->ctr_name, nl) ||
         (sl && !agent_ctr_serial_ok(r->ctr_serial, sl)) || !ctr_shape_ok(r, sl))
         return SIZE_MAX;
     size_t size = AGENT_EXEC_CTR_FIXED + nl + 1 + sl + 1;
     for (uint32_t i = 0; i < r->nbinds; i++) {
         const struct agent_bind *b = &r->binds[i];
-        size_t s = len_upto(b->source, AGENT_CTR_MAX_PATH), t = len_upto(b->target, AGENT_CTR_MAX_PATH);
+        size_t s = wire_len_upto(b->source, AGENT_CTR_MAX_PATH), t = wire_len_upto(b->target, AGENT_CTR_MAX_PATH);
         if (s == SIZE_MAX || t == SIZE_MAX || (b->flags & ~AGENT_BIND_F_ALL) ||
             !agent_ctr_bind_path_ok(b->source, s, 0) || !agent_ctr_bind_path_ok(b->target, t, 1))
             return SIZE_MAX;
         size += AGENT_CTR_BIND_FIXED + s + 1 + t + 1;
     }
     return size;
-}
-
-static uint8_t *put_str(uint8_t *p, const char *s)
-{
-    size_t n = strlen(s) + 1;
-    memcpy(p, s, n);
-    return p + n;
 }
 
 void agent_exec_ctr_put(uint8_t *p, const struct agent_exec_req *r)
@@ -99,27 +83,12 @@ void agent_exec_ctr_put(uint8_t *p, const struct agent_exec_req *r)
         return;
     put32(p, r->nbinds);
     put32(p + 4, (uint32_t)(size - AGENT_EXEC_CTR_FIXED));
-    uint8_t *q = put_str(p + AGENT_EXEC_CTR_FIXED, r->ctr_name);
-    q = put_str(q, r->ctr_serial ? r->ctr_serial : "");
+    uint8_t *q = wire_put_str(p + AGENT_EXEC_CTR_FIXED, r->ctr_name);
+    q = wire_put_str(q, r->ctr_serial ? r->ctr_serial : "");
     for (uint32_t i = 0; i < r->nbinds; i++) {
         put32(q, r->binds[i].flags);
-        q = put_str(put_str(q + AGENT_CTR_BIND_FIXED, r->binds[i].source), r->binds[i].target);
+        q = wire_put_str(wire_put_str(q + AGENT_CTR_BIND_FIXED, r->binds[i].source), r->binds[i].target);
     }
-}
-
-/* The next NUL-terminated string of [*off, end) in p: it must end there.
- * Its length, or SIZE_MAX. */
-static size_t take_str(const uint8_t *p, size_t end, size_t *off, const char **s)
-{
-    if (*off >= end)
-        return SIZE_MAX;
-    const uint8_t *nul = memchr(p + *off, 0, end - *off);
-    if (!nul)
-        return SIZE_MAX;
-    *s = (const char *)p + *off;
-    size_t n = (size_t)(nul - (p + *off));
-    *off += n + 1;
-    return n;
 }
 
 size_t agent_exec_ctr_get(const uint8_t *p, size_t avail, struct agent_exec_req *r)
@@ -136,8 +105,8 @@ size_t agent_exec_ctr_get(const uint8_t *p, size_t avail, struct agent_exec_req 
         bytes > avail - AGENT_EXEC_CTR_FIXED)
         return SIZE_MAX;
     size_t end = AGENT_EXEC_CTR_FIXED + (size_t)bytes, off = AGENT_EXEC_CTR_FIXED;
-    size_t nl = take_str(p, end, &off, &r->ctr_name);
-    size_t sl = take_str(p, end, &off, &r->ctr_serial);
+    size_t nl = wire_take_str(p, end, &off, &r->ctr_name);
+    size_t sl = wire_take_str(p, end, &off, &r->ctr_serial);
     if (nl == SIZE_MAX || sl == SIZE_MAX || !agent_ctr_name_ok(r->ctr_name, nl) ||
         (sl && !agent_ctr_serial_ok(r->ctr_serial, sl)))
         return SIZE_MAX;
@@ -148,8 +117,8 @@ size_t agent_exec_ctr_get(const uint8_t *p, size_t avail, struct agent_exec_req 
             return SIZE_MAX;
         b->flags = get32(p + off);
         off += AGENT_CTR_BIND_FIXED;
-        size_t s = take_str(p, end, &off, &b->source);
-        size_t t = take_str(p, end, &off, &b->target);
+        size_t s = wire_take_str(p, end, &off, &b->source);
+        size_t t = wire_take_str(p, end, &off, &b->target);
         if (s == SIZE_MAX || t == SIZE_MAX || (b->flags & ~AGENT_BIND_F_ALL) ||
             !agent_ctr_bind_path_ok(b->source, s, 0) || !agent_ctr_bind_path_ok(b->target, t, 1))
             return SIZE_MAX;
@@ -160,7 +129,7 @@ size_t agent_exec_ctr_get(const uint8_t *p, size_t avail, struct agent_exec_req 
 
 size_t agent_ctr_end_payload(uint8_t *p, const char *name)
 {
-    size_t nl = len_upto(name, AGENT_CTR_MAX_NAME);
+    size_t nl = wire_len_upto(name, AGENT_CTR_MAX_NAME);
     if (nl == SIZE_MAX || !agent_ctr_name_ok(name, nl))
         return 0;
     memcpy(p, name, nl + 1);
@@ -171,7 +140,7 @@ int agent_ctr_end_parse(const uint8_t *p, size_t len, struct agent_msg *m)
 {
     size_t off = 0;
     const char *name;
-    size_t nl = take_str(p, len, &off, &name);
+    size_t nl = wire_take_str(p, len, &off, &name);
     if (nl == SIZE_MAX || off != len || !agent_ctr_name_ok(name, nl))
         return -EPROTO;
     if (m)

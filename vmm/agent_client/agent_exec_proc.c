@@ -47,14 +47,15 @@ static size_t proc_only(const struct agent_exec_req *r)
 }
 
 /* With AGENT_EXEC_F_CONTAINER the container section follows (since
- * version 15): counted, laid out and read here with the process section,
- * so the EXEC codec sees one section between env and cwd. */
+ * version 15), then with AGENT_EXEC_F_LINUX the linux section (since
+ * 16): counted, laid out and read here with the process section, so the
+ * EXEC codec sees one section between env and cwd. */
 size_t agent_exec_proc_size(const struct agent_exec_req *r)
 {
-    size_t ctr = agent_exec_ctr_size(r);
-    if (!proc_ok(r) || ctr == SIZE_MAX)
+    size_t ctr = agent_exec_ctr_size(r), lnx = agent_exec_lnx_size(r);
+    if (!proc_ok(r) || ctr == SIZE_MAX || lnx == SIZE_MAX)
         return 0;
-    return proc_only(r) + ctr;
+    return proc_only(r) + ctr + lnx;
 }
 
 void agent_exec_proc_put(uint8_t *p, const struct agent_exec_req *r)
@@ -78,6 +79,7 @@ void agent_exec_proc_put(uint8_t *p, const struct agent_exec_req *r)
         put64(p + 12, r->rlimits[i].hard);
     }
     agent_exec_ctr_put(p, r);
+    agent_exec_lnx_put(p + agent_exec_ctr_size(r), r);
 }
 
 size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req *r)
@@ -107,7 +109,10 @@ size_t agent_exec_proc_get(const uint8_t *p, size_t avail, struct agent_exec_req
     for (uint32_t i = 0; i < r->nrlimits; i++, q += AGENT_EXEC_RLIMIT_SIZE)
         r->rlimits[i] = (struct agent_rlimit){get32(q), get64(q + 4), get64(q + 12)};
     size_t ctr = agent_exec_ctr_get(q, avail - size, r);
-    return proc_ok(r) && ctr != SIZE_MAX ? size + ctr : 0;
+    if (ctr == SIZE_MAX)
+        return 0;
+    size_t lnx = agent_exec_lnx_get(q + ctr, avail - size - ctr, r);
+    return proc_ok(r) && lnx != SIZE_MAX ? size + ctr + lnx : 0;
 }
 
 void agent_sigq_winsize(uint8_t rec[AGENT_SIGQ_WINSIZE_LEN], uint16_t rows, uint16_t cols)

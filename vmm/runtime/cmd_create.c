@@ -29,6 +29,7 @@
 
 #include "vmm/jail/fdpass.h"
 #include "vmm/runtime/container_cgroup.h"
+#include "vmm/runtime/container_linux.h"
 #include "vmm/runtime/container_oom.h"
 #include "vmm/runtime/container_ports.h"
 #include "vmm/runtime/container_root_watch.h"
@@ -175,6 +176,7 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
         close(x->ready_fd);
         uint32_t guest_pid = 0;
         t.guest_pid = &guest_pid;
+        t.config = x->cfg;
         int started = wait_for_start(x->c);
         if (started >= 0)
             status = standin_run(&t, &x->cfg->process, true, started);
@@ -241,7 +243,7 @@ static void __attribute__((noreturn)) init_standin(struct standin_ctx *x)
             (void)w;
         }
         struct standin_target t = {.sock = sb.sock, .egress = container_vm_egress(x->cfg),
-                                   .guest_pid = &guest_pid};
+                                   .guest_pid = &guest_pid, .config = x->cfg};
         status = standin_run(&t, &x->cfg->process, true, started);
     }
     /* The guest's OOM kills, told as under runc (container_oom.h): with a
@@ -366,7 +368,8 @@ int runtime_create(const struct runtime_globals *g, int argc, char **argv)
     if (role < 0 ||
         (role != POD_MEMBER && container_vm_shape(&cfg, &mem, &cpus, err, sizeof(err))) ||
         (role == POD_SANDBOX && pod_vm_shape(&cfg, &mem, &cpus, err, sizeof(err))) ||
-        oci_namespaces_check(&cfg, err, sizeof(err))) {
+        oci_namespaces_check(&cfg, err, sizeof(err)) ||
+        container_linux_check(&cfg, err, sizeof(err))) {
         oci_config_free(&cfg);
         return runtime_error("%s", err);
     }

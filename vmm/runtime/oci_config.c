@@ -186,6 +186,11 @@ static int parse_process(const json_t *o, struct oci_process *p, char *err, size
         p->rows = (unsigned)h;
         p->cols = (unsigned)w;
     }
+    int64_t oom = INT64_MIN;
+    if (oci_json_int_field(o, "oomScoreAdj", "process.oomScoreAdj", -1000, 1000, &oom, err, cap))
+        goto fail;
+    p->has_oom = oom != INT64_MIN;
+    p->oom_score_adj = p->has_oom ? (int)oom : 0;
     if (parse_user(json_object_get(o, "user"), p, err, cap) ||
         parse_rlimits(json_object_get(o, "rlimits"), p, err, cap) ||
         parse_caps(json_object_get(o, "capabilities"), p, err, cap))
@@ -319,7 +324,8 @@ static int parse_linux(const json_t *l, struct oci_config *c, char *err, size_t 
         return 0;
     if (!json_is_object(l))
         return oci_json_bad(err, cap, "linux", "want an object");
-    if (parse_resources(json_object_get(l, "resources"), c, err, cap))
+    if (parse_resources(json_object_get(l, "resources"), c, err, cap) ||
+        oci_linux_parse(l, &c->linux_view, err, cap))
         return -1;
     const json_t *cg = json_object_get(l, "cgroupsPath");
     if (cg && !(c->cgroups_path = oci_json_str_of(cg)))

@@ -24,6 +24,7 @@
 #define OCI_MAX_MOUNTS 64
 #define OCI_MAX_HOOKS 32 /* of each kind */
 #define OCI_MAX_NAMESPACES 8 /* one of each type */
+#define OCI_MAX_LINUX_LIST 64 /* of each: maskedPaths, readonlyPaths, sysctl, devices */
 
 /* process.capabilities' five sets, in the order runc lists them. */
 enum oci_cap_set {
@@ -58,6 +59,8 @@ struct oci_process {
      * any command: every capability as root, none as another user. */
     bool has_caps;
     uint64_t caps[OCI_CAP_SETS];
+    bool has_oom; /* process.oomScoreAdj given: */
+    int oom_score_adj;
 };
 
 struct oci_mount {
@@ -87,6 +90,31 @@ struct oci_namespace {
     const char *path; /* join this one, or NULL: a new one */
 };
 
+/* linux.devices' entry: type 'c' (also for "u"), 'b' or 'p'. */
+struct oci_device {
+    const char *path;
+    char type;
+    uint32_t major, minor;
+    uint32_t mode; /* fileMode's permissions (0666 when not given) */
+    uint32_t uid, gid;
+};
+
+struct oci_sysctl {
+    const char *key, *value;
+};
+
+/* What linux asks of the container's own view, applied by the agent in
+ * the guest (oci_linux.c reads it; proto.h's EXEC linux section). */
+struct oci_linux {
+    const char *masked[OCI_MAX_LINUX_LIST], *readonly[OCI_MAX_LINUX_LIST];
+    unsigned nmasked, nreadonly;
+    struct oci_sysctl sysctl[OCI_MAX_LINUX_LIST];
+    unsigned nsysctl;
+    struct oci_device devices[OCI_MAX_LINUX_LIST];
+    unsigned ndevices;
+    const char *propagation; /* linux.rootfsPropagation as written, or NULL */
+};
+
 struct oci_config {
     json_t *doc;         /* owns every string below */
     const char *root;    /* root.path as written (relative to the bundle) */
@@ -105,6 +133,7 @@ struct oci_config {
     const char *cgroups_path;                /* or NULL */
     struct oci_namespace namespaces[OCI_MAX_NAMESPACES]; /* linux.namespaces, each type once */
     unsigned nnamespaces;
+    struct oci_linux linux_view; /* maskedPaths, readonlyPaths, sysctl, devices, rootfsPropagation */
 };
 
 /* linux.namespaces' entry of one type (CLONE_NEWNET, ...), or NULL when
@@ -131,6 +160,12 @@ void oci_process_free(struct oci_process *p);
  * not one, or to another type of namespace, is an error naming it.
  * 0, or -1 with err. */
 int oci_namespaces_check(const struct oci_config *c, char *err, size_t cap);
+
+/* linux.maskedPaths, readonlyPaths, sysctl, devices and rootfsPropagation
+ * of the object l into *v (oci_linux.c; called by oci_config_parse),
+ * each checked by the rules the agent applies them by.  0, or -1 with
+ * err naming the field. */
+int oci_linux_parse(const json_t *l, struct oci_linux *v, char *err, size_t cap);
 
 /* "RLIMIT_NOFILE" -> RLIMIT_NOFILE, -1 when unknown. */
 int oci_rlimit_number(const char *name);

@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "vmm/runtime/container_linux.h"
 #include "vmm/agent_client/agent_client.h"
 #include "vmm/agent_client/command_defaults.h"
 #include "vmm/jail/fdpass.h"
@@ -260,6 +261,8 @@ static int standin_exec(const struct standin_target *t, const struct oci_process
             memcpy(req.binds, t->binds, t->nbinds * sizeof(*t->binds));
         }
     }
+    if (init && t->config)
+        container_linux_section(t->config, &req);
     struct started_word word = {.fd = started_fd, .pid = t->guest_pid};
     req.on_started = say_running;
     req.on_started_arg = &word;
@@ -269,6 +272,12 @@ static int standin_exec(const struct standin_target *t, const struct oci_process
     free(env);
     if (rc < 0) {
         say("airlock-runtime: %s: %s\n", "the container's VM", -rc);
+        return EXIT_AIRLOCK_ERROR;
+    }
+    if (res.error && res.error_op == AGENT_OP_LINUX) {
+        say("airlock-runtime: the container's %s: %s\n",
+            "linux settings (devices, sysctl, readonlyPaths, maskedPaths, root.readonly, "
+            "oomScoreAdj)", res.error);
         return EXIT_AIRLOCK_ERROR;
     }
     if (res.error) {

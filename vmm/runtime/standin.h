@@ -46,6 +46,9 @@ struct standin_target {
     const struct agent_bind *binds; /* ... and the binds made for it */
     unsigned nbinds;
     uint32_t *guest_pid; /* gets the process's pid in the guest (the agent's view), or NULL */
+    /* the container's config: its first process's request carries its
+     * linux settings (container_linux.h); NULL: none */
+    const struct oci_config *config;
 };
 
 /* Runs p in t's VM, with fds 0, 1 and 2 as its stdio; the status to exit

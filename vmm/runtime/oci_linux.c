@@ -1,0 +1,148 @@
+/* config.json's linux.maskedPaths, readonlyPaths, sysctl, devices and
+ * rootfsPropagation (oci_config.h): what the container's own view of the
+ * guest should be, which the agent applies when it makes the container
+ * (guest/agent/proto.h, EXEC's linux section).  Each value is checked
+ * here by the agent's own rules (vmm/agent_client), so a config the
+ * agent would refuse fails at `create` naming the field, not at `start`
+ * as a protocol error. */
+#include <stdio.h>
+#include <string.h>
+
+#include "vmm/agent_client/agent_client.h"
+#include "vmm/runtime/oci_config.h"
+#include "vmm/runtime/oci_json.h"
+
+#define MAJOR_LIMIT 4096u    /* dev_t: 12 bits of major, */
+#define MINOR_LIMIT 1048576u /* 20 of minor */
+
+/* A clean absolute path (no "..", no "//", no '/' at the end, not "/"),
+ * outside /proc and /sys where `device`. */
+static bool path_ok(const char *p, bool device)
+{
+    size_t len = p ? strlen(p) : 0;
+    if (!p || !agent_clean_path(p, len, AGENT_LNX_MAX_PATH))
+        return false;
+    return !device || (!agent_path_under(p, len, "/proc") && !agent_path_under(p, len, "/sys"));
+}
+
+static int bad_value(char *err, size_t cap, const char *field, const char *value, const char *why)
+{
+    snprintf(err, cap, "%s: %.200s: %s", field, value, why);
+    return -1;
+}
+
+static int parse_paths(const json_t *a, const char *field, const char **out, unsigned *n,
+                       char *err, size_t cap)
+{
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > OCI_MAX_LINUX_LIST) {
+        char why[64];
+        snprintf(why, sizeof(why), "want an array of at most %d paths", OCI_MAX_LINUX_LIST);
+        return oci_json_bad(err, cap, field, why);
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(a, i, e) {
+        const char *p = oci_json_str_of(e);
+        if (!p)
+            return oci_json_bad(err, cap, field, "want strings");
+        if (!path_ok(p, false))
+            return bad_value(err, cap, field, p, "want a clean absolute path");
+        out[(*n)++] = p;
+    }
+    return 0;
+}
+
+static int parse_sysctl(const json_t *o, struct oci_linux *v, char *err, size_t cap)
+{
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o) || json_object_size(o) > OCI_MAX_LINUX_LIST) {
+        char why[64];
+        snprintf(why, sizeof(why), "want an object of at most %d strings", OCI_MAX_LINUX_LIST);
+        return oci_json_bad(err, cap, "linux.sysctl", why);
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)o, key, val) {
+        const char *s = json_string_value(val);
+        if (!agent_sysctl_key_ok(key, strlen(key)))
+            return bad_value(err, cap, "linux.sysctl", key,
+                             "want a key of letters, digits, '_' and '-' joined by '.'");
+        if (!s || strlen(s) != json_string_length(val) || !agent_sysctl_value_ok(s, strlen(s)))
+            return bad_value(err, cap, "linux.sysctl", key, "want a one-line string value");
+        v->sysctl[v->nsysctl++] = (struct oci_sysctl){key, s};
+    }
+    return 0;
+}
+
+static int parse_device(const json_t *e, struct oci_device *d, char *err, size_t cap)
+{
+    const char *type = oci_json_str_of(json_object_get(e, "type"));
+    d->path = oci_json_str_of(json_object_get(e, "path"));
+    if (!json_is_object(e) || !d->path || !type)
+        return oci_json_bad(err, cap, "linux.devices", "want objects with a path and a type");
+    if (!path_ok(d->path, true))
+        return bad_value(err, cap, "linux.devices", d->path,
+                         "want a clean absolute path outside /proc and /sys");
+    if (strlen(type) != 1 || !strchr("cubp", type[0]))
+        return bad_value(err, cap, "linux.devices.type", type, "want c, u, b or p");
+    d->type = type[0] == 'u' ? 'c' : type[0];
+    int64_t major = 0, minor = 0, mode = 0666, uid = 0, gid = 0;
+    if (oci_json_int_field(e, "major", "linux.devices.major", 0, MAJOR_LIMIT - 1, &major, err, cap) ||
+        oci_json_int_field(e, "minor", "linux.devices.minor", 0, MINOR_LIMIT - 1, &minor, err, cap) ||
+        oci_json_int_field(e, "fileMode", "linux.devices.fileMode", 0, 07777, &mode, err, cap) ||
+        oci_json_int_field(e, "uid", "linux.devices.uid", 0, UINT32_MAX - 1, &uid, err, cap) ||
+        oci_json_int_field(e, "gid", "linux.devices.gid", 0, UINT32_MAX - 1, &gid, err, cap))
+        return -1;
+    /* The spec: major and minor are required for every type but a FIFO. */
+    if (d->type != 'p' && (!json_object_get(e, "major") || !json_object_get(e, "minor")))
+        return bad_value(err, cap, "linux.devices", d->path, "a device without major and minor");
+    d->major = d->type == 'p' ? 0 : (uint32_t)major;
+    d->minor = d->type == 'p' ? 0 : (uint32_t)minor;
+    d->mode = (uint32_t)mode;
+    d->uid = (uint32_t)uid;
+    d->gid = (uint32_t)gid;
+    return 0;
+}
+
+static int parse_devices(const json_t *a, struct oci_linux *v, char *err, size_t cap)
+{
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) > OCI_MAX_LINUX_LIST) {
+        char why[64];
+        snprintf(why, sizeof(why), "want an array of at most %d devices", OCI_MAX_LINUX_LIST);
+        return oci_json_bad(err, cap, "linux.devices", why);
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(a, i, e)
+        if (parse_device(e, &v->devices[v->ndevices++], err, cap))
+            return -1;
+    return 0;
+}
+
+int oci_linux_parse(const json_t *l, struct oci_linux *v, char *err, size_t cap)
+{
+    static const char *const props[] = {"shared",  "slave",  "private",  "unbindable",
+                                        "rshared", "rslave", "rprivate", "runbindable", NULL};
+    memset(v, 0, sizeof(*v));
+    if (parse_paths(json_object_get(l, "maskedPaths"), "linux.maskedPaths", v->masked,
+                    &v->nmasked, err, cap) ||
+        parse_paths(json_object_get(l, "readonlyPaths"), "linux.readonlyPaths", v->readonly,
+                    &v->nreadonly, err, cap) ||
+        parse_sysctl(json_object_get(l, "sysctl"), v, err, cap) ||
+        parse_devices(json_object_get(l, "devices"), v, err, cap))
+        return -1;
+    const json_t *prop = json_object_get(l, "rootfsPropagation");
+    if (!prop || json_is_null(prop))
+        return 0;
+    v->propagation = oci_json_str_of(prop);
+    for (size_t i = 0; v->propagation && props[i]; i++)
+        if (!strcmp(v->propagation, props[i]))
+            return 0;
+    return oci_json_bad(err, cap, "linux.rootfsPropagation",
+                        "want shared, slave, private, unbindable or one of them with r before it");
+}
