@@ -328,24 +328,76 @@ await step('pod-after', async () => {
   await call(rt, 'RemoveContainer', { container_id: id });
   out('pod-after', s.exit_code, /fresh-root/.test(log));
 });
-// No egress annotation on this pod: its containers get no proxy
-// variables, and the guest's proxy, asked anyway, refuses the test's
-// server (egress is off), which sees no request.
-await step('egress-none', async () => {
-  if (!allowed) return out('egress-none', 'no-server');
-  const id = (await call(rt, 'CreateContainer', {
-    pod_sandbox_id: podId, sandbox_config: pod,
-    config: containerConfig('noegress', ['sh', '-c',
-      'echo proxy-vars=$(env | grep -ci proxy); ' + proxyTry(allowed.port, 'http://127.0.0.1:3128')]),
-  })).container_id;
-  await call(rt, 'StartContainer', { container_id: id });
-  const s = await waitState(id, 'CONTAINER_EXITED', 120);
-  const l = await ctrLines(id);
-  await call(rt, 'RemoveContainer', { container_id: id });
-  const p = allowed.port;
-  out('egress-none', s.exit_code, field(l, 'proxy-vars'), field(l, `wget-${p}`).replace(' ', '/'),
-    field(l, `proxy-${p}`).replace(/ /g, '/'), allowed.hits, JSON.stringify(field(l, `reason-${p}`)));
-});
+// --- another pod, beside pod 1: egress by annotation -------------------------
+// The host's network (the broker dials from there), the smallest VM, and
+// an allowlist of one address and port: the first server's.  Its
+// container fetches that page through the guest's proxy with busybox's
+// wget, whose http_proxy the runtime set; the other server's port is
+// refused, before any connection to it.  Pod 1 still runs: the
+// allowlist is one pod's, not the node's.
+if (allowed) {
+  const podE = podConfig('egress', NS.NODE, [], {
+    'io.airlock.pod-memory-mib': '128', 'io.airlock.allow-ip': `${EGRESS_HOST}:${allowed.port}`,
+  });
+  let podEId, fetchId;
+  await step('runp-egress', async () => {
+    const t0 = ms();
+    podEId = (await call(rt, 'RunPodSandbox', { config: podE, runtime_handler: HANDLER })).pod_sandbox_id;
+    const s = (await call(rt, 'PodSandboxStatus', { pod_sandbox_id: podEId })).status;
+    out('runp-egress', s.state, `${secs(t0)}s`);
+  });
+  await step('egress-fetch', async () => {
+    fetchId = (await call(rt, 'CreateContainer', {
+      pod_sandbox_id: podEId, sandbox_config: podE,
+      config: containerConfig('fetch', ['sh', '-c',
+        `echo "proxy=$HTTP_PROXY|$https_proxy"; echo "page=$(wget -qO- http://${EGRESS_HOST}:${allowed.port}/)"; ` +
+        `${proxyTry(other.port)}; echo fetched; exec sleep 100000`]),
+    })).container_id;
+    await call(rt, 'StartContainer', { container_id: fetchId });
+    const end = Date.now() + 120 * SLOW * 1000;
+    let l = [];
+    while (Date.now() < end && !(l = await ctrLines(fetchId)).includes('fetched')) await sleep(300);
+    const p = other.port;
+    out('egress-fetch', field(l, 'proxy'), JSON.stringify(field(l, 'page')), allowed.hits);
+    out('egress-denied', field(l, `wget-${p}`).replace(' ', '/'), field(l, `proxy-${p}`).replace(/ /g, '/'),
+      other.hits, JSON.stringify(field(l, `reason-${p}`)));
+  });
+  // kubectl exec's processes get the proxy too.
+  await step('egress-exec', async () => {
+    const r = await call(rt, 'ExecSync', {
+      container_id: fetchId, cmd: ['sh', '-c', `wget -qO- http://${EGRESS_HOST}:${allowed.port}/`], timeout: 60 * SLOW,
+    });
+    out('egress-exec', r.exit_code, JSON.stringify(r.stdout.toString()), allowed.hits);
+  });
+  // Meanwhile pod 1 has no egress annotation: its containers get no
+  // proxy variables, and its guest's proxy, asked anyway, refuses the
+  // server the egress pod may reach (egress is off), which sees no
+  // request from it.
+  await step('egress-none', async () => {
+    const hits = allowed.hits;
+    const id = (await call(rt, 'CreateContainer', {
+      pod_sandbox_id: podId, sandbox_config: pod,
+      config: containerConfig('noegress', ['sh', '-c',
+        'echo proxy-vars=$(env | grep -ci proxy); ' + proxyTry(allowed.port, 'http://127.0.0.1:3128')]),
+    })).container_id;
+    await call(rt, 'StartContainer', { container_id: id });
+    const s = await waitState(id, 'CONTAINER_EXITED', 120);
+    const l = await ctrLines(id);
+    await call(rt, 'RemoveContainer', { container_id: id });
+    const p = allowed.port;
+    out('egress-none', s.exit_code, field(l, 'proxy-vars'), field(l, `wget-${p}`).replace(' ', '/'),
+      field(l, `proxy-${p}`).replace(/ /g, '/'), allowed.hits - hits, JSON.stringify(field(l, `reason-${p}`)));
+  });
+  await step('egress-teardown', async () => {
+    if (fetchId) {
+      await call(rt, 'StopContainer', { container_id: fetchId, timeout: 1 });
+      await call(rt, 'RemoveContainer', { container_id: fetchId });
+    }
+    await call(rt, 'StopPodSandbox', { pod_sandbox_id: podEId });
+    await call(rt, 'RemovePodSandbox', { pod_sandbox_id: podEId });
+    out('egress-teardown', 'ok', other.hits);
+  });
+}
 await step('stop', async () => {
   const t0 = ms();
   await call(rt, 'StopContainer', { container_id: longId, timeout: STOP_TIMEOUT });
@@ -431,57 +483,6 @@ await step('rmp', async () => {
   const r = await call(rt, 'ListPodSandbox', {});
   out('rmp', r.items.filter((p) => p.id === podId).length);
 });
-
-// --- pod 3: egress by annotation ---------------------------------------------
-// The host's network (the broker dials from there), the smallest VM, and
-// an allowlist of one address and port: the first server's.  Its
-// container fetches that page through the guest's proxy with busybox's
-// wget, whose http_proxy the runtime set; the other server's port is
-// refused, before any connection to it.
-if (allowed) {
-  const podE = podConfig('egress', NS.NODE, [], {
-    'io.airlock.pod-memory-mib': '128', 'io.airlock.allow-ip': `${EGRESS_HOST}:${allowed.port}`,
-  });
-  let podEId, fetchId;
-  await step('runp-egress', async () => {
-    const t0 = ms();
-    podEId = (await call(rt, 'RunPodSandbox', { config: podE, runtime_handler: HANDLER })).pod_sandbox_id;
-    const s = (await call(rt, 'PodSandboxStatus', { pod_sandbox_id: podEId })).status;
-    out('runp-egress', s.state, `${secs(t0)}s`);
-  });
-  await step('egress-fetch', async () => {
-    fetchId = (await call(rt, 'CreateContainer', {
-      pod_sandbox_id: podEId, sandbox_config: podE,
-      config: containerConfig('fetch', ['sh', '-c',
-        `echo "proxy=$HTTP_PROXY|$https_proxy"; echo "page=$(wget -qO- http://${EGRESS_HOST}:${allowed.port}/)"; ` +
-        `${proxyTry(other.port)}; echo fetched; exec sleep 100000`]),
-    })).container_id;
-    await call(rt, 'StartContainer', { container_id: fetchId });
-    const end = Date.now() + 120 * SLOW * 1000;
-    let l = [];
-    while (Date.now() < end && !(l = await ctrLines(fetchId)).includes('fetched')) await sleep(300);
-    const p = other.port;
-    out('egress-fetch', field(l, 'proxy'), JSON.stringify(field(l, 'page')), allowed.hits);
-    out('egress-denied', field(l, `wget-${p}`).replace(' ', '/'), field(l, `proxy-${p}`).replace(/ /g, '/'),
-      other.hits, JSON.stringify(field(l, `reason-${p}`)));
-  });
-  // kubectl exec's processes get the proxy too.
-  await step('egress-exec', async () => {
-    const r = await call(rt, 'ExecSync', {
-      container_id: fetchId, cmd: ['sh', '-c', `wget -qO- http://${EGRESS_HOST}:${allowed.port}/`], timeout: 60 * SLOW,
-    });
-    out('egress-exec', r.exit_code, JSON.stringify(r.stdout.toString()), allowed.hits);
-  });
-  await step('egress-teardown', async () => {
-    if (fetchId) {
-      await call(rt, 'StopContainer', { container_id: fetchId, timeout: 1 });
-      await call(rt, 'RemoveContainer', { container_id: fetchId });
-    }
-    await call(rt, 'StopPodSandbox', { pod_sandbox_id: podEId });
-    await call(rt, 'RemovePodSandbox', { pod_sandbox_id: podEId });
-    out('egress-teardown', 'ok', other.hits);
-  });
-}
 
 // --- pod 2: a network namespace of its own (CNI) ----------------------------
 if (env.CRI_POD_NET === '1') {
