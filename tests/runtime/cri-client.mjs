@@ -104,6 +104,39 @@ await step('image', async () => {
   out('image', r.image ? r.image.repo_tags.includes(IMAGE) : 'missing');
 });
 
+// --- egress: two HTTP servers of the client's own on the host's loopback
+// (in the process, so they end with it, whatever happened).  A pod's
+// allowlist (io.airlock.allow-ip) names the first; the second listens
+// too, so that a refusal is the allowlist's and not a closed port.
+// 127.0.0.2, outside the guest's no_proxy (localhost,127.0.0.1,::1): a
+// client that honours no_proxy still asks the proxy.
+const EGRESS_HOST = '127.0.0.2';
+function serve(body) {
+  return new Promise((resolve, reject) => {
+    const s = { hits: 0 };
+    s.server = http.createServer((req, res) => { s.hits++; res.end(body); });
+    s.server.on('error', reject);
+    s.server.listen(0, EGRESS_HOST, () => { s.port = s.server.address().port; s.server.unref(); resolve(s); });
+  });
+}
+let allowed, other;
+await step('egress-servers', async () => {
+  allowed = await serve('egress-page-from-the-host\n');
+  other = await serve('not-for-the-guest\n');
+  out('egress-servers', 'ok');
+});
+// A container's lines: "PROXY? ALLOWED-PAGE WGET-STATUS|NC-STATUS|NC-REASON"
+// from sh: wget through $http_proxy (or the one forced), then the same
+// request written to the guest's proxy by nc, its answer's status line
+// and its body (the proxy's reason).
+const proxyTry = (port, proxy = '$http_proxy') =>
+  `r=$(http_proxy=${proxy} wget -O /dev/null http://${EGRESS_HOST}:${port}/ 2>&1 | grep -o "HTTP/1.[01] [0-9]*" | head -n 1); ` +
+  `echo "wget-${port}=\${r:-none}"; ` +
+  `printf "GET http://${EGRESS_HOST}:${port}/ HTTP/1.0\\r\\nHost: ${EGRESS_HOST}:${port}\\r\\n\\r\\n" | nc 127.0.0.1 3128 | ` +
+  `tr -d "\\r" | sed -n "1s/^/proxy-${port}=/p; \\$s/^/reason-${port}=/p"`;
+const ctrLines = async (id) => (await logOf(id)).split('\n').map((l) => l.split(' ').slice(3).join(' ')).filter(Boolean);
+const field = (lines, k) => (lines.find((l) => l.startsWith(`${k}=`)) || `${k}=-`).slice(k.length + 1);
+
 // --- pod 1: the host's network ---------------------------------------------
 // The pod's VM's RAM by annotation (pod_annotations passes io.airlock.*).
 const pod = podConfig('hostnet', NS.NODE, [], { 'io.airlock.pod-memory-mib': '256' });
@@ -296,6 +329,76 @@ await step('pod-after', async () => {
   await call(rt, 'RemoveContainer', { container_id: id });
   out('pod-after', s.exit_code, /fresh-root/.test(log));
 });
+// --- another pod, beside pod 1: egress by annotation -------------------------
+// The host's network (the broker dials from there), the smallest VM, and
+// an allowlist of one address and port: the first server's.  Its
+// container fetches that page through the guest's proxy with busybox's
+// wget, whose http_proxy the runtime set; the other server's port is
+// refused, before any connection to it.  Pod 1 still runs: the
+// allowlist is one pod's, not the node's.
+if (allowed) {
+  const podE = podConfig('egress', NS.NODE, [], {
+    'io.airlock.pod-memory-mib': '128', 'io.airlock.allow-ip': `${EGRESS_HOST}:${allowed.port}`,
+  });
+  let podEId, fetchId;
+  await step('runp-egress', async () => {
+    const t0 = ms();
+    podEId = (await call(rt, 'RunPodSandbox', { config: podE, runtime_handler: HANDLER })).pod_sandbox_id;
+    const s = (await call(rt, 'PodSandboxStatus', { pod_sandbox_id: podEId })).status;
+    out('runp-egress', s.state, `${secs(t0)}s`);
+  });
+  await step('egress-fetch', async () => {
+    fetchId = (await call(rt, 'CreateContainer', {
+      pod_sandbox_id: podEId, sandbox_config: podE,
+      config: containerConfig('fetch', ['sh', '-c',
+        `echo "proxy=$HTTP_PROXY|$https_proxy"; echo "page=$(wget -qO- http://${EGRESS_HOST}:${allowed.port}/)"; ` +
+        `${proxyTry(other.port)}; echo fetched; exec sleep 100000`]),
+    })).container_id;
+    await call(rt, 'StartContainer', { container_id: fetchId });
+    const end = Date.now() + 120 * SLOW * 1000;
+    let l = [];
+    while (Date.now() < end && !(l = await ctrLines(fetchId)).includes('fetched')) await sleep(300);
+    const p = other.port;
+    out('egress-fetch', field(l, 'proxy'), JSON.stringify(field(l, 'page')), allowed.hits);
+    out('egress-denied', field(l, `wget-${p}`).replace(' ', '/'), field(l, `proxy-${p}`).replace(/ /g, '/'),
+      other.hits, JSON.stringify(field(l, `reason-${p}`)));
+  });
+  // kubectl exec's processes get the proxy too.
+  await step('egress-exec', async () => {
+    const r = await call(rt, 'ExecSync', {
+      container_id: fetchId, cmd: ['sh', '-c', `wget -qO- http://${EGRESS_HOST}:${allowed.port}/`], timeout: 60 * SLOW,
+    });
+    out('egress-exec', r.exit_code, JSON.stringify(r.stdout.toString()), allowed.hits);
+  });
+  // Meanwhile pod 1 has no egress annotation: its containers get no
+  // proxy variables, and its guest's proxy, asked anyway, refuses the
+  // server the egress pod may reach (egress is off), which sees no
+  // request from it.
+  await step('egress-none', async () => {
+    const hits = allowed.hits;
+    const id = (await call(rt, 'CreateContainer', {
+      pod_sandbox_id: podId, sandbox_config: pod,
+      config: containerConfig('noegress', ['sh', '-c',
+        'echo proxy-vars=$(env | grep -ci proxy); ' + proxyTry(allowed.port, 'http://127.0.0.1:3128')]),
+    })).container_id;
+    await call(rt, 'StartContainer', { container_id: id });
+    const s = await waitState(id, 'CONTAINER_EXITED', 120);
+    const l = await ctrLines(id);
+    await call(rt, 'RemoveContainer', { container_id: id });
+    const p = allowed.port;
+    out('egress-none', s.exit_code, field(l, 'proxy-vars'), field(l, `wget-${p}`).replace(' ', '/'),
+      field(l, `proxy-${p}`).replace(/ /g, '/'), allowed.hits - hits, JSON.stringify(field(l, `reason-${p}`)));
+  });
+  await step('egress-teardown', async () => {
+    if (fetchId) {
+      await call(rt, 'StopContainer', { container_id: fetchId, timeout: 1 });
+      await call(rt, 'RemoveContainer', { container_id: fetchId });
+    }
+    await call(rt, 'StopPodSandbox', { pod_sandbox_id: podEId });
+    await call(rt, 'RemovePodSandbox', { pod_sandbox_id: podEId });
+    out('egress-teardown', 'ok', other.hits);
+  });
+}
 await step('stop', async () => {
   const t0 = ms();
   await call(rt, 'StopContainer', { container_id: longId, timeout: STOP_TIMEOUT });
@@ -510,6 +613,7 @@ await step('end', async () => {
 });
 rt.close();
 img.close();
+for (const s of [allowed, other]) s?.server.close();
 
 function get(url) {
   return new Promise((resolve, reject) => {
