@@ -1,5 +1,5 @@
 /* EXEC's linux section (proto.h, AGENT_EXEC_F_LINUX): an OCI config's
- * linux.devices, rootfsPropagation, sysctl, readonlyPaths and
+ * tmpfs mounts, linux.devices, rootfsPropagation, sysctl, readonlyPaths and
  * maskedPaths and root.readonly, applied in a new container's mount
  * namespace (the command's child, after agent_pidns_dev made its /dev),
  * in the order runc applies them; process.oomScoreAdj is child_run's
@@ -40,6 +40,11 @@ static int make_device(const struct agent_device *d)
     /* Owner, then the mode past the umask (chown clears set-id bits). */
     return chown(d->path, d->uid, d->gid) || chmod(d->path, d->mode & 07777) ? errno : 0;
 }
+
+_Static_assert(AGENT_LNX_TMPFS_FLAGS == (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC |
+                                         MS_SYNCHRONOUS | MS_DIRSYNC | MS_NOATIME |
+                                         MS_NODIRATIME | MS_RELATIME | MS_STRICTATIME),
+               "proto.h's tmpfs flags are Linux's");
 
 static unsigned long propagation_flags(uint32_t prop)
 {
@@ -123,11 +128,27 @@ static int mask_path(const char *path)
     return mount("/dev/null", path, NULL, MS_BIND, NULL) ? errno : 0;
 }
 
+/* A tmpfs mount of the config's, its folder made first (an image may
+ * lack it); then its propagation. */
+static int make_tmpfs(const struct agent_tmpfs *t)
+{
+    int rc = parents(t->target);
+    if (rc || (mkdir(t->target, 0755) && errno != EEXIST))
+        return rc ? rc : errno;
+    if (mount("tmpfs", t->target, "tmpfs", t->flags, *t->options ? t->options : NULL))
+        return errno;
+    if (t->propagation && mount(NULL, t->target, NULL, propagation_flags(t->propagation), NULL))
+        return errno;
+    return 0;
+}
+
 int agent_lnx_apply(const struct agent_exec_req *r)
 {
     int rc = 0;
     if (!(r->flags & AGENT_EXEC_F_LINUX))
         return 0;
+    for (uint32_t i = 0; i < r->ntmpfs && !rc; i++)
+        rc = make_tmpfs(&r->tmpfs[i]);
     for (uint32_t i = 0; i < r->ndevices && !rc; i++)
         rc = make_device(&r->devices[i]);
     if (!rc && r->propagation && mount(NULL, "/", NULL, propagation_flags(r->propagation), NULL))

@@ -187,12 +187,14 @@
                                 AGENT_CTR_MAX_BINDS * (AGENT_CTR_BIND_FIXED + 2 * AGENT_CTR_MAX_PATH))
 #define AGENT_EXEC_CTR_MAX     (AGENT_EXEC_CTR_FIXED + AGENT_CTR_MAX_BYTES)
 /* EXEC's linux section (AGENT_EXEC_F_LINUX, below). */
-#define AGENT_EXEC_LNX_FIXED   24
-#define AGENT_LNX_MAX_LIST     64   /* of each list: masked, read-only, sysctl, devices */
+#define AGENT_EXEC_LNX_FIXED   28
+#define AGENT_LNX_MAX_LIST     64   /* of each list: masked, read-only, sysctl, devices, tmpfs */
 #define AGENT_LNX_MAX_PATH     1024 /* a path, its NUL included */
 #define AGENT_LNX_MAX_KEY      256  /* a sysctl's key, its NUL included */
 #define AGENT_LNX_MAX_VALUE    1024 /* a sysctl's value, its NUL included */
 #define AGENT_LNX_DEV_FIXED    20
+#define AGENT_LNX_TMPFS_FIXED  8
+#define AGENT_LNX_MAX_DATA     256  /* a tmpfs's options, its NUL included */
 #define AGENT_LNX_MAX_BYTES    (256 * 1024)
 #define AGENT_EXEC_LNX_MAX     (AGENT_EXEC_LNX_FIXED + AGENT_LNX_MAX_BYTES)
 #define AGENT_MAX_PAYLOAD  (AGENT_EXEC_FIXED + AGENT_MAX_ARGV_BYTES + AGENT_MAX_ENV_BYTES + \
@@ -337,8 +339,17 @@ enum agent_type {
  *        +14 u16 nreadonly
  *        +16 u16 nsysctl
  *        +18 u16 ndevices
- *        +20 u32 bytes      what follows, exactly: <= AGENT_LNX_MAX_BYTES
- *        +24 nmasked paths, then nreadonly paths, each NUL-terminated,
+ *        +20 u16 ntmpfs
+ *        +22 u16 zero
+ *        +24 u32 bytes      what follows, exactly: <= AGENT_LNX_MAX_BYTES
+ *        +28 ntmpfs x { u32 flags  AGENT_LNX_TMPFS_FLAGS bits (Linux's MS_*)
+ *                       u32 propagation  0 or one AGENT_LNX_PROP_*
+ *                       target, NUL-terminated, a clean absolute path as
+ *                              below, not in /proc or /sys
+ *                       options, NUL-terminated: 1..AGENT_LNX_MAX_DATA
+ *                              bytes with the NUL of printable ASCII, no
+ *                              space ("mode=755,size=1k", or "") };
+ *            nmasked paths, then nreadonly paths, each NUL-terminated,
  *                    absolute and clean (no empty, "." or ".." component,
  *                    no '/' at the end, not "/"), 2..AGENT_LNX_MAX_PATH
  *                    bytes with the NUL;
@@ -452,9 +463,10 @@ enum agent_type {
 #define AGENT_BIND_F_RO        0x1u
 #define AGENT_BIND_F_ALL       AGENT_BIND_F_RO
 /* EXEC's linux section (since version 16; layout above): what an OCI
- * config's linux object and process.oomScoreAdj ask of a new container,
- * applied in its mount namespace after its /dev is made, in runc's
- * order: the devices made (mknod, owner, mode; one already there is
+ * config's tmpfs mounts, linux object and process.oomScoreAdj ask of a
+ * new container, applied in its mount namespace after its /dev is made,
+ * in runc's order: the tmpfs mounts made (their folders too), each with
+ * its propagation; the devices made (mknod, owner, mode; one already there is
  * kept, as runc keeps it), the root's propagation, the sysctls written
  * (/proc/sys/KEY with '.' as '/'), the read-only paths bound read-only
  * onto themselves, the masked paths covered (a folder by an empty
@@ -468,6 +480,11 @@ enum agent_type {
 #define AGENT_LNX_F_ROOT_RO    0x1u
 #define AGENT_LNX_F_OOM        0x2u
 #define AGENT_LNX_F_ALL        (AGENT_LNX_F_ROOT_RO | AGENT_LNX_F_OOM)
+/* A tmpfs mount's flags: MS_RDONLY, NOSUID, NODEV, NOEXEC, SYNCHRONOUS,
+ * DIRSYNC, NOATIME, NODIRATIME, RELATIME, STRICTATIME, as <sys/mount.h>
+ * numbers them. */
+#define AGENT_LNX_TMPFS_FLAGS  (0x1u | 0x2u | 0x4u | 0x8u | 0x10u | 0x80u | 0x400u | 0x800u | \
+                                0x200000u | 0x1000000u)
 enum {
     AGENT_LNX_PROP_SHARED = 1, AGENT_LNX_PROP_SLAVE, AGENT_LNX_PROP_PRIVATE,
     AGENT_LNX_PROP_UNBINDABLE, AGENT_LNX_PROP_RSHARED, AGENT_LNX_PROP_RSLAVE,

@@ -134,6 +134,8 @@ static void lnx_exec(struct agent_exec_req *r, int in_pod)
     r->sysctl[0] = (struct agent_sysctl){"net.ipv4.ip_forward", "1"};
     r->ndevices = 1;
     r->devices[0] = (struct agent_device){"/dev/fuse", 020666, 10, 229, 0, 0};
+    r->ntmpfs = 1;
+    r->tmpfs[0] = (struct agent_tmpfs){"/run", "mode=755,size=64k", 0x6, AGENT_LNX_PROP_PRIVATE};
 }
 
 /* The host's side: every request the agent decodes. */

@@ -174,13 +174,16 @@ static void check_exec(const uint8_t *p, size_t len)
     }
     /* the linux section (protocol 16): only with a new container */
     if (!(r.flags & AGENT_EXEC_F_LINUX)) {
-        assert(!r.lnx_flags && !r.nmasked && !r.nreadonly && !r.nsysctl && !r.ndevices);
+        assert(!r.lnx_flags && !r.nmasked && !r.nreadonly && !r.nsysctl && !r.ndevices && !r.ntmpfs);
     } else {
         assert(r.pidns == AGENT_PIDNS_NEW && !(r.lnx_flags & ~AGENT_LNX_F_ALL));
         assert(r.oom_score_adj >= -1000 && r.oom_score_adj <= 1000);
         assert(r.propagation <= AGENT_LNX_PROP_LAST);
         for (uint32_t i = 0; i < r.nsysctl; i++)
             assert(!strchr(r.sysctl[i].key, '/') && !strchr(r.sysctl[i].value, '\n'));
+        for (uint32_t i = 0; i < r.ntmpfs; i++)
+            assert(!(r.tmpfs[i].flags & ~AGENT_LNX_TMPFS_FLAGS) && !strchr(r.tmpfs[i].options, ' ') &&
+                   r.tmpfs[i].target[0] == '/' && strncmp(r.tmpfs[i].target, "/proc/", 6));
         for (uint32_t i = 0; i < r.ndevices; i++)
             assert(r.devices[i].path[0] == '/' && strncmp(r.devices[i].path, "/proc/", 6) &&
                    strncmp(r.devices[i].path, "/sys/", 5) && !strstr(r.devices[i].path, "/../"));

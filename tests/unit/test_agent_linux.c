@@ -22,7 +22,9 @@ static const char *const argv1[] = {"sh"};
  * "sh" (3 bytes), no env, the process section with empty arrays, no
  * container section. */
 #define LNX (AGENT_HDR_SIZE + AGENT_EXEC_FIXED + 3 + AGENT_EXEC_PROC_FIXED)
-#define STRS (LNX + AGENT_EXEC_LNX_FIXED)
+#define TMPFS (LNX + AGENT_EXEC_LNX_FIXED)
+/* after the one tmpfs: flags, propagation, "/run", "mode=755,size=1k" */
+#define STRS (TMPFS + AGENT_LNX_TMPFS_FIXED + 5 + 17)
 
 static void sample_req(struct agent_exec_req *r)
 {
@@ -45,6 +47,8 @@ static void sample_req(struct agent_exec_req *r)
     r->ndevices = 2;
     r->devices[0] = (struct agent_device){"/dev/fuse", S_IFCHR | 0666, 10, 229, 0, 0};
     r->devices[1] = (struct agent_device){"/dev/pipe", S_IFIFO | 0600, 0, 0, 1000, 1000};
+    r->ntmpfs = 1;
+    r->tmpfs[0] = (struct agent_tmpfs){"/run", "mode=755,size=1k", 0x2 | 0x4, AGENT_LNX_PROP_SHARED};
 }
 
 static size_t sample(void)
@@ -72,6 +76,11 @@ START_TEST(round_trip)
     ck_assert_uint_eq(r.devices[0].major, 10);
     ck_assert_uint_eq(r.devices[0].minor, 229);
     ck_assert_uint_eq(r.devices[1].uid, 1000);
+    ck_assert_uint_eq(r.ntmpfs, 1);
+    ck_assert_str_eq(r.tmpfs[0].target, "/run");
+    ck_assert_str_eq(r.tmpfs[0].options, "mode=755,size=1k");
+    ck_assert_uint_eq(r.tmpfs[0].flags, 0x6);
+    ck_assert_uint_eq(r.tmpfs[0].propagation, AGENT_LNX_PROP_SHARED);
     ck_assert_str_eq(r.cwd, "/w");
     /* the layout proto.h gives */
     ck_assert_uint_eq(rd32le(frame + LNX), AGENT_LNX_F_ROOT_RO | AGENT_LNX_F_OOM);
@@ -79,7 +88,10 @@ START_TEST(round_trip)
     ck_assert_uint_eq(rd32le(frame + LNX + 8), AGENT_LNX_PROP_RSLAVE);
     ck_assert_uint_eq(frame[LNX + 12], 2);
     ck_assert_uint_eq(frame[LNX + 18], 2);
-    ck_assert_uint_eq(rd32le(frame + LNX + 20), n - STRS - 3); /* all but "/w" */
+    ck_assert_uint_eq(frame[LNX + 20], 1);
+    ck_assert_uint_eq(rd32le(frame + LNX + 24), n - TMPFS - 3); /* all but "/w" */
+    ck_assert_uint_eq(rd32le(frame + TMPFS), 0x6);
+    ck_assert_str_eq((const char *)frame + TMPFS + 8, "/run");
     ck_assert_str_eq((const char *)frame + STRS, "/proc/kcore");
     ck_assert_str_eq((const char *)frame + n - 3, "/w");
 }
@@ -96,7 +108,7 @@ START_TEST(absent_without_flag)
     ssize_t n = agent_encode_exec(frame, sizeof(frame), &r);
     ck_assert_int_eq(n, LNX + 1);
     ck_assert_int_eq(exec_decode(frame, (size_t)n, &back), 1);
-    ck_assert_uint_eq(back.lnx_flags | back.nmasked | back.ndevices, 0);
+    ck_assert_uint_eq(back.lnx_flags | back.nmasked | back.ndevices | back.ntmpfs, 0);
 }
 END_TEST
 
@@ -127,6 +139,7 @@ START_TEST(shapes)
     ck_assert_int_eq(agent_encode_exec(frame, sizeof(frame), r), -EINVAL);
     r->nreadonly = 0;
     r->nsysctl = 40;
+    r->ntmpfs = 0;
     ssize_t n = agent_encode_exec(frame, sizeof(frame), r);
     ck_assert_int_gt(n, 180000);
     ck_assert_int_eq(exec_decode(frame, (size_t)n, back), 1);
@@ -173,6 +186,15 @@ static void dev_minor(struct agent_exec_req *r) { r->devices[0].minor = 1048576;
 static void fifo_major(struct agent_exec_req *r) { r->devices[1].major = 1; }
 static void dev_proc(struct agent_exec_req *r) { r->devices[0].path = "/proc/x"; }
 static void dev_sys(struct agent_exec_req *r) { r->devices[0].path = "/sys/x"; }
+static void tmpfs_flags(struct agent_exec_req *r) { r->tmpfs[0].flags |= 0x40; /* MS_REMOUNT */ }
+static void tmpfs_bind(struct agent_exec_req *r) { r->tmpfs[0].flags |= 0x1000; /* MS_BIND */ }
+static void tmpfs_prop(struct agent_exec_req *r) { r->tmpfs[0].propagation = 9; }
+static void tmpfs_proc(struct agent_exec_req *r) { r->tmpfs[0].target = "/proc/sys"; }
+static void tmpfs_root(struct agent_exec_req *r) { r->tmpfs[0].target = "/"; }
+static void tmpfs_space(struct agent_exec_req *r) { r->tmpfs[0].options = "mode=755 size=1k"; }
+static void tmpfs_nl(struct agent_exec_req *r) { r->tmpfs[0].options = "size=1k\nx"; }
+static void tmpfs_many(struct agent_exec_req *r) { r->ntmpfs = AGENT_LNX_MAX_LIST + 1; }
+static void fine_no_options(struct agent_exec_req *r) { r->tmpfs[0].options = ""; }
 static void fine_empty_value(struct agent_exec_req *r) { r->sysctl[0].value = ""; }
 static void fine_dash_key(struct agent_exec_req *r) { r->sysctl[0].key = "net.ipv4.conf.eth-0.rp_filter"; }
 
@@ -182,11 +204,13 @@ START_TEST(encoder_refuses)
         no_flag,    join,      no_pidns,  bad_lflag,  oom_low,    oom_high,  oom_unflagged,
         prop_past,  masked_many, masked_rel, masked_dotdot, masked_root, masked_null, ro_slash,
         key_slash,  key_dots,  key_lead,  key_trail,  key_empty,  value_nl,  dev_type,
-        dev_bits,   dev_major, dev_minor, fifo_major, dev_proc,   dev_sys,
+        dev_bits,   dev_major, dev_minor, fifo_major, dev_proc,   dev_sys,   tmpfs_flags,
+        tmpfs_bind, tmpfs_prop, tmpfs_proc, tmpfs_root, tmpfs_space, tmpfs_nl, tmpfs_many,
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         ck_assert_msg(enc_with(bad[i]) == -EINVAL, "case %zu encoded", i);
     ck_assert_int_gt(enc_with(fine_empty_value), 0);
+    ck_assert_int_gt(enc_with(fine_no_options), 0);
     ck_assert_int_gt(enc_with(fine_dash_key), 0);
 }
 END_TEST
@@ -207,18 +231,23 @@ static int with8(size_t off, uint8_t v)
 START_TEST(hostile)
 {
     size_t n = sample();
-    uint32_t bytes = rd32le(frame + LNX + 20);
+    uint32_t bytes = rd32le(frame + LNX + 24);
     ck_assert_int_eq(with32(LNX, 4), -EPROTO);                      /* an unknown flag */
     ck_assert_int_eq(with32(LNX + 4, 1001), -EPROTO);               /* oom past 1000 */
     ck_assert_int_eq(with32(LNX + 4, (uint32_t)-1001), -EPROTO);
     ck_assert_int_eq(with32(LNX + 8, 9), -EPROTO);                  /* propagation */
     ck_assert_int_eq(with32(LNX + 12, 0xffff), -EPROTO);            /* nmasked, nreadonly */
     ck_assert_int_eq(with32(LNX + 16, 0x00ff0001), -EPROTO);        /* 255 devices */
-    ck_assert_int_eq(with32(LNX + 20, AGENT_LNX_MAX_BYTES + 1), -EPROTO);
-    ck_assert_int_eq(with32(LNX + 20, 0xffffffffu), -EPROTO);
-    ck_assert_int_eq(with32(LNX + 20, bytes - 1), -EPROTO);         /* the last NUL outside */
-    ck_assert_int_eq(with32(LNX + 20, bytes + 1), -EPROTO);         /* the cwd's first byte in */
-    ck_assert_int_eq(with32(LNX + 20, 0), -EPROTO);
+    ck_assert_int_eq(with32(LNX + 24, AGENT_LNX_MAX_BYTES + 1), -EPROTO);
+    ck_assert_int_eq(with32(LNX + 24, 0xffffffffu), -EPROTO);
+    ck_assert_int_eq(with32(LNX + 24, bytes - 1), -EPROTO);         /* the last NUL outside */
+    ck_assert_int_eq(with32(LNX + 24, bytes + 1), -EPROTO);         /* the cwd's first byte in */
+    ck_assert_int_eq(with32(LNX + 24, 0), -EPROTO);
+    ck_assert_int_eq(with32(LNX + 20, 1 | 1u << 16), -EPROTO);      /* the zero field not 0 */
+    ck_assert_int_eq(with32(LNX + 20, 2), -EPROTO);                 /* a tmpfs more */
+    ck_assert_int_eq(with32(TMPFS, 0x1000), -EPROTO);               /* MS_BIND */
+    ck_assert_int_eq(with32(TMPFS + 4, 9), -EPROTO);                /* its propagation */
+    ck_assert_int_eq(with8(TMPFS + 8 + 5 + 4, ' '), -EPROTO);       /* "mode 755,..." */
     ck_assert_int_eq(with32(LNX + 12, 3 | 1u << 16), -EPROTO);      /* a path more */
     ck_assert_int_eq(with32(LNX + 12, 1 | 0u << 16), -EPROTO);      /* a path less */
     /* the same three paths counted another way: the bytes still add up */
@@ -358,6 +387,57 @@ START_TEST(config_refused)
 }
 END_TEST
 
+/* A config's tmpfs mounts: those the agent makes, their options sorted
+ * into flags, propagation and data; /dev's left to the guest. */
+START_TEST(config_tmpfs)
+{
+    static const char doc[] =
+        "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},"
+        "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},\"mounts\":["
+        "{\"destination\":\"/tmp/test-shared\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
+        "\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size=1k\",\"shared\"]},"
+        "{\"destination\":\"/dev/shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"size=65536k\"]},"
+        "{\"destination\":\"/run\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
+        "\"options\":[\"rw\",\"noexec\",\"tmpcopyup\",\"ro\",\"rw\"]}]}";
+    struct oci_config c;
+    char err[512];
+    ck_assert_msg(oci_config_parse(doc, strlen(doc), &c, err, sizeof(err)) == 0, "%s", err);
+    struct agent_exec_req *r = malloc(sizeof(*r));
+    agent_exec_req_init(r);
+    r->argv = argv1;
+    r->argc = 1;
+    r->pidns = AGENT_PIDNS_NEW;
+    container_linux_section(&c, r);
+    ck_assert_uint_eq(r->flags, AGENT_EXEC_F_LINUX);
+    ck_assert_uint_eq(r->ntmpfs, 2);
+    ck_assert_str_eq(r->tmpfs[0].target, "/tmp/test-shared");
+    ck_assert_str_eq(r->tmpfs[0].options, "mode=755,size=1k");
+    ck_assert_uint_eq(r->tmpfs[0].flags, 0x2 | 0x1000000); /* MS_NOSUID | MS_STRICTATIME */
+    ck_assert_uint_eq(r->tmpfs[0].propagation, AGENT_LNX_PROP_SHARED);
+    ck_assert_str_eq(r->tmpfs[1].target, "/run");
+    ck_assert_str_eq(r->tmpfs[1].options, ""); /* tmpcopyup is not passed on */
+    ck_assert_uint_eq(r->tmpfs[1].flags, 0x8);  /* MS_NOEXEC; rw last */
+    ck_assert_int_gt(agent_encode_exec(frame, sizeof(frame), r), 0);
+    oci_config_free(&c);
+    free(r);
+    static const char *const bad[] = {
+        "[\"size=1k,nr_inodes=5\"]", "[\"mode=755 x\"]", "[\"\"]",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char d[1024];
+        snprintf(d, sizeof(d),
+                 "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},\"mounts\":["
+                 "{\"destination\":\"/x\",\"type\":\"tmpfs\",\"options\":%s}]}", bad[i]);
+        ck_assert_msg(oci_config_parse(d, strlen(d), &c, err, sizeof(err)) == -1, "case %zu", i);
+        ck_assert_msg(strstr(err, "mounts: tmpfs on /x: option"), "case %zu: %s", i, err);
+    }
+    static const char dotdot[] = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},"
+                                 "\"mounts\":[{\"destination\":\"/a/../b\",\"type\":\"tmpfs\"}]}";
+    ck_assert_int_eq(oci_config_parse(dotdot, strlen(dotdot), &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "mounts: tmpfs on /a/../b: want a clean"));
+}
+END_TEST
+
 Suite *agent_linux_suite(void)
 {
     Suite *s = suite_create("agent_linux");
@@ -371,6 +451,7 @@ Suite *agent_linux_suite(void)
     tc = tcase_create("config");
     tcase_add_test(tc, config_read);
     tcase_add_test(tc, config_refused);
+    tcase_add_test(tc, config_tmpfs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -34,6 +34,13 @@ struct agent_device {
     uint32_t uid, gid;
 };
 
+/* One tmpfs mount of EXEC's linux section (proto.h). */
+struct agent_tmpfs {
+    const char *target, *options; /* options "" for none */
+    uint32_t flags;               /* AGENT_LNX_TMPFS_FLAGS bits */
+    uint32_t propagation;         /* 0 or AGENT_LNX_PROP_* */
+};
+
 /* One sysctl of EXEC's linux section: "net.ipv4.ip_forward", "1". */
 struct agent_sysctl {
     const char *key, *value;
@@ -73,7 +80,8 @@ struct agent_exec_req {
     uint32_t lnx_flags;   /* AGENT_LNX_F_* */
     int32_t oom_score_adj; /* with AGENT_LNX_F_OOM */
     uint32_t propagation; /* 0 or AGENT_LNX_PROP_* */
-    uint32_t nmasked, nreadonly, nsysctl, ndevices;
+    uint32_t nmasked, nreadonly, nsysctl, ndevices, ntmpfs;
+    struct agent_tmpfs tmpfs[AGENT_LNX_MAX_LIST];
     const char *masked[AGENT_LNX_MAX_LIST];
     const char *readonly[AGENT_LNX_MAX_LIST];
     struct agent_sysctl sysctl[AGENT_LNX_MAX_LIST];
@@ -256,6 +264,9 @@ size_t agent_exec_lnx_get(const uint8_t *p, size_t avail, struct agent_exec_req 
  * [A-Za-z0-9_-] joined by '.'), value[0, len) its value. */
 int agent_sysctl_key_ok(const char *key, size_t len);
 int agent_sysctl_value_ok(const char *value, size_t len);
+/* Whether options[0, len) may be a tmpfs's options (printable ASCII, no
+ * space, shorter than AGENT_LNX_MAX_DATA). */
+int agent_tmpfs_options_ok(const char *options, size_t len);
 /* Whether name[0, len) (no NUL in it) may name a container; whether
  * serial[0, len) may be a root disk's serial (len 0 excluded). */
 int agent_ctr_name_ok(const char *name, size_t len);

@@ -42,6 +42,22 @@ int agent_sysctl_value_ok(const char *value, size_t len)
     return len < AGENT_LNX_MAX_VALUE && !memchr(value, '\n', len);
 }
 
+int agent_tmpfs_options_ok(const char *options, size_t len)
+{
+    if (len >= AGENT_LNX_MAX_DATA)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (options[i] <= ' ' || options[i] > '~')
+            return 0;
+    return 1;
+}
+
+static int tmpfs_ok(const struct agent_tmpfs *t, size_t target_len, size_t options_len)
+{
+    return !(t->flags & ~AGENT_LNX_TMPFS_FLAGS) && t->propagation <= AGENT_LNX_PROP_LAST &&
+           lnx_path_ok(t->target, target_len, 1) && agent_tmpfs_options_ok(t->options, options_len);
+}
+
 static int device_ok(const struct agent_device *d, size_t path_len)
 {
     uint32_t type = d->mode & S_IFMT;
@@ -58,7 +74,8 @@ static int lnx_fixed_ok(const struct agent_exec_req *r)
 {
     if ((r->lnx_flags & ~AGENT_LNX_F_ALL) || r->propagation > AGENT_LNX_PROP_LAST ||
         r->nmasked > AGENT_LNX_MAX_LIST || r->nreadonly > AGENT_LNX_MAX_LIST ||
-        r->nsysctl > AGENT_LNX_MAX_LIST || r->ndevices > AGENT_LNX_MAX_LIST)
+        r->nsysctl > AGENT_LNX_MAX_LIST || r->ndevices > AGENT_LNX_MAX_LIST ||
+        r->ntmpfs > AGENT_LNX_MAX_LIST)
         return 0;
     if (r->lnx_flags & AGENT_LNX_F_OOM ? r->oom_score_adj < -1000 || r->oom_score_adj > 1000
                                        : r->oom_score_adj != 0)
@@ -69,7 +86,7 @@ static int lnx_fixed_ok(const struct agent_exec_req *r)
 static int lnx_empty(const struct agent_exec_req *r)
 {
     return !(r->lnx_flags | (uint32_t)r->oom_score_adj | r->propagation | r->nmasked |
-             r->nreadonly | r->nsysctl | r->ndevices);
+             r->nreadonly | r->nsysctl | r->ndevices | r->ntmpfs);
 }
 
 size_t agent_exec_lnx_size(const struct agent_exec_req *r)
@@ -79,6 +96,14 @@ size_t agent_exec_lnx_size(const struct agent_exec_req *r)
     if (!lnx_fixed_ok(r))
         return SIZE_MAX;
     size_t size = AGENT_EXEC_LNX_FIXED, n;
+    for (uint32_t i = 0; i < r->ntmpfs; i++) {
+        const struct agent_tmpfs *t = &r->tmpfs[i];
+        size_t tl = wire_len_upto(t->target, AGENT_LNX_MAX_PATH);
+        size_t ol = wire_len_upto(t->options, AGENT_LNX_MAX_DATA);
+        if (tl == SIZE_MAX || ol == SIZE_MAX || !tmpfs_ok(t, tl, ol))
+            return SIZE_MAX;
+        size += AGENT_LNX_TMPFS_FIXED + tl + 1 + ol + 1;
+    }
     for (uint32_t i = 0; i < r->nmasked + r->nreadonly; i++) {
         const char *path = i < r->nmasked ? r->masked[i] : r->readonly[i - r->nmasked];
         if ((n = wire_len_upto(path, AGENT_LNX_MAX_PATH)) == SIZE_MAX || !lnx_path_ok(path, n, 0))
@@ -114,8 +139,16 @@ void agent_exec_lnx_put(uint8_t *p, const struct agent_exec_req *r)
     put16(p + 14, (uint16_t)r->nreadonly);
     put16(p + 16, (uint16_t)r->nsysctl);
     put16(p + 18, (uint16_t)r->ndevices);
-    put32(p + 20, (uint32_t)(size - AGENT_EXEC_LNX_FIXED));
+    put16(p + 20, (uint16_t)r->ntmpfs);
+    put16(p + 22, 0);
+    put32(p + 24, (uint32_t)(size - AGENT_EXEC_LNX_FIXED));
     uint8_t *q = p + AGENT_EXEC_LNX_FIXED;
+    for (uint32_t i = 0; i < r->ntmpfs; i++) {
+        put32(q, r->tmpfs[i].flags);
+        put32(q + 4, r->tmpfs[i].propagation);
+        q = wire_put_str(wire_put_str(q + AGENT_LNX_TMPFS_FIXED, r->tmpfs[i].target),
+                         r->tmpfs[i].options);
+    }
     for (uint32_t i = 0; i < r->nmasked; i++)
         q = wire_put_str(q, r->masked[i]);
     for (uint32_t i = 0; i < r->nreadonly; i++)
@@ -137,7 +170,7 @@ size_t agent_exec_lnx_get(const uint8_t *p, size_t avail, struct agent_exec_req 
 {
     r->lnx_flags = r->propagation = 0;
     r->oom_score_adj = 0;
-    r->nmasked = r->nreadonly = r->nsysctl = r->ndevices = 0;
+    r->nmasked = r->nreadonly = r->nsysctl = r->ndevices = r->ntmpfs = 0;
     if (!(r->flags & AGENT_EXEC_F_LINUX))
         return 0;
     if (avail < AGENT_EXEC_LNX_FIXED)
@@ -149,11 +182,25 @@ size_t agent_exec_lnx_get(const uint8_t *p, size_t avail, struct agent_exec_req 
     r->nreadonly = get16(p + 14);
     r->nsysctl = get16(p + 16);
     r->ndevices = get16(p + 18);
-    uint32_t bytes = get32(p + 20);
+    r->ntmpfs = get16(p + 20);
+    uint32_t bytes = get32(p + 24);
     /* Counts and size bounded before anything is walked or filled. */
-    if (!lnx_fixed_ok(r) || bytes > AGENT_LNX_MAX_BYTES || bytes > avail - AGENT_EXEC_LNX_FIXED)
+    if (!lnx_fixed_ok(r) || get16(p + 22) || bytes > AGENT_LNX_MAX_BYTES ||
+        bytes > avail - AGENT_EXEC_LNX_FIXED)
         return SIZE_MAX;
     size_t end = AGENT_EXEC_LNX_FIXED + (size_t)bytes, off = AGENT_EXEC_LNX_FIXED, n;
+    for (uint32_t i = 0; i < r->ntmpfs; i++) {
+        struct agent_tmpfs *t = &r->tmpfs[i];
+        if (end - off < AGENT_LNX_TMPFS_FIXED)
+            return SIZE_MAX;
+        t->flags = get32(p + off);
+        t->propagation = get32(p + off + 4);
+        off += AGENT_LNX_TMPFS_FIXED;
+        size_t tl = wire_take_str(p, end, &off, &t->target);
+        size_t ol = wire_take_str(p, end, &off, &t->options);
+        if (tl == SIZE_MAX || ol == SIZE_MAX || !tmpfs_ok(t, tl, ol))
+            return SIZE_MAX;
+    }
     for (uint32_t i = 0; i < r->nmasked + r->nreadonly; i++) {
         const char **path = i < r->nmasked ? &r->masked[i] : &r->readonly[i - r->nmasked];
         if ((n = wire_take_str(p, end, &off, path)) == SIZE_MAX || !lnx_path_ok(*path, n, 0))

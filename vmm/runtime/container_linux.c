@@ -22,14 +22,29 @@ static uint32_t propagation_of(const char *name)
     return 0; /* none given: the agent's rprivate */
 }
 
+/* The config's tmpfs mounts the agent makes (not those of /dev and the
+ * like: the guest's own). */
+static bool made_tmpfs(const struct oci_mount *m)
+{
+    return m->data && !oci_mount_guest_own(m);
+}
+
 void container_linux_section(const struct oci_config *c, struct agent_exec_req *r)
 {
     const struct oci_linux *v = &c->linux_view;
     const struct oci_process *p = &c->process;
+    unsigned ntmpfs = 0;
+    for (unsigned i = 0; i < c->nmounts; i++)
+        ntmpfs += made_tmpfs(&c->mounts[i]);
     if (!c->root_readonly && !p->has_oom && !v->propagation && !v->nmasked && !v->nreadonly &&
-        !v->nsysctl && !v->ndevices)
+        !v->nsysctl && !v->ndevices && !ntmpfs)
         return;
     r->flags |= AGENT_EXEC_F_LINUX;
+    for (unsigned i = 0; i < c->nmounts; i++)
+        if (made_tmpfs(&c->mounts[i]))
+            r->tmpfs[r->ntmpfs++] = (struct agent_tmpfs){
+                c->mounts[i].destination, c->mounts[i].data, (uint32_t)c->mounts[i].flags,
+                propagation_of(c->mounts[i].propagation)};
     r->lnx_flags = (c->root_readonly ? AGENT_LNX_F_ROOT_RO : 0) | (p->has_oom ? AGENT_LNX_F_OOM : 0);
     r->oom_score_adj = p->has_oom ? p->oom_score_adj : 0;
     r->propagation = propagation_of(v->propagation);

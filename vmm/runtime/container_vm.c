@@ -75,17 +75,6 @@ bool container_vm_egress(const struct oci_config *c)
     return (a && strspn(a, ", \t\n") < strlen(a)) || (b && strspn(b, ", \t\n") < strlen(b));
 }
 
-/* Destinations the guest kernel provides itself. */
-bool container_vm_guest_own(const struct oci_mount *m)
-{
-    static const char *const own[] = {"/proc", "/sys", "/dev", "/sys/fs/cgroup", NULL};
-    for (size_t i = 0; own[i]; i++)
-        if (!strcmp(m->destination, own[i]))
-            return true;
-    return !strncmp(m->destination, "/proc/", 6) || !strncmp(m->destination, "/sys/", 5) ||
-           !strncmp(m->destination, "/dev/", 5);
-}
-
 /* The config's bind mounts of folders as --mount specs: those of one
  * source folder and read-only flag share one disk (create_mounts_owner),
  * mounted at each destination, so a folder bound at many places (the
@@ -97,7 +86,7 @@ static int folder_mounts(const struct oci_config *c, struct create_mounts *cm, c
     for (unsigned i = 0; i < c->nmounts; i++) {
         const struct oci_mount *m = &c->mounts[i];
         struct stat st;
-        if (!m->bind || container_vm_guest_own(m) || stat(m->source, &st) < 0 || !S_ISDIR(st.st_mode))
+        if (!m->bind || oci_mount_guest_own(m) || stat(m->source, &st) < 0 || !S_ISDIR(st.st_mode))
             continue;
         size_t tl = strlen(m->destination);
         if (m->source[0] != '/' || strchr(m->source, ':') || strchr(m->destination, ':') ||
@@ -144,7 +133,7 @@ static int copy_files(const struct oci_config *c, const struct sandbox *sb, char
     for (unsigned i = 0; i < c->nmounts && !rc; i++) {
         const struct oci_mount *m = &c->mounts[i];
         struct stat st;
-        if (!m->bind || container_vm_guest_own(m))
+        if (!m->bind || oci_mount_guest_own(m))
             continue;
         int fd = open(m->source, O_RDONLY | O_CLOEXEC);
         if (fd < 0)

@@ -55,10 +55,6 @@ int container_vm_boot(const char *root, const struct oci_config *c, const char *
                       const char *cgroup, unsigned mem, unsigned cpus, unsigned *spare_disks,
                       struct sandbox *sb, char *err, size_t cap);
 
-/* Whether a mount is one the guest kernel makes itself (/proc, /sys,
- * /dev, cgroup and what lies below them): left alone. */
-bool container_vm_guest_own(const struct oci_mount *m);
-
 struct stat;
 /* Host file fd (st its fstat) into the guest at `path` with its mode,
  * root's, over agent connection conn, its folders made first (0755).

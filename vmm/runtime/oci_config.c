@@ -233,6 +233,11 @@ static int parse_mounts(const json_t *a, struct oci_config *c, char *err, size_t
                       err, cap))
             return -1;
         m->bind = !strcmp(m->type, "bind");
+        if (!strcmp(m->type, "tmpfs") && oci_tmpfs_options(m, opts, nopts, err, cap)) {
+            free(opts);
+            c->nmounts++; /* its data is freed with the config */
+            return -1;
+        }
         for (unsigned k = 0; k < nopts; k++) {
             if (!strcmp(opts[k], "bind") || !strcmp(opts[k], "rbind"))
                 m->bind = true;
@@ -478,6 +483,8 @@ int oci_config_load(const char *path, struct oci_config *c, char *err, size_t ca
 void oci_config_free(struct oci_config *c)
 {
     oci_process_free(&c->process);
+    for (unsigned i = 0; i < c->nmounts; i++)
+        free(c->mounts[i].data);
     for (int k = 0; k < OCI_HOOK_KINDS; k++)
         for (unsigned i = 0; i < c->nhooks[k]; i++) {
             free((void *)c->hooks[k][i].args);

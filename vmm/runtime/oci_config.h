@@ -66,6 +66,10 @@ struct oci_process {
 struct oci_mount {
     const char *destination, *type, *source; /* type/source may be "" */
     bool bind, readonly;
+    /* type "tmpfs": its options as mount(2) takes them (oci_linux.c) */
+    unsigned long flags;     /* MS_RDONLY, MS_NOSUID, ... */
+    const char *propagation; /* "rslave", ... as written, or NULL */
+    char *data;              /* "mode=755,size=1k", or "" (owned) */
 };
 
 struct oci_hook {
@@ -166,6 +170,15 @@ int oci_namespaces_check(const struct oci_config *c, char *err, size_t cap);
  * each checked by the rules the agent applies them by.  0, or -1 with
  * err naming the field. */
 int oci_linux_parse(const json_t *l, struct oci_linux *v, char *err, size_t cap);
+
+/* A tmpfs mount's options[0, n) into m (flags, propagation, data), each
+ * checked (oci_linux.c; called by oci_config_parse).  0, or -1 with err
+ * naming the mount. */
+int oci_tmpfs_options(struct oci_mount *m, const char *const *options, unsigned n, char *err,
+                      size_t cap);
+/* Destinations the guest kernel and agent provide themselves (/proc,
+ * /sys, /dev and below): a config's mount there is not made. */
+bool oci_mount_guest_own(const struct oci_mount *m);
 
 /* "RLIMIT_NOFILE" -> RLIMIT_NOFILE, -1 when unknown. */
 int oci_rlimit_number(const char *name);

@@ -1,12 +1,14 @@
-/* config.json's linux.maskedPaths, readonlyPaths, sysctl, devices and
- * rootfsPropagation (oci_config.h): what the container's own view of the
+/* config.json's tmpfs mounts' options and linux.maskedPaths,
+ * readonlyPaths, sysctl, devices and rootfsPropagation (oci_config.h): what the container's own view of the
  * guest should be, which the agent applies when it makes the container
  * (guest/agent/proto.h, EXEC's linux section).  Each value is checked
  * here by the agent's own rules (vmm/agent_client), so a config the
  * agent would refuse fails at `create` naming the field, not at `start`
  * as a protocol error. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 
 #include "vmm/agent_client/agent_client.h"
 #include "vmm/runtime/oci_config.h"
@@ -145,4 +147,79 @@ int oci_linux_parse(const json_t *l, struct oci_linux *v, char *err, size_t cap)
             return 0;
     return oci_json_bad(err, cap, "linux.rootfsPropagation",
                         "want shared, slave, private, unbindable or one of them with r before it");
+}
+
+bool oci_mount_guest_own(const struct oci_mount *m)
+{
+    static const char *const own[] = {"/proc", "/sys", "/dev", NULL};
+    for (size_t i = 0; own[i]; i++)
+        if (!strcmp(m->destination, own[i]))
+            return true;
+    return !strncmp(m->destination, "/proc/", 6) || !strncmp(m->destination, "/sys/", 5) ||
+           !strncmp(m->destination, "/dev/", 5);
+}
+
+/* mount(8)'s flag options a tmpfs may carry: set or cleared. */
+static const struct {
+    const char *name;
+    unsigned long flag;
+    bool clear;
+} flag_opts[] = {
+    {"ro", MS_RDONLY, false},          {"rw", MS_RDONLY, true},
+    {"nosuid", MS_NOSUID, false},      {"suid", MS_NOSUID, true},
+    {"nodev", MS_NODEV, false},        {"dev", MS_NODEV, true},
+    {"noexec", MS_NOEXEC, false},      {"exec", MS_NOEXEC, true},
+    {"sync", MS_SYNCHRONOUS, false},   {"async", MS_SYNCHRONOUS, true},
+    {"dirsync", MS_DIRSYNC, false},    {"noatime", MS_NOATIME, false},
+    {"atime", MS_NOATIME, true},       {"nodiratime", MS_NODIRATIME, false},
+    {"diratime", MS_NODIRATIME, true}, {"relatime", MS_RELATIME, false},
+    {"norelatime", MS_RELATIME, true}, {"strictatime", MS_STRICTATIME, false},
+    {"nostrictatime", MS_STRICTATIME, true},
+};
+
+static bool is_propagation(const char *o)
+{
+    static const char *const props[] = {"shared",  "slave",  "private",  "unbindable",
+                                        "rshared", "rslave", "rprivate", "runbindable", NULL};
+    for (size_t i = 0; props[i]; i++)
+        if (!strcmp(o, props[i]))
+            return true;
+    return false;
+}
+
+int oci_tmpfs_options(struct oci_mount *m, const char *const *options, unsigned n, char *err,
+                      size_t cap)
+{
+    char data[AGENT_LNX_MAX_DATA] = "";
+    size_t len = 0;
+    if (!path_ok(m->destination, true) && !oci_mount_guest_own(m))
+        return snprintf(err, cap, "mounts: tmpfs on %.200s: want a clean absolute destination",
+                        m->destination), -1;
+    for (unsigned i = 0; i < n; i++) {
+        const char *o = options[i];
+        size_t k = 0, ol = strlen(o);
+        while (k < sizeof(flag_opts) / sizeof(flag_opts[0]) && strcmp(o, flag_opts[k].name))
+            k++;
+        if (k < sizeof(flag_opts) / sizeof(flag_opts[0])) {
+            m->flags = flag_opts[k].clear ? m->flags & ~flag_opts[k].flag : m->flags | flag_opts[k].flag;
+            continue;
+        }
+        if (is_propagation(o)) {
+            m->propagation = o;
+            continue;
+        }
+        /* Podman's copy-up of the image's files into a tmpfs (crun's and
+         * runc's extension): not done, the tmpfs starts empty. */
+        if (!strcmp(o, "tmpcopyup") || !strcmp(o, "notmpcopyup"))
+            continue;
+        if (!ol || strchr(o, ',') || !agent_tmpfs_options_ok(o, ol) ||
+            len + (len != 0) + ol >= sizeof(data))
+            return snprintf(err, cap, "mounts: tmpfs on %.200s: option '%.100s': want printable "
+                            "options without ',' or space, %d bytes in all", m->destination, o,
+                            AGENT_LNX_MAX_DATA - 1), -1;
+        len += (size_t)snprintf(data + len, sizeof(data) - len, "%s%s", len ? "," : "", o);
+    }
+    if (!(m->data = strdup(data)))
+        return snprintf(err, cap, "mounts: out of memory"), -1;
+    return 0;
 }

@@ -88,7 +88,7 @@ int pod_mounts_prepare(const char *agent_sock, const char *name, const struct oc
     for (unsigned i = 0; i < c->nmounts && !rc; i++) {
         const struct oci_mount *m = &c->mounts[i];
         struct stat st;
-        if (!m->bind || container_vm_guest_own(m) || stat(m->source, &st) < 0 ||
+        if (!m->bind || oci_mount_guest_own(m) || stat(m->source, &st) < 0 ||
             !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
             continue; /* not there: runc would fail the mount; a VM need not */
         if (pb->n == AGENT_CTR_MAX_BINDS)
