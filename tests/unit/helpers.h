@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "boot/kernel.h"
 #include "vmm/memory/gmem.h"
@@ -138,6 +139,12 @@ size_t exec_sample(void (*fill)(struct agent_exec_req *), uint8_t *f, size_t cap
 int exec_decode(const uint8_t *f, size_t n, struct agent_exec_req *r);
 int exec_with32(void (*fill)(struct agent_exec_req *), uint8_t *f, size_t cap, size_t off,
                 uint32_t v);
+int exec_with8(void (*fill)(struct agent_exec_req *), uint8_t *f, size_t cap, size_t off,
+               uint8_t v);
+/* The request fill makes, changed by edit, encoded at f: the encoder's
+ * answer (its size, or -EINVAL for what the rules refuse). */
+ssize_t exec_edited(void (*fill)(struct agent_exec_req *), void (*edit)(struct agent_exec_req *),
+                    uint8_t *f, size_t cap);
 
 /* ---- suites ------------------------------------------------------------ */
 

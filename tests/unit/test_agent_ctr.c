@@ -132,13 +132,9 @@ START_TEST(shapes)
 }
 END_TEST
 
-/* One field of sample_req changed: what agent_encode_exec says. */
 static ssize_t enc_with(void (*edit)(struct agent_exec_req *))
 {
-    struct agent_exec_req r;
-    sample_req(&r);
-    edit(&r);
-    return agent_encode_exec(frame, sizeof(frame), &r);
+    return exec_edited(sample_req, edit, frame, sizeof(frame));
 }
 
 static char longer[AGENT_CTR_MAX_PATH + 8];
@@ -200,13 +196,9 @@ static int with32(size_t off, uint32_t v)
     return exec_with32(sample_req, frame, sizeof(frame), off, v);
 }
 
-/* sample()'s frame with byte `off` replaced. */
 static int with8(size_t off, uint8_t v)
 {
-    size_t n = sample();
-    frame[off] = v;
-    struct agent_exec_req r;
-    return decode(frame, n, &r);
+    return exec_with8(sample_req, frame, sizeof(frame), off, v);
 }
 
 START_TEST(hostile_counts)

@@ -208,6 +208,26 @@ int exec_with32(void (*fill)(struct agent_exec_req *), uint8_t *f, size_t cap, s
     return exec_decode(f, n, &r);
 }
 
+/* ... with the byte at `off` replaced. */
+int exec_with8(void (*fill)(struct agent_exec_req *), uint8_t *f, size_t cap, size_t off,
+               uint8_t v)
+{
+    size_t n = exec_sample(fill, f, cap);
+    f[off] = v;
+    struct agent_exec_req r;
+    return exec_decode(f, n, &r);
+}
+
+/* The request `fill` makes with one change, `edit`: what the encoder says. */
+ssize_t exec_edited(void (*fill)(struct agent_exec_req *), void (*edit)(struct agent_exec_req *),
+                    uint8_t *f, size_t cap)
+{
+    struct agent_exec_req r;
+    fill(&r);
+    edit(&r);
+    return agent_encode_exec(f, cap, &r);
+}
+
 static int with32(size_t off, uint32_t v)
 {
     return exec_with32(sample_req, frame, sizeof(frame), off, v);

@@ -153,10 +153,7 @@ END_TEST
 
 static ssize_t enc_with(void (*edit)(struct agent_exec_req *))
 {
-    struct agent_exec_req r;
-    sample_req(&r);
-    edit(&r);
-    return agent_encode_exec(frame, sizeof(frame), &r);
+    return exec_edited(sample_req, edit, frame, sizeof(frame));
 }
 
 static void no_flag(struct agent_exec_req *r) { r->flags = 0; }
@@ -222,10 +219,7 @@ static int with32(size_t off, uint32_t v)
 
 static int with8(size_t off, uint8_t v)
 {
-    size_t n = sample();
-    frame[off] = v;
-    struct agent_exec_req r;
-    return exec_decode(frame, n, &r);
+    return exec_with8(sample_req, frame, sizeof(frame), off, v);
 }
 
 START_TEST(hostile)
@@ -287,6 +281,19 @@ END_TEST
 
 /* ---- config.json's linux settings, read and put in the section ---- */
 
+/* A container's first process's request for c (free it). */
+static struct agent_exec_req *first_process_of(const struct oci_config *c)
+{
+    struct agent_exec_req *r = malloc(sizeof(*r));
+    ck_assert_ptr_nonnull(r);
+    agent_exec_req_init(r);
+    r->argv = argv1;
+    r->argc = 1;
+    r->pidns = AGENT_PIDNS_NEW;
+    container_linux_section(c, r);
+    return r;
+}
+
 static int parse(const char *linux_json, const char *process_extra, struct oci_config *c,
                  char *err, size_t cap)
 {
@@ -318,12 +325,7 @@ START_TEST(config_read)
     ck_assert_uint_eq(c.linux_view.devices[1].mode, 0666); /* fileMode not given */
     ck_assert_uint_eq(c.linux_view.devices[0].mode, 0660);
     ck_assert(c.process.has_oom);
-    struct agent_exec_req *r = malloc(sizeof(*r));
-    agent_exec_req_init(r);
-    r->argv = argv1;
-    r->argc = 1;
-    r->pidns = AGENT_PIDNS_NEW;
-    container_linux_section(&c, r);
+    struct agent_exec_req *r = first_process_of(&c);
     ck_assert_uint_eq(r->flags, AGENT_EXEC_F_LINUX);
     ck_assert_uint_eq(r->lnx_flags, AGENT_LNX_F_ROOT_RO | AGENT_LNX_F_OOM);
     ck_assert_int_eq(r->oom_score_adj, 500);
@@ -402,12 +404,7 @@ START_TEST(config_tmpfs)
     struct oci_config c;
     char err[512];
     ck_assert_msg(oci_config_parse(doc, strlen(doc), &c, err, sizeof(err)) == 0, "%s", err);
-    struct agent_exec_req *r = malloc(sizeof(*r));
-    agent_exec_req_init(r);
-    r->argv = argv1;
-    r->argc = 1;
-    r->pidns = AGENT_PIDNS_NEW;
-    container_linux_section(&c, r);
+    struct agent_exec_req *r = first_process_of(&c);
     ck_assert_uint_eq(r->flags, AGENT_EXEC_F_LINUX);
     ck_assert_uint_eq(r->ntmpfs, 2);
     ck_assert_str_eq(r->tmpfs[0].target, "/tmp/test-shared");
