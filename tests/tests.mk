@@ -81,7 +81,7 @@ FUZZ_LIBS_fuzz_e2b_wire := -ljansson -lcrypto
 SNAP_FILE_SRCS := vmm/snapshot/snapshot_file.c vmm/snapshot/snapshot_fields.c
 FUZZ_SRCS_fuzz_snapshot := $(SNAP_FILE_SRCS)
 FUZZ_LIBS_fuzz_snapshot := -lfdt
-FUZZ_SRCS_fuzz_disk_control := vmm/snapshot/disk_control.c vmm/snapshot/snapshot_control.c
+FUZZ_SRCS_fuzz_disk_control := vmm/snapshot/disk_control.c vmm/snapshot/snapshot_control.c vmm/jail/fdpass.c
 FUZZ_NAMES := fuzz_kernel fuzz_serial fuzz_virtio fuzz_blk fuzz_agent_proto fuzz_vsock \
               fuzz_http_request fuzz_api_request fuzz_http_response fuzz_scrub fuzz_snapshot \
               fuzz_credential_request fuzz_layer_apply \
