@@ -107,6 +107,11 @@ int agent_pidns_dev(int pts, int sys);
  * when it is gone). */
 int agent_pidns_join_mnt(long pid);
 
+/* Each of path's folders made when missing (0755), as a command's
+ * mkdir -p would, in the calling process's root (symlinks in it followed
+ * there: a container's child's root is the container's by then); path is
+ * changed on the way and put back (container.c).  0 or an errno. */
+int agent_mkdirs(char *path);
 /* EXEC's linux section (linux_section.c): applied in the new
  * container's child after agent_pidns_child; 0 or an errno. */
 int agent_lnx_apply(const struct agent_exec_req *r);

@@ -173,10 +173,7 @@ int agent_ctr_enter(const struct agent_exec_req *r)
     return rc;
 }
 
-/* Each of path's folders made when missing, as a command's mkdir -p
- * would, in the container's root (symlinks in it followed there: the
- * child's root is the container's by then). */
-static int mkdirs(char *path)
+int agent_mkdirs(char *path)
 {
     for (char *s = strchr(path + 1, '/');; s = strchr(s + 1, '/')) {
         if (s)
@@ -237,7 +234,7 @@ static int bind_put(int tree, const char *target)
     char *slash = strrchr(path, '/');
     if (slash != path) {
         *slash = '\0';
-        e = mkdirs(path);
+        e = agent_mkdirs(path);
         *slash = '/';
     }
     if (!e && S_ISDIR(st.st_mode) && mkdir(path, 0755) && errno != EEXIST)

@@ -6,6 +6,7 @@
  * (exec.c).  A path that is not there is skipped, as runc skips it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -16,23 +17,23 @@
 
 #include "guest/agent/agent.h"
 
-/* mkdir -p of path's parent folders (0755; ones already there are fine). */
-static int parents(const char *path)
+/* path's folders made when missing (agent_mkdirs), its last name too
+ * with `self`. */
+static int folders_for(const char *path, bool self)
 {
     char dir[AGENT_LNX_MAX_PATH];
     snprintf(dir, sizeof(dir), "%s", path);
-    for (char *sl = strchr(dir + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
-        *sl = '\0';
-        if (mkdir(dir, 0755) && errno != EEXIST)
-            return errno;
-        *sl = '/';
-    }
-    return 0;
+    char *slash = strrchr(dir, '/');
+    if (!self && slash == dir)
+        return 0; /* in / */
+    if (!self)
+        *slash = '\0';
+    return agent_mkdirs(dir);
 }
 
 static int make_device(const struct agent_device *d)
 {
-    int rc = parents(d->path);
+    int rc = folders_for(d->path, false);
     if (rc)
         return rc;
     if (mknod(d->path, d->mode, makedev(d->major, d->minor)))
@@ -132,9 +133,9 @@ static int mask_path(const char *path)
  * lack it); then its propagation. */
 static int make_tmpfs(const struct agent_tmpfs *t)
 {
-    int rc = parents(t->target);
-    if (rc || (mkdir(t->target, 0755) && errno != EEXIST))
-        return rc ? rc : errno;
+    int rc = folders_for(t->target, true);
+    if (rc)
+        return rc;
     if (mount("tmpfs", t->target, "tmpfs", t->flags, *t->options ? t->options : NULL))
         return errno;
     if (t->propagation && mount(NULL, t->target, NULL, propagation_flags(t->propagation), NULL))
