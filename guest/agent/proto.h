@@ -193,6 +193,8 @@
 #define AGENT_LNX_MAX_KEY      256  /* a sysctl's key, its NUL included */
 #define AGENT_LNX_MAX_VALUE    1024 /* a sysctl's value, its NUL included */
 #define AGENT_LNX_DEV_FIXED    20
+#define AGENT_LNX_MAJOR_LIMIT  4096u    /* dev_t: 12 bits of major, */
+#define AGENT_LNX_MINOR_LIMIT  1048576u /* 20 of minor */
 #define AGENT_LNX_TMPFS_FIXED  8
 #define AGENT_LNX_MAX_DATA     256  /* a tmpfs's options, its NUL included */
 #define AGENT_LNX_MAX_BYTES    (256 * 1024)
@@ -360,8 +362,8 @@ enum agent_type {
  *                        bytes with the NUL, no '\n' };
  *            ndevices x { u32 mode   S_IFCHR, S_IFBLK or S_IFIFO | 07777
  *                                    permissions, nothing else
- *                         u32 major  < 4096 (0 for a FIFO)
- *                         u32 minor  < 1048576 (0 for a FIFO)
+ *                         u32 major  < AGENT_LNX_MAJOR_LIMIT (0 for a FIFO)
+ *                         u32 minor  < AGENT_LNX_MINOR_LIMIT (0 for a FIFO)
  *                         u32 uid, u32 gid
  *                         path, NUL-terminated, a clean absolute path as
  *                               above, not in /proc or /sys }

@@ -264,6 +264,10 @@ size_t agent_exec_lnx_get(const uint8_t *p, size_t avail, struct agent_exec_req 
  * [A-Za-z0-9_-] joined by '.'), value[0, len) its value. */
 int agent_sysctl_key_ok(const char *key, size_t len);
 int agent_sysctl_value_ok(const char *value, size_t len);
+/* Whether path[0, len) may be a masked or read-only path (device 0: in
+ * /proc and /sys too, that is their point), or a device's or a tmpfs's
+ * place (device 1: never there): absolute and clean. */
+int agent_lnx_path_ok(const char *path, size_t len, int device);
 /* Whether options[0, len) may be a tmpfs's options (printable ASCII, no
  * space, shorter than AGENT_LNX_MAX_DATA). */
 int agent_tmpfs_options_ok(const char *options, size_t len);

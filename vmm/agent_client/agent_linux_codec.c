@@ -11,12 +11,7 @@
 #include "vmm/agent_client/agent_client.h"
 #include "vmm/agent_client/wire.h"
 
-#define MAJOR_LIMIT 4096u    /* Linux's dev_t: 12 bits of major */
-#define MINOR_LIMIT 1048576u /* and 20 of minor */
-
-/* A masked or read-only path (in /proc and /sys too: that is their
- * point), or a device's (never there). */
-static int lnx_path_ok(const char *path, size_t len, int device)
+int agent_lnx_path_ok(const char *path, size_t len, int device)
 {
     if (!agent_clean_path(path, len, AGENT_LNX_MAX_PATH))
         return 0;
@@ -55,7 +50,7 @@ int agent_tmpfs_options_ok(const char *options, size_t len)
 static int tmpfs_ok(const struct agent_tmpfs *t, size_t target_len, size_t options_len)
 {
     return !(t->flags & ~AGENT_LNX_TMPFS_FLAGS) && t->propagation <= AGENT_LNX_PROP_LAST &&
-           lnx_path_ok(t->target, target_len, 1) && agent_tmpfs_options_ok(t->options, options_len);
+           agent_lnx_path_ok(t->target, target_len, 1) && agent_tmpfs_options_ok(t->options, options_len);
 }
 
 static int device_ok(const struct agent_device *d, size_t path_len)
@@ -64,9 +59,10 @@ static int device_ok(const struct agent_device *d, size_t path_len)
     if ((d->mode & ~(uint32_t)(S_IFMT | 07777)) ||
         (type != S_IFCHR && type != S_IFBLK && type != S_IFIFO))
         return 0;
-    if (type == S_IFIFO ? d->major || d->minor : d->major >= MAJOR_LIMIT || d->minor >= MINOR_LIMIT)
+    if (type == S_IFIFO ? d->major || d->minor
+                        : d->major >= AGENT_LNX_MAJOR_LIMIT || d->minor >= AGENT_LNX_MINOR_LIMIT)
         return 0;
-    return lnx_path_ok(d->path, path_len, 1);
+    return agent_lnx_path_ok(d->path, path_len, 1);
 }
 
 /* The fixed part's rules, and those tying the section to the request. */
@@ -106,7 +102,7 @@ size_t agent_exec_lnx_size(const struct agent_exec_req *r)
     }
     for (uint32_t i = 0; i < r->nmasked + r->nreadonly; i++) {
         const char *path = i < r->nmasked ? r->masked[i] : r->readonly[i - r->nmasked];
-        if ((n = wire_len_upto(path, AGENT_LNX_MAX_PATH)) == SIZE_MAX || !lnx_path_ok(path, n, 0))
+        if ((n = wire_len_upto(path, AGENT_LNX_MAX_PATH)) == SIZE_MAX || !agent_lnx_path_ok(path, n, 0))
             return SIZE_MAX;
         size += n + 1;
     }
@@ -203,7 +199,7 @@ size_t agent_exec_lnx_get(const uint8_t *p, size_t avail, struct agent_exec_req 
     }
     for (uint32_t i = 0; i < r->nmasked + r->nreadonly; i++) {
         const char **path = i < r->nmasked ? &r->masked[i] : &r->readonly[i - r->nmasked];
-        if ((n = wire_take_str(p, end, &off, path)) == SIZE_MAX || !lnx_path_ok(*path, n, 0))
+        if ((n = wire_take_str(p, end, &off, path)) == SIZE_MAX || !agent_lnx_path_ok(*path, n, 0))
             return SIZE_MAX;
     }
     for (uint32_t i = 0; i < r->nsysctl; i++) {

@@ -8,20 +8,6 @@
 
 _Static_assert(OCI_MAX_LINUX_LIST <= AGENT_LNX_MAX_LIST, "a config's list must fit the section's");
 
-static uint32_t propagation_of(const char *name)
-{
-    static const char *const names[] = {
-        [AGENT_LNX_PROP_SHARED] = "shared",   [AGENT_LNX_PROP_SLAVE] = "slave",
-        [AGENT_LNX_PROP_PRIVATE] = "private", [AGENT_LNX_PROP_UNBINDABLE] = "unbindable",
-        [AGENT_LNX_PROP_RSHARED] = "rshared", [AGENT_LNX_PROP_RSLAVE] = "rslave",
-        [AGENT_LNX_PROP_RPRIVATE] = "rprivate", [AGENT_LNX_PROP_RUNBINDABLE] = "runbindable",
-    };
-    for (uint32_t p = 1; name && p <= AGENT_LNX_PROP_LAST; p++)
-        if (!strcmp(name, names[p]))
-            return p;
-    return 0; /* none given: the agent's rprivate */
-}
-
 /* The config's tmpfs mounts the agent makes (not those of /dev and the
  * like: the guest's own). */
 static bool made_tmpfs(const struct oci_mount *m)
@@ -44,10 +30,10 @@ void container_linux_section(const struct oci_config *c, struct agent_exec_req *
         if (made_tmpfs(&c->mounts[i]))
             r->tmpfs[r->ntmpfs++] = (struct agent_tmpfs){
                 c->mounts[i].destination, c->mounts[i].data, (uint32_t)c->mounts[i].flags,
-                propagation_of(c->mounts[i].propagation)};
+                oci_propagation_of(c->mounts[i].propagation)};
     r->lnx_flags = (c->root_readonly ? AGENT_LNX_F_ROOT_RO : 0) | (p->has_oom ? AGENT_LNX_F_OOM : 0);
     r->oom_score_adj = p->has_oom ? p->oom_score_adj : 0;
-    r->propagation = propagation_of(v->propagation);
+    r->propagation = oci_propagation_of(v->propagation);
     r->nmasked = v->nmasked;
     memcpy(r->masked, v->masked, v->nmasked * sizeof(*v->masked));
     r->nreadonly = v->nreadonly;

@@ -176,6 +176,9 @@ int oci_linux_parse(const json_t *l, struct oci_linux *v, char *err, size_t cap)
  * naming the mount. */
 int oci_tmpfs_options(struct oci_mount *m, const char *const *options, unsigned n, char *err,
                       size_t cap);
+/* A propagation's name ("rslave", ...) as proto.h's AGENT_LNX_PROP_*
+ * number, 0 for NULL or a name that is none (oci_linux.c). */
+unsigned oci_propagation_of(const char *name);
 /* Destinations the guest kernel and agent provide themselves (/proc,
  * /sys, /dev and below): a config's mount there is not made. */
 bool oci_mount_guest_own(const struct oci_mount *m);

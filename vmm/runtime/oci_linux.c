@@ -14,17 +14,24 @@
 #include "vmm/runtime/oci_config.h"
 #include "vmm/runtime/oci_json.h"
 
-#define MAJOR_LIMIT 4096u    /* dev_t: 12 bits of major, */
-#define MINOR_LIMIT 1048576u /* 20 of minor */
-
-/* A clean absolute path (no "..", no "//", no '/' at the end, not "/"),
- * outside /proc and /sys where `device`. */
+/* The agent's rule for the section's paths (agent_lnx_path_ok). */
 static bool path_ok(const char *p, bool device)
 {
-    size_t len = p ? strlen(p) : 0;
-    if (!p || !agent_clean_path(p, len, AGENT_LNX_MAX_PATH))
-        return false;
-    return !device || (!agent_path_under(p, len, "/proc") && !agent_path_under(p, len, "/sys"));
+    return agent_lnx_path_ok(p, strlen(p), device);
+}
+
+/* j is an array (an object, with `object`) of at most OCI_MAX_LINUX_LIST
+ * entries: 0, or -1 with err "FIELD: want an array of at most 64 WHAT". */
+static int bounded(const json_t *j, bool object, const char *field, const char *what, char *err,
+                   size_t cap)
+{
+    if (object ? json_is_object(j) && json_object_size(j) <= OCI_MAX_LINUX_LIST
+               : json_is_array(j) && json_array_size(j) <= OCI_MAX_LINUX_LIST)
+        return 0;
+    char why[64];
+    snprintf(why, sizeof(why), "want an %s of at most %d %s", object ? "object" : "array",
+             OCI_MAX_LINUX_LIST, what);
+    return oci_json_bad(err, cap, field, why);
 }
 
 static int bad_value(char *err, size_t cap, const char *field, const char *value, const char *why)
@@ -38,11 +45,8 @@ static int parse_paths(const json_t *a, const char *field, const char **out, uns
 {
     if (!a || json_is_null(a))
         return 0;
-    if (!json_is_array(a) || json_array_size(a) > OCI_MAX_LINUX_LIST) {
-        char why[64];
-        snprintf(why, sizeof(why), "want an array of at most %d paths", OCI_MAX_LINUX_LIST);
-        return oci_json_bad(err, cap, field, why);
-    }
+    if (bounded(a, false, field, "paths", err, cap))
+        return -1;
     size_t i;
     json_t *e;
     json_array_foreach(a, i, e) {
@@ -60,11 +64,8 @@ static int parse_sysctl(const json_t *o, struct oci_linux *v, char *err, size_t 
 {
     if (!o || json_is_null(o))
         return 0;
-    if (!json_is_object(o) || json_object_size(o) > OCI_MAX_LINUX_LIST) {
-        char why[64];
-        snprintf(why, sizeof(why), "want an object of at most %d strings", OCI_MAX_LINUX_LIST);
-        return oci_json_bad(err, cap, "linux.sysctl", why);
-    }
+    if (bounded(o, true, "linux.sysctl", "strings", err, cap))
+        return -1;
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)o, key, val) {
@@ -92,8 +93,8 @@ static int parse_device(const json_t *e, struct oci_device *d, char *err, size_t
         return bad_value(err, cap, "linux.devices.type", type, "want c, u, b or p");
     d->type = type[0] == 'u' ? 'c' : type[0];
     int64_t major = 0, minor = 0, mode = 0666, uid = 0, gid = 0;
-    if (oci_json_int_field(e, "major", "linux.devices.major", 0, MAJOR_LIMIT - 1, &major, err, cap) ||
-        oci_json_int_field(e, "minor", "linux.devices.minor", 0, MINOR_LIMIT - 1, &minor, err, cap) ||
+    if (oci_json_int_field(e, "major", "linux.devices.major", 0, AGENT_LNX_MAJOR_LIMIT - 1, &major, err, cap) ||
+        oci_json_int_field(e, "minor", "linux.devices.minor", 0, AGENT_LNX_MINOR_LIMIT - 1, &minor, err, cap) ||
         oci_json_int_field(e, "fileMode", "linux.devices.fileMode", 0, 07777, &mode, err, cap) ||
         oci_json_int_field(e, "uid", "linux.devices.uid", 0, UINT32_MAX - 1, &uid, err, cap) ||
         oci_json_int_field(e, "gid", "linux.devices.gid", 0, UINT32_MAX - 1, &gid, err, cap))
@@ -113,11 +114,8 @@ static int parse_devices(const json_t *a, struct oci_linux *v, char *err, size_t
 {
     if (!a || json_is_null(a))
         return 0;
-    if (!json_is_array(a) || json_array_size(a) > OCI_MAX_LINUX_LIST) {
-        char why[64];
-        snprintf(why, sizeof(why), "want an array of at most %d devices", OCI_MAX_LINUX_LIST);
-        return oci_json_bad(err, cap, "linux.devices", why);
-    }
+    if (bounded(a, false, "linux.devices", "devices", err, cap))
+        return -1;
     size_t i;
     json_t *e;
     json_array_foreach(a, i, e)
@@ -126,10 +124,22 @@ static int parse_devices(const json_t *a, struct oci_linux *v, char *err, size_t
     return 0;
 }
 
+unsigned oci_propagation_of(const char *name)
+{
+    static const char *const names[] = {
+        [AGENT_LNX_PROP_SHARED] = "shared",     [AGENT_LNX_PROP_SLAVE] = "slave",
+        [AGENT_LNX_PROP_PRIVATE] = "private",   [AGENT_LNX_PROP_UNBINDABLE] = "unbindable",
+        [AGENT_LNX_PROP_RSHARED] = "rshared",   [AGENT_LNX_PROP_RSLAVE] = "rslave",
+        [AGENT_LNX_PROP_RPRIVATE] = "rprivate", [AGENT_LNX_PROP_RUNBINDABLE] = "runbindable",
+    };
+    for (unsigned p = 1; name && p <= AGENT_LNX_PROP_LAST; p++)
+        if (!strcmp(name, names[p]))
+            return p;
+    return 0;
+}
+
 int oci_linux_parse(const json_t *l, struct oci_linux *v, char *err, size_t cap)
 {
-    static const char *const props[] = {"shared",  "slave",  "private",  "unbindable",
-                                        "rshared", "rslave", "rprivate", "runbindable", NULL};
     memset(v, 0, sizeof(*v));
     if (parse_paths(json_object_get(l, "maskedPaths"), "linux.maskedPaths", v->masked,
                     &v->nmasked, err, cap) ||
@@ -142,9 +152,8 @@ int oci_linux_parse(const json_t *l, struct oci_linux *v, char *err, size_t cap)
     if (!prop || json_is_null(prop))
         return 0;
     v->propagation = oci_json_str_of(prop);
-    for (size_t i = 0; v->propagation && props[i]; i++)
-        if (!strcmp(v->propagation, props[i]))
-            return 0;
+    if (oci_propagation_of(v->propagation))
+        return 0;
     return oci_json_bad(err, cap, "linux.rootfsPropagation",
                         "want shared, slave, private, unbindable or one of them with r before it");
 }
@@ -177,16 +186,6 @@ static const struct {
     {"nostrictatime", MS_STRICTATIME, true},
 };
 
-static bool is_propagation(const char *o)
-{
-    static const char *const props[] = {"shared",  "slave",  "private",  "unbindable",
-                                        "rshared", "rslave", "rprivate", "runbindable", NULL};
-    for (size_t i = 0; props[i]; i++)
-        if (!strcmp(o, props[i]))
-            return true;
-    return false;
-}
-
 int oci_tmpfs_options(struct oci_mount *m, const char *const *options, unsigned n, char *err,
                       size_t cap)
 {
@@ -204,7 +203,7 @@ int oci_tmpfs_options(struct oci_mount *m, const char *const *options, unsigned 
             m->flags = flag_opts[k].clear ? m->flags & ~flag_opts[k].flag : m->flags | flag_opts[k].flag;
             continue;
         }
-        if (is_propagation(o)) {
+        if (oci_propagation_of(o)) {
             m->propagation = o;
             continue;
         }
