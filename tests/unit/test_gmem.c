@@ -143,6 +143,29 @@ START_TEST(init_small)
 }
 END_TEST
 
+/* gmem_map_zero: fresh zeroes over a page-aligned range of one region;
+ * the bytes around it stay. */
+START_TEST(map_zero)
+{
+    struct gmem m;
+    ck_assert_int_eq(gmem_init(&m, 8), 0);
+    uint8_t *p = m.regions[0].host;
+    memset(p, 0x5a, MiB(8));
+    ck_assert_int_eq(gmem_map_zero(&m, MiB(2), MiB(2)), 0);
+    ck_assert_uint_eq(p[MiB(2) - 1], 0x5a);
+    ck_assert_uint_eq(p[MiB(2)], 0);
+    ck_assert_uint_eq(p[MiB(4) - 1], 0);
+    ck_assert_uint_eq(p[MiB(4)], 0x5a);
+    ck_assert_int_eq(gmem_map_zero(&m, 0, 0), 0);
+    ck_assert_int_eq(gmem_map_zero(&m, 100, 4096), -EINVAL);
+    ck_assert_int_eq(gmem_map_zero(&m, 0, 100), -EINVAL);
+    ck_assert_int_eq(gmem_map_zero(&m, MiB(8) - 4096, 8192), -EFAULT);
+    ck_assert_int_eq(gmem_map_zero(&m, UINT64_MAX - 4095, 4096), -EFAULT);
+    ck_assert_uint_eq(p[MiB(8) - 1], 0x5a);
+    gmem_destroy(&m);
+}
+END_TEST
+
 START_TEST(init_exactly_gap)
 {
     struct gmem m;
@@ -277,6 +300,7 @@ Suite *gmem_suite(void)
     tcase_add_test(tc, load_file_maps_or_copies);
     tcase_add_test(tc, init_small);
     tcase_add_test(tc, init_exactly_gap);
+    tcase_add_test(tc, map_zero);
     tcase_add_test(tc, init_split_around_gap);
     tcase_add_test(tc, init_rejects_sizes);
     suite_add_tcase(s, tc);

@@ -2,6 +2,7 @@
  * back copy-on-write) and zlib; files of the wrong size, truncated,
  * corrupt or too long get a clean error. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "tests/unit/helpers.h"
+#include "vmm/memory/layout.h"
 #include "vmm/snapshot/snapshot_memory.h"
 
 #define LOW  (64u * 4096)  /* region at gpa 0 */
@@ -118,6 +120,54 @@ START_TEST(plain_read_is_copy_on_write)
     ck_assert_int_eq(pread(fd, page, 4096, LOW), 4096);
     ck_assert(!memcmp(page, src.regions[1].host, 4096));
     close(fd);
+    gmem_destroy(&src);
+    gmem_destroy(&dst);
+}
+END_TEST
+
+/* Whether the host page at p is mapped from a file (/proc/self/maps: a
+ * non-zero inode) rather than anonymous memory. */
+static bool file_backed(const void *p)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    bool found = false, file = false;
+    while (!found && fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi, inode;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &inode) == 3 &&
+            (uintptr_t)p >= lo && (uintptr_t)p < hi) {
+            found = true;
+            file = inode != 0;
+        }
+    }
+    fclose(f);
+    ck_assert_msg(found, "%p is not mapped", p);
+    return file;
+}
+
+/* A plain file maps back 2 MiB piece by piece: a piece with data from the
+ * file, a piece that is all hole as fresh anonymous memory; the bytes are
+ * the saved ones either way, whatever the RAM held before. */
+START_TEST(plain_read_maps_only_pieces_with_data)
+{
+    struct gmem src, dst;
+    ck_assert_int_eq(gmem_init(&src, 16), 0);
+    uint8_t *s = src.regions[0].host;
+    s[MiB(2) + 4096] = 1;          /* piece 1 */
+    s[MiB(12) - 1] = 2;            /* the last byte of piece 5... */
+    memset(s + MiB(12), 3, 4096);  /* ...and the first page of piece 6 */
+    int fd = temp_file();
+    ck_assert_msg(snap_memory_write(&src, fd, false, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(gmem_init(&dst, 16), 0);
+    uint8_t *d = dst.regions[0].host;
+    memset(d, 0x77, MiB(16));
+    ck_assert_msg(snap_memory_read(&dst, fd, false, err, sizeof(err)) == 0, "%s", err);
+    close(fd);
+    assert_same(&src, &dst);
+    const bool with_data[8] = {false, true, false, false, false, true, true, false};
+    for (unsigned i = 0; i < 8; i++)
+        ck_assert_msg(file_backed(d + MiB(2) * i) == with_data[i], "piece %u", i);
     gmem_destroy(&src);
     gmem_destroy(&dst);
 }
@@ -319,6 +369,7 @@ Suite *snapshot_memory_suite(void)
     TCase *tc = tcase_create("memory");
     tcase_add_test(tc, plain_round_trip);
     tcase_add_test(tc, plain_read_is_copy_on_write);
+    tcase_add_test(tc, plain_read_maps_only_pieces_with_data);
     tcase_add_test(tc, zlib_round_trip);
     tcase_add_test(tc, plain_zero_pages_are_holes);
     tcase_add_test(tc, write_refuses_non_empty_file);

@@ -137,14 +137,38 @@ uint64_t gmem_low_end(const struct gmem *mem)
     return 0;
 }
 
-int gmem_map_private(const struct gmem *mem, uint64_t gpa, uint64_t len, int fd, uint64_t off)
+/* Fresh anonymous memory over dst..dst+len, advised huge as gmem_map's. */
+static int map_anon_fixed(uint8_t *dst, uint64_t len)
+{
+    if (mmap(dst, len, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+        return -errno;
+    (void)madvise(dst, len, MADV_HUGEPAGE);
+    return 0;
+}
+
+/* The host pointer of a page-aligned range inside one region, or NULL with
+ * *err set (-EFAULT outside RAM, -EINVAL misaligned). */
+static uint8_t *aligned_range(const struct gmem *mem, uint64_t gpa, uint64_t len, uint64_t off,
+                              int *err)
 {
     uint8_t *dst = gmem_ptr(mem, gpa, len);
+    *err = -EFAULT;
     if (!dst)
-        return -EFAULT;
-    const uint64_t mask = GMEM_PAGE - 1;
-    if (((uintptr_t)dst | len | off) & mask || off > (uint64_t)INT64_MAX)
-        return -EINVAL;
+        return NULL;
+    *err = -EINVAL;
+    if (((uintptr_t)dst | len | off) & (GMEM_PAGE - 1) || off > (uint64_t)INT64_MAX)
+        return NULL;
+    *err = 0;
+    return dst;
+}
+
+int gmem_map_private(const struct gmem *mem, uint64_t gpa, uint64_t len, int fd, uint64_t off)
+{
+    int err;
+    uint8_t *dst = aligned_range(mem, gpa, len, off, &err);
+    if (!dst)
+        return err;
     if (len && mmap(dst, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, (off_t)off) ==
                    MAP_FAILED) {
         int e = errno;
@@ -153,9 +177,17 @@ int gmem_map_private(const struct gmem *mem, uint64_t gpa, uint64_t len, int fd,
          * memory back so that guest RAM has no hole for KVM or the devices
          * to fault on.  Where the old mapping survived, this only zeroes
          * bytes the caller is about to write. */
-        (void)mmap(dst, len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        (void)map_anon_fixed(dst, len);
         return -e;
     }
     return 0;
+}
+
+int gmem_map_zero(const struct gmem *mem, uint64_t gpa, uint64_t len)
+{
+    int err;
+    uint8_t *dst = aligned_range(mem, gpa, len, 0, &err);
+    if (!dst)
+        return err;
+    return len ? map_anon_fixed(dst, len) : 0;
 }

@@ -69,4 +69,10 @@ uint64_t gmem_low_end(const struct gmem *mem);
  * SIGBUS where the guest or the monitor touches the lost pages. */
 int gmem_map_private(const struct gmem *mem, uint64_t gpa, uint64_t len, int fd, uint64_t off);
 
+/* Replaces guest RAM [gpa, gpa+len) by fresh anonymous memory: zeroes
+ * that cost nothing until touched, in transparent huge pages where the
+ * host has them (as gmem_init's).  Alignment and errors as
+ * gmem_map_private's; after a failure the range's bytes are unknown. */
+int gmem_map_zero(const struct gmem *mem, uint64_t gpa, uint64_t len);
+
 #endif

@@ -152,6 +152,63 @@ int snap_memory_write(const struct gmem *mem, int fd, bool zlib, char *err, size
     return 0;
 }
 
+/* Where the file's next data lies at or after region offset `at` (of a
+ * region whose bytes start at file offset foff): the region's size when
+ * none does; `at` itself when the file system cannot tell (every byte is
+ * then taken as data). */
+static uint64_t next_data(int fd, uint64_t foff, uint64_t at, uint64_t size)
+{
+    off_t d = lseek(fd, (off_t)(foff + at), SEEK_DATA);
+    if (d < 0)
+        return errno == ENXIO ? size : at;
+    return (uint64_t)d - foff < size ? (uint64_t)d - foff : size;
+}
+
+/* Where the data found at region offset `at` ends (the next hole). */
+static uint64_t next_hole(int fd, uint64_t foff, uint64_t at, uint64_t size)
+{
+    off_t h = lseek(fd, (off_t)(foff + at), SEEK_HOLE);
+    if (h < 0)
+        return size;
+    return (uint64_t)h - foff < size ? (uint64_t)h - foff : size;
+}
+
+/* Maps one region's bytes of the file (foff on) over it, copy-on-write,
+ * 2 MiB piece by piece: a piece that holds data is the file's pages, a
+ * piece that is all hole (zero pages are not written) is fresh anonymous
+ * memory instead.  Why: a restored guest's new allocations mostly land in
+ * its free memory, the holes; anonymous memory there faults in huge pages
+ * as a booted guest's does (one nested fault per 2 MiB, gmem_map), where
+ * the file's pages come 4 KiB a fault, a page cache page and a copy each. */
+static int map_region(const struct gmem *mem, const struct gmem_region *g, int fd, uint64_t foff,
+                      char *err, size_t errlen)
+{
+    const uint64_t piece = GMEM_HUGE_PAGE;
+    for (uint64_t at = 0; at < g->size;) {
+        uint64_t data = next_data(fd, foff, at, g->size);
+        uint64_t start = data >= g->size               ? g->size
+                         : (data & ~(piece - 1)) > at ? data & ~(piece - 1)
+                                                      : at;
+        int rc = start > at ? gmem_map_zero(mem, g->gpa + at, start - at) : 0;
+        if (rc)
+            return fail(err, errlen, rc, "cannot map fresh memory over guest RAM at 0x%llx: %s",
+                        (unsigned long long)(g->gpa + at), strerror(-rc));
+        if (start >= g->size)
+            break;
+        uint64_t end = (next_hole(fd, foff, data, g->size) + piece - 1) & ~(piece - 1);
+        end = end < g->size ? end : g->size;
+        if (end <= start)
+            end = g->size; /* cannot happen with a sane lseek; never loop */
+        rc = gmem_map_private(mem, g->gpa + start, end - start, fd, foff + start);
+        if (rc)
+            return fail(err, errlen, rc, "cannot map file offset %llu over guest RAM at 0x%llx: %s",
+                        (unsigned long long)(foff + start), (unsigned long long)(g->gpa + start),
+                        strerror(-rc));
+        at = end;
+    }
+    return 0;
+}
+
 static int read_plain(const struct gmem *mem, int fd, char *err, size_t errlen)
 {
     struct stat st;
@@ -164,12 +221,10 @@ static int read_plain(const struct gmem *mem, int fd, char *err, size_t errlen)
                     (long long)st.st_size, (unsigned long long)mem->ram_bytes);
     uint64_t off = 0;
     for (unsigned r = 0; r < mem->nregions; r++) {
-        const struct gmem_region *g = &mem->regions[r];
-        int rc = gmem_map_private(mem, g->gpa, g->size, fd, off);
+        int rc = map_region(mem, &mem->regions[r], fd, off, err, errlen);
         if (rc)
-            return fail(err, errlen, rc, "cannot map file offset %llu over guest RAM at 0x%llx: %s",
-                        (unsigned long long)off, (unsigned long long)g->gpa, strerror(-rc));
-        off += g->size;
+            return rc;
+        off += mem->regions[r].size;
     }
     return 0;
 }
