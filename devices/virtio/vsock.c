@@ -243,6 +243,20 @@ static void tx_drain(struct virtio_vsock *v, struct virtio_mmio *t)
 
 /* ---- event queue -------------------------------------------------------- */
 
+/* The driver has handled the last TRANSPORT_RESET: the connections the
+ * host opened meanwhile send their REQUEST now (the next rx flush). */
+static void reset_handled(struct virtio_vsock *v)
+{
+    v->reset_unacked = false;
+    for (unsigned i = 0; i < VSOCK_MAX_CONNS; i++) {
+        struct vsock_conn *c = &v->conns[i];
+        if (c->state != CONN_FREE && c->request_held) {
+            c->request_held = false;
+            c->pending |= PEND_REQUEST;
+        }
+    }
+}
+
 /* §5.10.6.7: struct virtio_vsock_event is one le32 id.  Chains too small
  * for it go back empty. */
 static void event_flush(struct virtio_vsock *v, struct virtio_mmio *t)
@@ -265,7 +279,7 @@ static void event_flush(struct virtio_vsock *v, struct virtio_mmio *t)
             v->event_pending = false;
             /* The driver's answer will be a buffer made available after this. */
             if (virtq_avail_idx(q, t->mem, &v->reset_avail))
-                v->reset_unacked = false; /* rings unreadable: nothing to wait for */
+                reset_handled(v); /* rings unreadable: nothing to wait for */
         }
         used = true;
         if (virtq_push(q, t->mem, v->tx.head, fits ? sizeof(ev) : 0)) {
@@ -290,7 +304,7 @@ static void vsock_queue_notify(void *dev, struct virtio_mmio *t, unsigned q)
         uint16_t idx;
         if (v->reset_unacked && !v->event_pending &&
             (virtq_avail_idx(&t->queues[VSOCK_EVT_QUEUE], t->mem, &idx) || idx != v->reset_avail))
-            v->reset_unacked = false; /* the driver handled the reset and refilled */
+            reset_handled(v); /* the driver handled the reset and refilled */
         event_flush(v, t);
     }
     vsock_rx_flush(v, t);
@@ -317,8 +331,6 @@ static int connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
         return -EBADF;
     if (v->nconns >= VSOCK_MAX_CONNS)
         return -EBUSY;
-    if (v->event_pending || v->reset_unacked)
-        return -EAGAIN;
     /* At most VSOCK_MAX_CONNS ports are taken: one of this many is free. */
     uint32_t port = 0;
     for (unsigned i = 0; i <= VSOCK_MAX_CONNS; i++) {
@@ -329,7 +341,15 @@ static int connect_guest(struct virtio_vsock *v, struct virtio_mmio *t, int fd,
             break;
     }
     struct vsock_conn *c = conn_open(v, fd, port, guest_port, CONN_REQUESTING);
-    c->pending = PEND_REQUEST;
+    /* After a TRANSPORT_RESET the REQUEST waits until the driver has
+     * handled it (given an event buffer back): Linux resets its sockets in
+     * that handler and would reset a connection made before.  Held, not
+     * refused, so that a dial right after a restore is answered as soon as
+     * the guest can, not at the dialer's next try. */
+    if (v->event_pending || v->reset_unacked)
+        c->request_held = true;
+    else
+        c->pending = PEND_REQUEST;
     if (a) {
         c->attached = true;
         c->att = *a;

@@ -160,7 +160,9 @@ void virtio_vsock_fd_event(struct virtio_vsock *v, struct virtio_mmio *t, int fd
                            uint32_t events);
 /* Queues TRANSPORT_RESET on the event queue and drops every connection
  * (§5.10.6.7), e.g. after a restore.  Until the driver has handled it
- * (given the event buffer back), virtio_vsock_connect_guest says -EAGAIN. */
+ * (given the event buffer back), a connection virtio_vsock_connect_guest
+ * or _attach_guest opens holds its REQUEST (its client waits), and sends
+ * it then. */
 void virtio_vsock_transport_reset(struct virtio_vsock *v, struct virtio_mmio *t);
 
 /* What tests and the fuzzer check against the caps. */

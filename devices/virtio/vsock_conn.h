@@ -28,6 +28,7 @@ struct vsock_conn {
     int fd;
     uint32_t local_port, peer_port; /* host port, guest port */
     uint8_t pending;                /* PEND_* */
+    bool request_held;              /* its REQUEST waits for the driver to handle a reset */
     bool fd_readable;               /* the loop said so and read() has not said EAGAIN */
     bool host_eof;                  /* read() returned 0: host sends no more */
     bool guest_no_send, guest_no_recv; /* SHUTDOWN flags the guest sent (sticky) */

@@ -320,9 +320,10 @@ START_TEST(transport_reset_event)
 }
 END_TEST
 
-/* After a TRANSPORT_RESET, a host-initiated connection waits until the
- * driver has handled it (given an event buffer back): Linux resets its
- * sockets in that handler, and would reset a connection made before. */
+/* After a TRANSPORT_RESET, a host-initiated connection's REQUEST waits
+ * until the driver has handled it (given an event buffer back): Linux
+ * resets its sockets in that handler, and would reset a connection made
+ * before.  The connection is taken, not refused: its client waits. */
 START_TEST(host_connect_waits_for_reset_handled)
 {
     struct vs_env e;
@@ -334,17 +335,45 @@ START_TEST(host_connect_waits_for_reset_handled)
     virtio_vsock_transport_reset(e.v, &e.t);
     pthread_mutex_unlock(&e.t.lock);
     ck_assert_uint_eq(ring_used_idx(&e.r[2]), 1); /* delivered */
-    int sv[2];
+    int sv[2], sv2[2];
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    ck_assert_int_eq(vs_connect_guest(&e, sv[0], 5000), -EAGAIN);
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv2), 0);
+    ck_assert_int_eq(vs_connect_guest(&e, sv[0], 5000), 0);
+    ck_assert_uint_eq(vs_stats(&e).conns, 1);
+    vs_expect_none(&e);
     /* a notify with no new buffer is not the driver's answer yet... */
     virtio_mmio_process(&e.t, VSOCK_EVT_QUEUE);
-    ck_assert_int_eq(vs_connect_guest(&e, sv[0], 5000), -EAGAIN);
-    /* ...the buffer given back is */
+    ck_assert_int_eq(vs_connect_guest(&e, sv2[0], 5001), 0);
+    vs_expect_none(&e);
+    /* ...the buffer given back is: both REQUESTs go, in their order */
     ring_publish(&e.r[2], ring_add_desc(&e.r[2], ring_alloc(&e.r[1], 4), 4, true));
     virtio_mmio_process(&e.t, VSOCK_EVT_QUEUE);
-    ck_assert_int_eq(vs_connect_guest(&e, sv[0], 5000), 0);
+    struct vsock_hdr h;
+    ck_assert(vs_rx_next(&e, &h, NULL, 0));
+    ck_assert_uint_eq(h.op, VSOCK_OP_REQUEST);
+    ck_assert_uint_eq(h.dst_port, 5000);
+    ck_assert(vs_rx_next(&e, &h, NULL, 0));
+    ck_assert_uint_eq(h.op, VSOCK_OP_REQUEST);
+    ck_assert_uint_eq(h.dst_port, 5001);
+    vs_expect_none(&e);
+    /* a new reset drops the held ones too, and none is sent after */
+    pthread_mutex_lock(&e.t.lock);
+    virtio_vsock_transport_reset(e.v, &e.t);
+    pthread_mutex_unlock(&e.t.lock);
+    int sv3[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv3), 0);
+    ck_assert_int_eq(vs_connect_guest(&e, sv3[0], 5002), 0);
+    pthread_mutex_lock(&e.t.lock);
+    virtio_vsock_transport_reset(e.v, &e.t);
+    pthread_mutex_unlock(&e.t.lock);
+    ck_assert(vs_host_eof(sv3[1]));
+    ck_assert_uint_eq(vs_stats(&e).conns, 0);
+    ring_publish(&e.r[2], ring_add_desc(&e.r[2], ring_alloc(&e.r[1], 4), 4, true));
+    virtio_mmio_process(&e.t, VSOCK_EVT_QUEUE);
+    vs_expect_none(&e);
     close(sv[1]);
+    close(sv2[1]);
+    close(sv3[1]);
     vs_free(&e);
 }
 END_TEST
