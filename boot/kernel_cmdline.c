@@ -86,3 +86,34 @@ int kcmdline_insert(char *out, size_t cap, const char *line, const char *params)
     *p = 0;
     return 0;
 }
+
+int kcmdline_remove(char *out, size_t cap, const char *full, const char *params)
+{
+    size_t len = strlen(full), plen = strlen(params);
+    if (cap)
+        out[0] = 0;
+    if (!plen)
+        return -ENOENT;
+    /* Appended: at the end, after a space unless the line was empty.
+     * Inserted: at a token's start, followed by one space. */
+    size_t from, to;
+    if (len >= plen && !strcmp(full + len - plen, params) &&
+        (len == plen || full[len - plen - 1] == ' ')) {
+        to = len;
+        from = len == plen ? 0 : len - plen - 1;
+    } else {
+        const char *at = full;
+        while ((at = strstr(at, params)) &&
+               ((at > full && !kspace((unsigned char)at[-1])) || at[plen] != ' '))
+            at++;
+        if (!at)
+            return -ENOENT;
+        from = (size_t)(at - full);
+        to = from + plen + 1;
+    }
+    if (len - (to - from) >= cap)
+        return -E2BIG;
+    memcpy(out, full, from);
+    memcpy(out + from, full + to, len - to + 1);
+    return 0;
+}

@@ -21,4 +21,10 @@ size_t kcmdline_insert_at(const char *line);
  * NUL-terminated when cap > 0): 0, or -E2BIG when it does not fit. */
 int kcmdline_insert(char *out, size_t cap, const char *line, const char *params);
 
+/* The inverse: writes the line kcmdline_insert(line, params) was made
+ * from, given what it made (`full`) and params, into out (capacity cap).
+ * 0; -ENOENT when params is not in full as kcmdline_insert puts it;
+ * -E2BIG when it does not fit. */
+int kcmdline_remove(char *out, size_t cap, const char *full, const char *params);
+
 #endif

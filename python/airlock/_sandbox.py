@@ -108,7 +108,8 @@ class Sandbox:
                  snapshot: Optional[str] = None, secrets: Sequence[dict] = (),
                  ca_file: Optional[str] = None, mounts: Sequence[dict] = (),
                  ports: Sequence[object] = (), on_timeout: Optional[str] = None,
-                 socket: Optional[str] = None, token: Optional[str] = None,
+                 pause_memory: Optional[bool] = None, socket: Optional[str] = None,
+                 token: Optional[str] = None,
                  _id: Optional[str] = None) -> None:
         self._client = Client(socket, token=token)
         self.files = Files(self)
@@ -133,7 +134,8 @@ class Sandbox:
                               if isinstance(m.get("source"), str) else dict(m) for m in mounts]
         for key, value in (("mem", mem), ("cpus", cpus), ("timeout_s", timeout),
                            ("max_lifetime_s", max_lifetime), ("append", append),
-                           ("ca_file", ca_file), ("on_timeout", on_timeout)):
+                           ("ca_file", ca_file), ("on_timeout", on_timeout),
+                           ("pause_memory", pause_memory)):
             if value is not None:
                 body[key] = value
         self.info = self._client.json("POST", "/v1/sandboxes", body, want=201)
@@ -198,11 +200,14 @@ class Sandbox:
         Sandbox(snapshot=...) to fork from."""
         return self._client.json("POST", f"/v1/sandboxes/{self.id}/snapshot", {}, want=201)["id"]
 
-    def pause(self) -> None:
+    def pause(self, memory: bool = True) -> None:
         """Saves the sandbox to the daemon's state folder and ends its VM; it
         keeps its id, files and background commands.  Any later call on it
-        (or resume()) brings it back."""
-        self.info = self._client.json("POST", f"/v1/sandboxes/{self.id}/pause", {})
+        (or resume()) brings it back.  memory=False keeps its files only
+        (synced first): it comes back by booting afresh, without its
+        processes."""
+        body = {} if memory else {"memory": False}
+        self.info = self._client.json("POST", f"/v1/sandboxes/{self.id}/pause", body)
 
     def resume(self) -> None:
         """Restores a paused sandbox where it was paused (nothing when it runs)."""

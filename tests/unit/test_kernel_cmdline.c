@@ -209,6 +209,15 @@ START_TEST(length_limit)
 }
 END_TEST
 
+/* user with n slots announced, and back. */
+static void undo(const char *user, unsigned n)
+{
+    char full[1024], back[1024];
+    ck_assert_int_eq(vdevs_cmdline(full, sizeof(full), user, n), 0);
+    ck_assert_int_eq(vdevs_cmdline_undo(back, sizeof(back), full, n), 0);
+    ck_assert_msg(!strcmp(back, user), "\"%s\" with %u slots came back as \"%s\"", user, n, back);
+}
+
 /* vdevs_cmdline: one announcement per slot, all before the "--". */
 START_TEST(vdevs_announce_before_dashes)
 {
@@ -239,7 +248,32 @@ START_TEST(random_lines_keep_the_kernel_view)
         }
         user[len] = 0;
         insert(user);
+        undo(user, 1 + (unsigned)t % LAYOUT_VIRTIO_SLOTS);
     }
+}
+END_TEST
+
+/* vdevs_cmdline_undo and kcmdline_remove: the user's line back, and a
+ * line without the announcements refused. */
+START_TEST(undo_gives_the_users_line)
+{
+    static const char *const lines[] = {
+        "", "a", "root=/dev/vda rw init=/sbin/airlock-agent", "a -- b", "-- x", "a \"-- b",
+        "x  ", "init=/bin/sh -- -c 'echo x'",
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+        for (unsigned n = 0; n <= LAYOUT_VIRTIO_SLOTS; n++)
+            undo(lines[i], n);
+    char out[256];
+    ck_assert_int_eq(vdevs_cmdline_undo(out, sizeof(out), "root=/dev/vda rw", 2), -ENOENT);
+    ck_assert_int_eq(kcmdline_remove(out, sizeof(out), "a bc", "b"), -ENOENT); /* no space after */
+    ck_assert_int_eq(kcmdline_remove(out, sizeof(out), "a xb c", "b"), -ENOENT);
+    ck_assert_int_eq(kcmdline_remove(out, sizeof(out), "a b c", ""), -ENOENT);
+    ck_assert_int_eq(kcmdline_remove(out, sizeof(out), "b a b", "b"), 0);
+    ck_assert_str_eq(out, "b a"); /* the appended one, at the end */
+    ck_assert_int_eq(kcmdline_remove(out, sizeof(out), "x b -- b y", "b"), 0);
+    ck_assert_str_eq(out, "x -- b y");
+    ck_assert_int_eq(kcmdline_remove(out, 3, "abc d", "d"), -E2BIG);
 }
 END_TEST
 
@@ -253,6 +287,7 @@ Suite *kernel_cmdline_suite(void)
     tcase_add_test(tc, length_limit);
     tcase_add_test(tc, vdevs_announce_before_dashes);
     tcase_add_test(tc, random_lines_keep_the_kernel_view);
+    tcase_add_test(tc, undo_gives_the_users_line);
     tcase_set_timeout(tc, 30); /* 20,000 lines under ASan: seconds on a busy host */
     suite_add_tcase(s, tc);
     return s;

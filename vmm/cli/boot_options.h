@@ -46,6 +46,9 @@ struct boot_options {
     const struct snap_state *restore;
     int restore_memory_fd;
     int restore_overlay_fd[LAYOUT_VIRTIO_SLOTS];
+    /* run --from-snapshot --cold-boot: the snapshot whose disks, overlays
+     * (restore_overlay_fd) and shape a fresh boot takes, restore NULL. */
+    const struct snap_state *overlays;
 };
 
 

@@ -162,9 +162,8 @@ static int prepare_guest(struct boot_session *s)
 static int restore_guest(struct boot_session *s)
 {
     const struct snap_state *st = s->opt.restore;
-    for (unsigned i = 0; i < s->opt.ndisks; i++)
-        if (snap_disk_check(&st->disks[i], s->disks[i], s->err, ERRLEN))
-            return report(s->err);
+    if (session_disks_check(s, st, s->err, ERRLEN))
+        return report(s->err);
     s->cmdline = strdup(st->cmdline); /* for the record: the guest has booted */
     if (!s->cmdline)
         return report("out of memory");
@@ -427,6 +426,12 @@ int vm_session(const struct boot_options *opt, const struct session_hook *hook)
         return report(s.err);
     /* Before guest RAM is touched, so all of it is charged to the cgroup. */
     jail_limit(&s.jail, s.opt.mem_mib << 20, overlay_bytes(&s), SESSION_THREADS(s.opt.cpus));
+    /* --cold-boot: the snapshot's disks as the guest had written them;
+     * the overlays are the disks' own, loaded before any device runs. */
+    if (s.opt.overlays && (session_disks_check(&s, s.opt.overlays, s.err, ERRLEN) ||
+                           session_overlays_load(&s, s.opt.overlays, s.opt.restore_overlay_fd,
+                                                 s.err, ERRLEN)))
+        return report(s.err);
     if ((r = s.opt.restore ? restore_guest(&s) : prepare_guest(&s)) || (r = open_kvm(&s)))
         return r;
     timings_mark(TM_KVM);

@@ -253,7 +253,7 @@ int cmd_ls(int argc, char **argv)
 /* A verb that does one request per sandbox id (rm, pause, resume): each
  * id it did is printed; the status of the last that failed, else 0. */
 static int each_id(int argc, char **argv, const char *verb, const char *help, const char *method,
-                   const char *suffix, int want)
+                   const char *suffix, json_t *body, int want)
 {
     const char *sock_flag = NULL;
     int opt = verb_socket_option(argc, argv, verb, help, &sock_flag);
@@ -273,7 +273,7 @@ static int each_id(int argc, char **argv, const char *verb, const char *help, co
         }
         snprintf(path, sizeof(path), "/v1/sandboxes/%s%s", argv[i], suffix);
         int status;
-        json_t *j = verb_call(sock, method, path, NULL, want, &status);
+        json_t *j = verb_call(sock, method, path, body, want, &status);
         if (!j) {
             rc = EXIT_AIRLOCK_ERROR;
             continue;
@@ -288,15 +288,35 @@ int cmd_rm(int argc, char **argv)
 {
     return each_id(argc, argv, "rm", "usage: airlock rm [--socket PATH] ID...\n"
                    "Destroys each sandbox (paused ones too) and prints its id.\n",
-                   "DELETE", "", 204);
+                   "DELETE", "", NULL, 204);
 }
 
 int cmd_pause(int argc, char **argv)
 {
-    return each_id(argc, argv, "pause", "usage: airlock pause [--socket PATH] ID...\n"
-                   "Saves each sandbox to the daemon's state folder and ends its VM; it keeps\n"
-                   "its id, its files and its background commands, and prints its id.\n",
-                   "POST", "/pause", 200);
+    /* --no-memory among the options (before the first id): taken out
+     * here, the rest as every verb's. */
+    char *args[argc + 1];
+    int n = 0;
+    bool memory = true, ids = false;
+    for (int i = 0; i < argc; i++) {
+        ids = ids || (i > 0 && argv[i][0] != '-') || !strcmp(argv[i], "--");
+        if (!ids && !strcmp(argv[i], "--no-memory"))
+            memory = false;
+        else
+            args[n++] = argv[i];
+        if (!ids && !strcmp(argv[i], "--socket") && i + 1 < argc)
+            args[n++] = argv[++i]; /* its value is no id */
+    }
+    args[n] = NULL;
+    json_t *body = memory ? NULL : json_pack("{s:b}", "memory", 0);
+    int rc = each_id(n, args, "pause", "usage: airlock pause [--no-memory] [--socket PATH] ID...\n"
+                     "Saves each sandbox to the daemon's state folder and ends its VM; it keeps\n"
+                     "its id, its files and its background commands, and prints its id.\n"
+                     "--no-memory keeps its files only (synced first): it resumes by booting\n"
+                     "afresh, without its processes (E2B's filesystem-only pause).\n",
+                     "POST", "/pause", body, 200);
+    json_decref(body);
+    return rc;
 }
 
 int cmd_resume(int argc, char **argv)
@@ -304,5 +324,5 @@ int cmd_resume(int argc, char **argv)
     return each_id(argc, argv, "resume", "usage: airlock resume [--socket PATH] ID...\n"
                    "Restores each paused sandbox where it was paused and prints its id (any\n"
                    "command or file request resumes one too).\n",
-                   "POST", "/resume", 200);
+                   "POST", "/resume", NULL, 200);
 }

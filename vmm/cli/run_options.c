@@ -37,7 +37,7 @@ enum {
     RO_NOFILE, RO_FSIZE, RO_ALLOW, RO_ALLOW_IP, RO_AUDIT, RO_QUIET, RO_EG_CONNS, RO_EG_MIB,
     RO_EG_RATE, RO_HELP, RO_MAX_OUTPUT, RO_DISK_CAP, RO_FROM_SNAPSHOT, RO_OUT, RO_COMPRESS,
     RO_AUDIT_ID, RO_CONTROL_FD, RO_SECRET, RO_CA_FILE, RO_MOUNT, RO_ENTRYPOINT, RO_ROOT_DISK,
-    RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT, RO_EGRESS_CONTROL_FD, RO_VOLUME, RO_STATE, RO_SPARE_DISKS, RO_END
+    RO_GROUP_ADD, RO_ULIMIT, RO_SECURITY_OPT, RO_EGRESS_CONTROL_FD, RO_VOLUME, RO_STATE, RO_SPARE_DISKS, RO_COLD_BOOT, RO_END
 };
 
 static const struct option run_own[] = {
@@ -55,6 +55,7 @@ static const struct option run_own[] = {
     {"max-output", required_argument, NULL, RO_MAX_OUTPUT},
     {"disk-cap", required_argument, NULL, RO_DISK_CAP},
     {"from-snapshot", required_argument, NULL, RO_FROM_SNAPSHOT},
+    {"cold-boot", no_argument, NULL, RO_COLD_BOOT},
     {"out", required_argument, NULL, RO_OUT},
     {"compress", no_argument, NULL, RO_COMPRESS},
     {"audit-id", required_argument, NULL, RO_AUDIT_ID},
@@ -264,6 +265,7 @@ static int run_option_set(struct run_ctx *r, struct run_args *a, int c, char *va
     case RO_ROOT_DISK: a->root_disk = val; return 0;
     case RO_APPEND: a->append = val; return 0;
     case RO_FROM_SNAPSHOT: a->from_snapshot = val; return 0;
+    case RO_COLD_BOOT: a->cold_boot = true; return 0;
     case RO_OUT: r->snap_dir = val; return 0;
     case RO_COMPRESS: r->snap_zlib = true; return 0;
     case RO_COPY_IN:
@@ -388,6 +390,10 @@ static int check_mode(const struct run_ctx *r, const struct run_args *a, const b
     if (run_ulimit_check(&r->req, (const bool[3]){given[RO_NPROC], given[RO_NOFILE],
                                                   given[RO_FSIZE]}, err, errlen))
         return -EINVAL;
+    if (a->cold_boot && !a->from_snapshot) {
+        snprintf(err, errlen, "--cold-boot boots on a snapshot's disks: give --from-snapshot DIR");
+        return -EINVAL;
+    }
     if (given[RO_OUT] || given[RO_COMPRESS]) {
         snprintf(err, errlen, "%s is for airlock snapshot", given[RO_OUT] ? "--out" : "--compress");
         return -EINVAL;

@@ -22,6 +22,7 @@ struct run_args {
     const char *audit_path;    /* --audit */
     const char *audit_id;      /* --audit-id (sandbox-vm: its sandbox's id as "vm") */
     const char *from_snapshot; /* --from-snapshot DIR */
+    bool cold_boot;            /* --cold-boot: boot afresh on the snapshot's disks */
     uint64_t disk_cap_mib;     /* --disk-cap */
     int cmd_index;             /* argv index of CMD */
 };

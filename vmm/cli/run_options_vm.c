@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "vmm/image/image_ref.h"
+#include "vmm/kvm/virtio_devices.h"
 #include "vmm/memory/layout.h"
 #include "vmm/snapshot/snapshot_dir.h"
 #include "vmm/util/guest_paths.h"
@@ -30,23 +31,43 @@
  * (guest/agent/switch_root.c).  %c: the agent disk's letter. */
 #define RUN_CMDLINE_IMPORTED RUN_CMDLINE_BASE "root=/dev/vd%c ro init=/init airlock.root=/dev/vda"
 
-/* --from-snapshot DIR: the VM's shape and disks come from the snapshot. */
-static int restore_options(struct run_ctx *r, struct boot_options *o, const char *dir,
+/* --from-snapshot DIR: the VM's shape and disks come from the snapshot.
+ * With --cold-boot the kernel boots afresh on them (the snapshot's memory
+ * is neither read nor needed), with the command line the snapshot's VM
+ * booted with, less the device announcements the boot adds again. */
+static int restore_options(struct run_ctx *r, struct boot_options *o, const char *dir, bool cold,
                            char *err, size_t errlen)
 {
     struct snap_state *st;
-    if (snap_dir_open(dir, &st, &o->restore_memory_fd, o->restore_overlay_fd, err, errlen))
+    if (snap_dir_open(dir, &st, cold ? NULL : &o->restore_memory_fd, o->restore_overlay_fd, err,
+                      errlen))
         return -EINVAL;
     if (!st->cid) {
         snprintf(err, errlen, "--from-snapshot %s: the snapshot's VM has no vsock "
                  "device, so no agent to run the command", dir);
         return -EINVAL;
     }
-    o->restore = st;
     o->mem_mib = st->mem_mib;
     o->cpus = st->ncpus;
     o->cid = st->cid;
     o->cmdline = st->cmdline;
+    if (cold) {
+        o->overlays = st;
+        int e = st->nvirtio == st->ndisks + 1 /* its disks and vsock: no spare slots */
+                    ? vdevs_cmdline_undo(r->cmdline, sizeof(r->cmdline), st->cmdline, st->nvirtio)
+                    : -EINVAL;
+        if (e) {
+            snprintf(err, errlen, "--from-snapshot %s --cold-boot: %s", dir,
+                     e == -E2BIG    ? "the snapshot's kernel command line is too long"
+                     : e == -EINVAL ? "the snapshot's VM had spare disk slots (a pod's VM)"
+                                    : "the snapshot's kernel command line does not announce "
+                                      "its devices as airlock does");
+            return -EINVAL;
+        }
+        o->cmdline = r->cmdline;
+    } else {
+        o->restore = st;
+    }
     o->ndisks = st->ndisks;
     for (unsigned i = 0; i < st->ndisks; i++) {
         const struct snap_disk *d = &st->disks[i];
@@ -134,6 +155,6 @@ int run_options_vm(struct run_ctx *r, struct run_args *a, char *err, size_t errl
         a->vm.kernel = r->kernel;
     }
     if (a->from_snapshot)
-        return restore_options(r, &a->vm, a->from_snapshot, err, errlen);
+        return restore_options(r, &a->vm, a->from_snapshot, a->cold_boot, err, errlen);
     return add_root_image(r, a, err, errlen);
 }

@@ -81,6 +81,28 @@ int session_snapshot_save(struct boot_session *s, const struct snap_out *o, char
     return e;
 }
 
+int session_disks_check(const struct boot_session *s, const struct snap_state *st, char *err,
+                        size_t errlen)
+{
+    for (unsigned i = 0; i < s->opt.ndisks && i < st->ndisks; i++) {
+        int e = snap_disk_check(&st->disks[i], s->disks[i], err, errlen);
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
+int session_overlays_load(struct boot_session *s, const struct snap_state *st,
+                          const int *overlay_fd, char *err, size_t errlen)
+{
+    for (unsigned i = 0; i < st->ndisks; i++) {
+        int e = overlay_fd[i] >= 0 ? disk_snapshot_load(s->disks[i], overlay_fd[i], err, errlen) : 0;
+        if (e)
+            return e;
+    }
+    return 0;
+}
+
 int snap_disk_check(const struct snap_disk *sd, const struct disk *d, char *err, size_t errlen)
 {
     uint64_t size, dev, ino;
@@ -116,9 +138,8 @@ int session_snapshot_restore(struct boot_session *s, const struct snap_state *st
     for (unsigned i = 0; i < s->vdevs.n; i++)
         if ((e = virtio_mmio_load(&s->vdevs.devs[i].transport, &st->virtio[i], err, errlen)))
             return e;
-    for (unsigned i = 0; i < st->ndisks; i++)
-        if (overlay_fd[i] >= 0 && (e = disk_snapshot_load(s->disks[i], overlay_fd[i], err, errlen)))
-            return e;
+    if ((e = session_overlays_load(s, st, overlay_fd, err, errlen)))
+        return e;
     if (s->vsock) {
         struct virtio_mmio *t = &s->vsock_vdev->transport;
         pthread_mutex_lock(&t->lock);

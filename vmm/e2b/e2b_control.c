@@ -216,6 +216,14 @@ static json_t *create_request(struct api_conn *c, json_t *in, const char **tmpl)
                                                        : E2B_DEFAULT_TIMEOUT_S));
     if (json_is_true(ap)) /* its timeout pauses it instead of killing it */
         json_object_set_new(o, "on_timeout", json_string("pause"));
+    json_t *apm = json_object_get(in, "autoPauseMemory");
+    if (apm && !json_is_boolean(apm)) {
+        e2b_rest_error(c, 400, "autoPauseMemory: want true or false");
+        json_decref(o);
+        return NULL;
+    }
+    if (json_is_true(ap) && json_is_false(apm)) /* a filesystem-only pause */
+        json_object_set_new(o, "pause_memory", json_false());
     if (json_object_get(in, "metadata"))
         json_object_set(o, "labels", json_object_get(in, "metadata"));
     if (json_object_get(in, "envVars"))
@@ -288,6 +296,22 @@ static json_t *body_json(struct api_conn *c)
         return NULL;
     }
     return o;
+}
+
+/* POST .../pause's body: {"memory": bool} (default true; false: E2B's
+ * filesystem-only pause).  false after answering 400. */
+static bool pause_body(struct api_conn *c, bool *memory)
+{
+    json_t *in = body_json(c);
+    if (!in)
+        return false;
+    json_t *m = json_object_get(in, "memory");
+    bool ok = !m || json_is_boolean(m);
+    *memory = !m || json_is_true(m);
+    json_decref(in);
+    if (!ok)
+        e2b_rest_error(c, 400, "memory: want true or false");
+    return ok;
 }
 
 static void create(struct api_server *srv, struct api_conn *c)
@@ -547,10 +571,11 @@ static void one(struct api_server *srv, struct api_conn *c, const char *id, cons
         resume(srv, c, sb, what[0] == 'c');
     } else if (!strcmp(what, "pause")) {
         char err[600];
-        int http = sandbox_pause(srv, sb, err, sizeof(err));
-        if (http)
+        bool memory;
+        int http = pause_body(c, &memory) ? sandbox_pause(srv, sb, memory, err, sizeof(err)) : -1;
+        if (http > 0)
             e2b_rest_error(c, http, "%s", err);
-        else
+        else if (!http)
             api_reply_bytes(c, 204, NULL, NULL, NULL, 0);
     } else if (!strcmp(what, "snapshots")) {
         e2b_rest_error(c, 501, "airlock sandboxes cannot %s yet", what);

@@ -27,26 +27,46 @@ _Static_assert(LAYOUT_VIRTIO_MMIO_BASE >= LAYOUT_MMIO_GAP_START &&
                        LAYOUT_IOAPIC_BASE,
                "virtio windows sit in the MMIO gap, below the IOAPIC");
 
-int vdevs_cmdline(char *out, size_t cap, const char *line, unsigned n)
+/* The announcements of slots [0, n), space-separated. */
+static int announcements(char *ann, size_t cap, unsigned n)
 {
-    char ann[64 * LAYOUT_VIRTIO_SLOTS];
     size_t len = 0;
     if (n > LAYOUT_VIRTIO_SLOTS)
         return -E2BIG;
     ann[0] = 0;
     for (unsigned i = 0; i < n; i++) {
-        int w = snprintf(ann + len, sizeof(ann) - len, "%svirtio_mmio.device=%u@%#" PRIx64 ":%u",
+        int w = snprintf(ann + len, cap - len, "%svirtio_mmio.device=%u@%#" PRIx64 ":%u",
                          i ? " " : "", VIRTIO_MMIO_WINDOW, slot_base(i), slot_irq(i));
-        if (w < 0 || (size_t)w >= sizeof(ann) - len)
+        if (w < 0 || (size_t)w >= cap - len)
             return -E2BIG;
         len += (size_t)w;
     }
+    return 0;
+}
+
+int vdevs_cmdline(char *out, size_t cap, const char *line, unsigned n)
+{
+    char ann[64 * LAYOUT_VIRTIO_SLOTS];
+    if (announcements(ann, sizeof(ann), n))
+        return -E2BIG;
     if (n == 0) {
         int w = snprintf(out, cap, "%s", line);
         return w >= 0 && (size_t)w < cap ? 0 : -E2BIG;
     }
     /* Before a "--": what follows it is init's argv, not the kernel's. */
     return kcmdline_insert(out, cap, line, ann);
+}
+
+int vdevs_cmdline_undo(char *out, size_t cap, const char *full, unsigned n)
+{
+    char ann[64 * LAYOUT_VIRTIO_SLOTS];
+    if (announcements(ann, sizeof(ann), n))
+        return -E2BIG;
+    if (n == 0) {
+        int w = snprintf(out, cap, "%s", full);
+        return w >= 0 && (size_t)w < cap ? 0 : -E2BIG;
+    }
+    return kcmdline_remove(out, cap, full, ann);
 }
 
 static void vdev_interrupt(void *opaque)

@@ -46,6 +46,11 @@ struct vdevs {
  * -E2BIG if it does not fit. */
 int vdevs_cmdline(char *out, size_t cap, const char *line, unsigned n);
 
+/* The user's line back from what vdevs_cmdline made of it for n slots
+ * (a snapshot keeps the whole line; a cold boot on its disks announces
+ * them again).  -ENOENT when `full` does not hold those announcements. */
+int vdevs_cmdline_undo(char *out, size_t cap, const char *full, unsigned n);
+
 /* Puts a device in the next slot: its transport and its bus window, and
  * nothing that needs KVM, so `airlock surface` registers the same set on a
  * bus with no VM (vmm/kvm/machine.c).  -errno with err explaining. */

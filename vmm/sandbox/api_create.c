@@ -22,7 +22,7 @@
 static const char *const create_fields[] = {
     "image", "mem", "cpus", "allow", "allow_ip", "env", "labels", "timeout_s", "max_lifetime_s",
     "append", "snapshot", "disk_cap_mib", "cpu_quota_pct", "egress_max_conns", "egress_max_mib",
-    "egress_rate", "secrets", "ca_file", "mounts", "ports", "on_timeout", NULL,
+    "egress_rate", "secrets", "ca_file", "mounts", "ports", "on_timeout", "pause_memory", NULL,
 };
 
 /* The VM-wide limits a create may give, as `airlock run`'s flags (the VM
@@ -75,6 +75,10 @@ static struct sandbox *create_with(struct api_server *srv, struct api_conn *c, j
     if (!f.failed && on_timeout && strcmp(on_timeout, "kill") && strcmp(on_timeout, "pause"))
         field_error(&f, "on_timeout", "on_timeout '%.32s': want \"kill\" or \"pause\"",
                     on_timeout);
+    bool pause_memory = get_bool(&f, "pause_memory", true);
+    if (!f.failed && !pause_memory && !(on_timeout && !strcmp(on_timeout, "pause")))
+        field_error(&f, "pause_memory", "%s",
+                    "pause_memory is how on_timeout \"pause\" pauses: give on_timeout \"pause\"");
     struct create_secrets *secrets = &parts->secrets;
     create_secrets_parse(&f, secrets);
     if (!f.failed && ca_file && !secrets->n)
@@ -177,6 +181,7 @@ static struct sandbox *create_with(struct api_server *srv, struct api_conn *c, j
     sb->cpus = (unsigned)cpus;
     sb->lease_s = (unsigned)lease;
     sb->pause_on_timeout = on_timeout && !strcmp(on_timeout, "pause");
+    sb->timeout_fs_only = !pause_memory;
     for (size_t i = 0; limits[i] && limits[i + 1] && sb->nlimits < SANDBOX_LIMITS_MAX; i += 2) {
         if (!api_create_resume_flag(limits[i]))
             continue; /* the disks' shape is in the snapshot */

@@ -64,6 +64,9 @@ static json_t *sandbox_json(const struct sandbox *sb)
     sandbox_stats_json(sb, o);
     json_object_set_new(o, "volumes", sb->volumes ? json_incref(sb->volumes) : json_array());
     json_object_set_new(o, "on_timeout", json_string(sb->pause_on_timeout ? "pause" : "kill"));
+    json_object_set_new(o, "pause_memory", json_boolean(!sb->timeout_fs_only));
+    json_object_set_new(o, "memory_saved", sb->state == SB_PAUSED ? json_boolean(!sb->paused_fs_only)
+                                                                   : json_null());
     json_object_set_new(o, "paused_ms", sb->paused_ms ? json_integer(sb->paused_ms) : json_null());
     json_object_set_new(o, "pauses", json_integer(sb->pauses));
     json_object_set_new(o, "resumes", json_integer(sb->resumes));
@@ -233,10 +236,17 @@ static void pause_or_resume(struct api_server *srv, struct api_conn *c, struct s
 {
     if (!method_is(c, "POST"))
         return api_method_not_allowed(c, "POST");
-    if (!no_fields(c))
+    json_t *o = body_object(c);
+    if (!o)
+        return;
+    struct fields f = {c, o, false};
+    only_known(&f, pause ? (const char *const[]){"memory", NULL} : (const char *const[]){NULL});
+    bool memory = get_bool(&f, "memory", true);
+    json_decref(o);
+    if (f.failed)
         return;
     char err[600];
-    int http = pause ? sandbox_pause(srv, sb, err, sizeof(err))
+    int http = pause ? sandbox_pause(srv, sb, memory, err, sizeof(err))
                      : sandbox_resume(srv, sb, err, sizeof(err));
     if (http)
         return api_error(c, http, NULL, "%s", err);
@@ -495,7 +505,7 @@ void api_stop_all(struct api_server *srv)
         if (!live)
             continue;
         char err[600];
-        int http = st == SB_RUNNING && !srv->on_exit_kill ? sandbox_pause(srv, sb, err, sizeof(err))
+        int http = st == SB_RUNNING && !srv->on_exit_kill ? sandbox_pause(srv, sb, true, err, sizeof(err))
                                                           : -1;
         if (http > 0)
             fprintf(stderr, "airlock: sandbox %s could not be paused (%s): it goes with the "

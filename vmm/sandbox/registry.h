@@ -116,6 +116,8 @@ struct sandbox {
     unsigned nlimits;
     const char *no_pause;       /* why it cannot be paused (static), or NULL */
     bool pause_on_timeout;      /* on_timeout "pause": a lease that runs out pauses it */
+    bool timeout_fs_only;       /* ...keeping its files only (create's pause_memory false) */
+    bool paused_fs_only;        /* paused without its memory: it resumes by a cold boot */
     int64_t paused_ms;          /* wall clock of its last pause */
     unsigned pauses, resumes;
     json_t *identity;           /* what its saved VM depends on (vm_identity.h), owned */

@@ -92,6 +92,8 @@ static int vm_argv(const struct sandbox *sb, const struct sandbox_boot_req *b,
     if (b->from_snapshot) { /* the snapshot fixed the image, memory and vCPUs */
         argv[n++] = "--from-snapshot";
         argv[n++] = (char *)b->from_snapshot;
+        if (b->cold)
+            argv[n++] = "--cold-boot";
     } else {
         argv[n++] = b->root_disk ? "--root-disk" : "--image";
         argv[n++] = b->root_disk ? (char *)b->root_disk : (char *)sb->image;
@@ -181,7 +183,7 @@ int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_b
     err[0] = '\0';
     int dl = snprintf(sb->dir, sizeof(sb->dir), "%s/%s", run_dir, sb->id);
     int sl = snprintf(sb->sock, sizeof(sb->sock), "%s/%s/agent.sock", run_dir, sb->id);
-    char *argv[46 + 4 * FIELD_MAX_LIST + 2 * CREATE_SECRETS_MAX + 2 * CREATE_MOUNTS_MAX + 1];
+    char *argv[47 + 4 * FIELD_MAX_LIST + 2 * CREATE_SECRETS_MAX + 2 * CREATE_MOUNTS_MAX + 1];
     char num[3][24];
     char log[PATH_MAX + 16], audit[PATH_MAX + 16];
     snprintf(log, sizeof(log), "%s/vm.log", sb->dir);

@@ -22,6 +22,7 @@ struct sandbox_boot_req {
     const char *append;        /* extra kernel words (cold boots only), or NULL */
     json_t *allow, *allow_ip;  /* arrays of rules, or NULL */
     const char *from_snapshot; /* restore this snapshot instead of booting */
+    bool cold;                 /* ...or boot afresh on its disks (--cold-boot) */
     const char *root_disk;     /* boot this --root-disk instead of sb->image, or NULL */
     /* The VM's limits as `airlock run` flags and their values ("--disk-cap",
      * "64", ...), NULL-terminated pairs; the VM checks them. */

@@ -9,12 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/agent_client/agent_client.h"
 #include "vmm/agent_client/agent_conn.h"
 #include "vmm/sandbox/daemon_state.h"
 #include "vmm/sandbox/sandbox_boot.h"
 #include "vmm/sandbox/sandbox_record.h"
 #include "vmm/sandbox/vm_identity.h"
+#include "vmm/sandbox/vm_proc.h"
 #include "vmm/sandbox/snapshots.h"
+#include "vmm/snapshot/snapshot_dir.h"
 #include "vmm/util/rmtree.h"
 #include "vmm/util/user_dirs.h"
 
@@ -29,7 +32,27 @@ const char *sandbox_state_name(const struct sandbox *sb)
     return sb->state == SB_PAUSED ? "paused" : "running";
 }
 
-int sandbox_pause(struct api_server *srv, struct sandbox *sb, char *err, size_t cap)
+/* A pause without memory keeps what the guest has written back to its
+ * disks: everything, once its file systems are synced.  0, or -1 with
+ * err saying why not. */
+static int sync_guest(struct sandbox *sb, char *err, size_t cap)
+{
+    int fd = vm_proc_dial(sb->sock);
+    if (fd < 0) {
+        snprintf(err, cap, "sandbox %s: its agent does not answer (%s), so its files cannot be "
+                 "synced for a pause without memory", sb->id, strerror(-fd));
+        return -1;
+    }
+    char why[256];
+    int e = agent_sync(fd, AGENT_SYNC_WAIT_MS, why, sizeof(why));
+    close(fd);
+    if (e)
+        snprintf(err, cap, "sandbox %s: its files could not be synced for a pause without "
+                 "memory: %s", sb->id, why);
+    return e ? -1 : 0;
+}
+
+int sandbox_pause(struct api_server *srv, struct sandbox *sb, bool memory, char *err, size_t cap)
 {
     pthread_mutex_lock(&sb->life_lock);
     pthread_mutex_lock(&srv->reg.lock);
@@ -53,6 +76,12 @@ int sandbox_pause(struct api_server *srv, struct sandbox *sb, char *err, size_t 
         sb->state = SB_PAUSED;
     }
     pthread_mutex_unlock(&srv->reg.lock);
+    if (!http && !memory && sync_guest(sb, err, cap)) {
+        pthread_mutex_lock(&srv->reg.lock);
+        sb->state = SB_RUNNING; /* nothing was stopped */
+        pthread_mutex_unlock(&srv->reg.lock);
+        http = 500;
+    }
     if (http) {
         pthread_mutex_unlock(&sb->life_lock);
         return http;
@@ -72,6 +101,7 @@ int sandbox_pause(struct api_server *srv, struct sandbox *sb, char *err, size_t 
     snprintf(sb->vm_snapshot, sizeof(sb->vm_snapshot), "%s", snap);
     sb->paused_ms = agent_wall_ms();
     sb->pauses++;
+    sb->paused_fs_only = !memory; /* in the record too: a daemon started anew cold-boots it */
     char rec[PATH_MAX + 32];
     snprintf(rec, sizeof(rec), "%s/%s", dir, SANDBOX_RECORD_FILE);
     int e = make_dirs(dir, 0700);
@@ -89,10 +119,16 @@ int sandbox_pause(struct api_server *srv, struct sandbox *sb, char *err, size_t 
         sb->identity = was;
         snprintf(sb->vm_snapshot, sizeof(sb->vm_snapshot), "%s", was_snap);
         sb->pauses--;
+        sb->paused_fs_only = false;
     } else {
         json_decref(was);
         if (was_snap[0]) /* the previous pause's, which that VM mapped */
             snapshot_files(was_snap, true);
+        if (!memory) { /* saved with the rest; a cold boot needs only the disks */
+            char mem[PATH_MAX + 16];
+            snprintf(mem, sizeof(mem), "%s/%s", snap, SNAP_MEMORY_FILE);
+            unlink(mem);
+        }
     }
     if (http) {
         pthread_mutex_lock(&srv->reg.lock);
@@ -150,8 +186,9 @@ int sandbox_resume(struct api_server *srv, struct sandbox *sb, char *err, size_t
     pthread_mutex_lock(&srv->reg.lock);
     json_t *allow = json_incref(sb->allow), *allow_ip = json_incref(sb->allow_ip);
     pthread_mutex_unlock(&srv->reg.lock);
-    struct sandbox_boot_req b = {.from_snapshot = sb->vm_snapshot, .allow = allow,
-                                 .allow_ip = allow_ip, .limits = limits, .resume = true};
+    struct sandbox_boot_req b = {.from_snapshot = sb->vm_snapshot, .cold = sb->paused_fs_only,
+                                 .allow = allow, .allow_ip = allow_ip, .limits = limits,
+                                 .resume = true};
     const char *field;
     int http = sandbox_boot(srv->run_dir, sb, &b, err, cap, &field);
     json_decref(allow);
@@ -162,6 +199,7 @@ int sandbox_resume(struct api_server *srv, struct sandbox *sb, char *err, size_t
             sb->state = SB_RUNNING;
             sb->vm_gen++;
             sb->resumes++;
+            sb->paused_fs_only = false;
             sb->last_used_mono_ms = agent_mono_ms();
             pthread_cond_broadcast(&sb->vm_cond); /* its background commands attach */
         }
@@ -190,7 +228,7 @@ static void *pause_thread(void *arg)
 {
     struct pause_job *j = arg;
     char err[600];
-    int http = sandbox_pause(j->srv, j->sb, err, sizeof(err));
+    int http = sandbox_pause(j->srv, j->sb, !j->sb->timeout_fs_only, err, sizeof(err));
     if (http && http != 409 && http != 404) {
         fprintf(stderr, "airlock: sandbox %s: its lease ran out, and it could not be paused: "
                 "%s (it runs on)\n", j->sb->id, err);

@@ -14,14 +14,19 @@
 #ifndef AIRLOCK_SANDBOX_SANDBOX_PAUSE_H
 #define AIRLOCK_SANDBOX_SANDBOX_PAUSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "vmm/sandbox/api_routes.h"
 
-/* Pauses sb (the caller holds a reference).  0; else the HTTP status
- * (409: it cannot be paused now, the reason in err; 507: the disk is
- * full; 500), and sb runs on as before. */
-int sandbox_pause(struct api_server *srv, struct sandbox *sb, char *err, size_t cap);
+/* Pauses sb (the caller holds a reference).  memory false: its file
+ * systems are synced first, and only its disks are kept (the memory file
+ * saved with them is removed): its resume boots the guest afresh on them
+ * (run --cold-boot), without its processes, as E2B's filesystem-only
+ * pause does.  0; else the HTTP status (409: it cannot be paused now, the
+ * reason in err; 507: the disk is full; 500, also when its files could
+ * not be synced), and sb runs on as before. */
+int sandbox_pause(struct api_server *srv, struct sandbox *sb, bool memory, char *err, size_t cap);
 
 /* Resumes sb when it is paused (0 at once when it runs).  0; else the
  * HTTP status (503: no room under --max-sandboxes/--max-mem; 404: it

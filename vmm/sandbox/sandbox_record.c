@@ -33,7 +33,7 @@ static json_t *record_json(struct registry *reg, struct sandbox *sb)
         json_array_append_new(limits, json_pack("[ss]", sb->limits[i].flag, sb->limits[i].value));
     const char *vm = strrchr(sb->vm_snapshot, '/');
     return json_pack("{s:i,s:s,s:s,s:i,s:i,s:O,s:s,s:b,s:i,s:i,s:s,s:O,s:I,s:i,s:s,s:i,s:i,"
-                     "s:O,s:O,s:o,s:b,s:s,s:i,s:I,s:i,s:i,s:s,s:s,s:O,s:o,s:o}",
+                     "s:O,s:O,s:o,s:b,s:s,s:i,s:I,s:i,s:i,s:s,s:s,s:O,s:o,s:o,s:b,s:b}",
                      "version", RECORD_VERSION, "id", sb->id, "image", sb->image,
                      "mem", sb->mem_mib, "cpus", sb->cpus, "env", sb->env, "cwd", sb->cwd,
                      "has_user", sb->has_user, "uid", (int)sb->uid, "gid", (int)sb->gid,
@@ -47,7 +47,8 @@ static json_t *record_json(struct registry *reg, struct sandbox *sb)
                      "pauses", sb->pauses, "resumes", sb->resumes,
                      "template_id", sb->template_id, "access_token", sb->access_token,
                      "identity", sb->identity ? sb->identity : json_null(),
-                     "ports", ports_json, "commands", bg_save(reg, sb));
+                     "ports", ports_json, "commands", bg_save(reg, sb),
+                     "pause_memory", !sb->timeout_fs_only, "memory_saved", !sb->paused_fs_only);
 }
 
 int sandbox_record_write(struct registry *reg, struct sandbox *sb, const char *dir)
@@ -136,11 +137,12 @@ static int from_record(struct sandbox *sb, struct kept *k, json_t *o, const char
     int version, mem, cpus, has_user, uid, gid, create_ms, lease, life, pot, gen, pauses, resumes;
     const char *id, *image, *cwd, *user_error, *how, *vm, *template_id, *token;
     json_t *env, *labels, *allow, *allow_ip, *limits, *identity, *ports = NULL, *cmds = NULL;
+    int pause_memory = 1, memory_saved = 1; /* absent before filesystem-only pauses */
     json_int_t created, paused;
     /* ports and commands: absent from the records of daemons before them. */
     if (json_unpack_ex(o, &je, JSON_STRICT,
                        "{s:i,s:s,s:s,s:i,s:i,s:o,s:s,s:b,s:i,s:i,s:s,s:o,s:I,s:i,s:s,s:i,s:i,"
-                       "s:o,s:o,s:o,s:b,s:s,s:i,s:I,s:i,s:i,s:s,s:s,s:o,s?o,s?o}",
+                       "s:o,s:o,s:o,s:b,s:s,s:i,s:I,s:i,s:i,s:s,s:s,s:o,s?o,s?o,s?b,s?b}",
                        "version", &version, "id", &id, "image", &image, "mem", &mem, "cpus", &cpus,
                        "env", &env, "cwd", &cwd, "has_user", &has_user, "uid", &uid, "gid", &gid,
                        "user_error", &user_error, "labels", &labels, "created_ms", &created,
@@ -149,7 +151,8 @@ static int from_record(struct sandbox *sb, struct kept *k, json_t *o, const char
                        "limits", &limits, "pause_on_timeout", &pot, "vm", &vm, "vm_gen", &gen,
                        "paused_ms", &paused, "pauses", &pauses, "resumes", &resumes,
                        "template_id", &template_id, "access_token", &token,
-                       "identity", &identity, "ports", &ports, "commands", &cmds)) {
+                       "identity", &identity, "ports", &ports, "commands", &cmds,
+                       "pause_memory", &pause_memory, "memory_saved", &memory_saved)) {
         snprintf(err, cap, "%s", je.text);
         return -1;
     }
@@ -203,6 +206,8 @@ static int from_record(struct sandbox *sb, struct kept *k, json_t *o, const char
     sb->lease_s = (unsigned)lease;
     sb->max_lifetime_s = (unsigned)life;
     sb->pause_on_timeout = pot;
+    sb->timeout_fs_only = !pause_memory;
+    sb->paused_fs_only = !memory_saved;
     sb->vm_gen = (unsigned)gen;
     sb->paused_ms = paused;
     sb->pauses = (unsigned)pauses;

@@ -138,7 +138,9 @@ int snap_dir_open(const char *dir, struct snap_state **stp, int *memory_fd, int 
                   char *err, size_t errlen)
 {
     *stp = NULL;
-    *memory_fd = -1;
+    int mfd = -1;
+    if (memory_fd)
+        *memory_fd = -1;
     for (unsigned i = 0; i < LAYOUT_VIRTIO_SLOTS; i++)
         overlay_fd[i] = -1;
     int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -162,15 +164,15 @@ int snap_dir_open(const char *dir, struct snap_state **stp, int *memory_fd, int 
             snprintf(err, errlen, "--from-snapshot %s/%s: %s", dir, SNAP_STATE_FILE, why);
     }
     free(buf);
-    if (!e)
-        e = open_in(dirfd, dir, st->memory, memory_fd, err, errlen);
+    if (!e && memory_fd)
+        e = open_in(dirfd, dir, st->memory, &mfd, err, errlen);
     for (unsigned i = 0; !e && i < st->ndisks; i++)
         if (st->disks[i].overlay[0])
             e = open_in(dirfd, dir, st->disks[i].overlay, &overlay_fd[i], err, errlen);
     close(dirfd);
     if (e) {
-        if (*memory_fd >= 0)
-            close(*memory_fd);
+        if (mfd >= 0)
+            close(mfd);
         for (unsigned i = 0; i < LAYOUT_VIRTIO_SLOTS; i++)
             if (overlay_fd[i] >= 0)
                 close(overlay_fd[i]);
@@ -178,5 +180,7 @@ int snap_dir_open(const char *dir, struct snap_state **stp, int *memory_fd, int 
         return e == -ENOMEM ? (snprintf(err, errlen, "out of memory"), e) : e;
     }
     *stp = st;
+    if (memory_fd)
+        *memory_fd = mfd;
     return 0;
 }

@@ -38,7 +38,9 @@ int snap_dir_create(const char *dir, struct disk *const *disks, unsigned ndisks,
 
 /* Opens DIR for a restore: reads and decodes state.dtb into *st (the
  * caller frees it), opens the memory file and each disk's overlay
- * (overlay_fd[i] = -1 where the state names none).  -errno with err
+ * (overlay_fd[i] = -1 where the state names none).  memory_fd NULL: the
+ * memory file is neither opened nor needed (a cold boot on the
+ * snapshot's disks; a filesystem-only pause removes it).  -errno with err
  * naming the file and what is wrong with it. */
 int snap_dir_open(const char *dir, struct snap_state **st, int *memory_fd, int *overlay_fd,
                   char *err, size_t errlen);
