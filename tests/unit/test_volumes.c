@@ -3,8 +3,9 @@
  * written atomically, read back after a "restart"), the holders' rule
  * (one writer or readers, the holder in the way named), release and the
  * prune of a dead daemon's holds, an `airlock run` holder whose process is
- * gone, a damaged record, and e2fsck before an attach (clean, repaired by
- * -p, by -fy when -p refuses). */
+ * gone, a damaged record, an API answer's record read back (the checks
+ * `airlock volume ls --socket` relies on), and e2fsck before an attach
+ * (clean, repaired by -p, by -fy when -p refuses). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -276,6 +277,52 @@ START_TEST(damaged_record)
 }
 END_TEST
 
+/* An API answer's record (what `airlock volume ls --socket` reads) back:
+ * the record the daemon made round-trips, holders and used_bytes too; one
+ * off in any field is refused, not printed. */
+START_TEST(answer_record)
+{
+    static struct volume_rec back;
+    memset(&rec, 0, sizeof(rec));
+    snprintf(rec.name, sizeof(rec.name), "data");
+    rec.size_mib = 16;
+    rec.used_bytes = 3u << 20;
+    rec.created_ms = 1796650000000;
+    rec.h[rec.nholders++] = sandbox("0123456789abcdef", true);
+    rec.h[rec.nholders].pid = 4242;
+    rec.h[rec.nholders++].readonly = true;
+    json_t *o = volume_rec_json(&rec);
+    ck_assert_int_eq(volume_rec_from_json(o, &back), 0);
+    json_decref(o);
+    ck_assert_str_eq(back.name, "data");
+    ck_assert_uint_eq(back.size_mib, 16);
+    ck_assert_uint_eq(back.used_bytes, 3u << 20);
+    ck_assert_int_eq(back.created_ms, 1796650000000);
+    char text[256];
+    volume_holders_text(&back, text, sizeof(text));
+    ck_assert_str_eq(text,
+                     "sandbox 0123456789abcdef (read-only), airlock run (pid 4242) (read-only)");
+    static const char *const bad[] = {
+        "{\"name\":\"../x\",\"size_mib\":8,\"holders\":[]}",
+        "{\"name\":\".h\",\"size_mib\":8,\"holders\":[]}",
+        "{\"name\":7,\"size_mib\":8,\"holders\":[]}",
+        "{\"name\":\"d\",\"size_mib\":1048577,\"holders\":[]}",
+        "{\"name\":\"d\",\"size_mib\":8,\"used_bytes\":-1,\"holders\":[]}",
+        "{\"name\":\"d\",\"size_mib\":8,\"holders\":{}}",
+        "{\"name\":\"d\",\"size_mib\":8,\"holders\":[{\"sandbox\":\"\",\"readonly\":true}]}",
+        "{\"name\":\"d\",\"size_mib\":8,\"holders\":[{\"pid\":-3,\"readonly\":false}]}",
+        "{\"name\":\"d\",\"size_mib\":8,\"holders\":[{\"pid\":3,\"readonly\":1}]}",
+        "[]",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        o = json_loads(bad[i], 0, NULL);
+        ck_assert_ptr_nonnull(o);
+        ck_assert_msg(volume_rec_from_json(o, &back) == -EIO, "%s", bad[i]);
+        json_decref(o);
+    }
+}
+END_TEST
+
 /* debugfs -w with one request, for a damage e2fsck must find. */
 static void debugfs_w(const char *disk, const char *req)
 {
@@ -332,6 +379,7 @@ Suite *volumes_suite(void)
     tcase_add_test(tc, store_and_holders);
     tcase_add_test(tc, run_holder);
     tcase_add_test(tc, damaged_record);
+    tcase_add_test(tc, answer_record);
     tcase_add_test(tc, check);
     suite_add_tcase(s, tc);
     return s;

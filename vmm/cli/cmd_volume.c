@@ -2,8 +2,15 @@
  * (vmm/volume/, docs/volumes.md), the one `airlock serve --state DIR` and
  * `airlock run --volume` use (by default the same folder: /var/lib/airlock
  * as root, else $XDG_STATE_HOME/airlock).  These verbs work on the folder
- * itself, beside a daemon or without one (the store's lock orders them);
- * over the API the same are POST/GET/DELETE /v1/volumes. */
+ * itself, beside a daemon or without one (the store's lock orders them).
+ * With --socket they ask a daemon instead (POST/GET/DELETE /v1/volumes):
+ * its volumes are in the folder it was started with, which the caller
+ * need not know or see (a daemon in a container whose socket is shared,
+ * or, over http://IP:PORT, one on another host).  Only --socket switches:
+ * $AIRLOCK_SOCKET, which the sandbox verbs follow, does not, since without
+ * it these verbs have always meant the folder, and `airlock run --volume`
+ * on that folder must see what they made.  Either way the output is the
+ * same, so a script need not know which. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,22 +20,28 @@
 
 #include "vmm/cli/commands.h"
 #include "vmm/cli/sandbox_options.h"
+#include "vmm/cli/verb_api.h"
+#include "vmm/sandbox/api_client.h"
 #include "vmm/util/exit_codes.h"
 #include "vmm/util/user_dirs.h"
 #include "vmm/volume/volume_hold.h"
 
 #define VOLUME_USAGE                                                                          \
-    "usage: airlock volume create NAME [--size MiB] [--state DIR]\n"                          \
-    "       airlock volume ls [--state DIR]\n"                                                \
-    "       airlock volume rm NAME... [--state DIR]\n"                                        \
+    "usage: airlock volume create NAME [--size MiB] [--state DIR | --socket PATH]\n"         \
+    "       airlock volume ls [--state DIR | --socket PATH]\n"                               \
+    "       airlock volume rm NAME... [--state DIR | --socket PATH]\n"                       \
     "A named volume is an ext4 disk (a sparse file of --size MiB, default 1024, 1 to\n"      \
     "1048576) in DIR/volumes (default /var/lib/airlock as root, else\n"                       \
     "$XDG_STATE_HOME/airlock: airlock serve's --state).  airlock run --volume NAME:/data\n"   \
     "and airlock create --volume NAME:/data attach it: one writer or any number of\n"        \
-    "readers (:ro) at once; what is written stays (docs/volumes.md).\n"
+    "readers (:ro) at once; what is written stays (docs/volumes.md).\n"                      \
+    "--socket PATH asks the daemon on that Unix socket (a daemon on this host) for\n"       \
+    "its volumes instead of opening a folder; --socket http://IP:PORT, with\n"              \
+    "$AIRLOCK_TOKEN, asks a daemon's TCP listener (airlock serve --listen), which may\n"    \
+    "be on another host.  $AIRLOCK_SOCKET does not switch these verbs: only --socket.\n"
 
 struct volume_args {
-    const char *state, *size;
+    const char *state, *size, *socket;
     char **names;
     int nnames;
 };
@@ -38,8 +51,9 @@ struct volume_args {
 static int parse(int argc, char **argv, bool sized, struct volume_args *a)
 {
     static const struct option opts[] = {
-        {"size", required_argument, NULL, 's'}, {"state", required_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'}, {0},
+        {"size", required_argument, NULL, 's'},   {"state", required_argument, NULL, 'd'},
+        {"socket", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
+        {0},
     };
     memset(a, 0, sizeof(*a));
     optind = 0;
@@ -53,6 +67,7 @@ static int parse(int argc, char **argv, bool sized, struct volume_args *a)
             a->size = optarg;
             break;
         case 'd': a->state = optarg; break;
+        case 'S': a->socket = optarg; break;
         case 'h': fputs(VOLUME_USAGE, stdout); return -1;
         case ':': return verb_fail("%s needs a value (see airlock volume --help)", argv[optind - 1]);
         default: return verb_fail("unknown option '%s' (see airlock volume --help)", argv[optind - 1]);
@@ -62,7 +77,38 @@ static int parse(int argc, char **argv, bool sized, struct volume_args *a)
     a->nnames = argc - optind;
     if (a->state && !*a->state)
         return verb_fail("--state: want a folder");
+    if (a->socket && !*a->socket)
+        return verb_fail("--socket: want the daemon's socket path (or http://IP:PORT)");
+    /* A daemon's volumes are in the folder it was started with: a --state
+     * here would be ignored or contradict it. */
+    if (a->socket && a->state)
+        return verb_fail("--socket and --state: the daemon's volumes are in its own --state "
+                         "folder; give one or the other");
     return 0;
+}
+
+/* --socket's daemon, the path checked as the sandbox verbs check theirs:
+ * 0, or 125 after a one-line error. */
+static int daemon_socket(const struct volume_args *a, char *sock, size_t cap)
+{
+    char err[512];
+    if (api_client_socket(a->socket, sock, cap, err, sizeof(err)))
+        return verb_fail("%s", err);
+    return 0;
+}
+
+/* The ls table, one layout for a folder's records and a daemon's. */
+static void ls_head(void)
+{
+    printf("%-24s %10s %10s  %s\n", "NAME", "SIZE_MIB", "USED_MIB", "HELD BY");
+}
+
+static void ls_row(const struct volume_rec *rec)
+{
+    char holders[1024];
+    volume_holders_text(rec, holders, sizeof(holders));
+    printf("%-24s %10" PRIu32 " %10" PRIu64 "  %s\n", rec->name, rec->size_mib,
+           (rec->used_bytes + (1 << 20) - 1) >> 20, holders[0] ? holders : "-");
 }
 
 static int open_store(const struct volume_args *a, struct volume_store *vs)
@@ -83,6 +129,20 @@ static int name_ok(const char *name)
                 "'_', '.' or '-'", name);
 }
 
+/* One request to --socket's daemon: its JSON answer when it answered
+ * `want`, else NULL with *rc the exit status after one line on stderr:
+ * the daemon's error text, which names the volume (api_volumes.c says
+ * "no volume 'NAME'", "the volume NAME is in use by ...", "volume NAME:
+ * ..."), as the sandbox verbs show the daemon's text for an id. */
+static json_t *ask(const char *sock, const char *method, const char *path, json_t *body, int want,
+                   int *rc)
+{
+    int status;
+    json_t *j = verb_call(sock, method, path, body, want, &status);
+    *rc = j ? 0 : verb_refusal_status(status);
+    return j;
+}
+
 static int do_create(int argc, char **argv)
 {
     struct volume_args a;
@@ -97,6 +157,18 @@ static int do_create(int argc, char **argv)
         return rc;
     if (a.size && volume_size_parse(a.size, &mib))
         return verb_fail("--size '%.40s': want whole MiB, 1 to 1048576", a.size);
+    if (a.socket) {
+        char sock[4096];
+        if ((rc = daemon_socket(&a, sock, sizeof(sock))))
+            return rc;
+        json_t *body = json_pack("{sssI}", "name", a.names[0], "size_mib", (json_int_t)mib);
+        json_t *j = ask(sock, "POST", "/v1/volumes", body, 201, &rc);
+        if (j)
+            printf("%s\n", a.names[0]); /* the record's name is the one asked for */
+        json_decref(j);
+        json_decref(body);
+        return rc;
+    }
     if ((rc = open_store(&a, &vs)))
         return rc;
     static struct volume_rec rec;
@@ -105,6 +177,29 @@ static int do_create(int argc, char **argv)
     if (rc)
         return verb_fail("volume %s: %s", a.names[0], why);
     printf("%s\n", rec.name);
+    return 0;
+}
+
+/* The daemon's list, in the folder's layout: GET /v1/volumes is sorted by
+ * name, as volume_names() is; a record that does not read as one is left
+ * out, as the daemon leaves out a damaged record file. */
+static int ls_daemon(const struct volume_args *a)
+{
+    char sock[4096];
+    int rc = daemon_socket(a, sock, sizeof(sock));
+    if (rc)
+        return rc;
+    json_t *j = ask(sock, "GET", "/v1/volumes", NULL, 200, &rc);
+    if (!j)
+        return rc;
+    static struct volume_rec rec;
+    json_t *v;
+    size_t i;
+    ls_head();
+    json_array_foreach(json_object_get(j, "volumes"), i, v)
+        if (!volume_rec_from_json(v, &rec))
+            ls_row(&rec);
+    json_decref(j);
     return 0;
 }
 
@@ -117,25 +212,44 @@ static int do_ls(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (a.nnames)
         return verb_fail("airlock volume ls takes no NAME (see airlock volume --help)");
+    if (a.socket)
+        return ls_daemon(&a);
     if ((rc = open_store(&a, &vs)))
         return rc;
     char **names;
     size_t n;
     if ((rc = volume_names(&vs, &names, &n)))
         return verb_fail("cannot list %s: %s", vs.dir, strerror(-rc));
-    printf("%-24s %10s %10s  %s\n", "NAME", "SIZE_MIB", "USED_MIB", "HELD BY");
+    ls_head();
     static struct volume_rec rec;
     for (size_t i = 0; i < n; i++) {
-        char holders[1024];
-        if (!volume_get(&vs, names[i], &rec)) {
-            volume_holders_text(&rec, holders, sizeof(holders));
-            printf("%-24s %10" PRIu32 " %10" PRIu64 "  %s\n", rec.name, rec.size_mib,
-                   (rec.used_bytes + (1 << 20) - 1) >> 20, holders[0] ? holders : "-");
-        }
+        if (!volume_get(&vs, names[i], &rec))
+            ls_row(&rec);
         free(names[i]);
     }
     free(names);
     return 0;
+}
+
+/* Each name removed by the daemon, as the folder's rm does: printed when
+ * gone; the status of the last that failed, else 0. */
+static int rm_daemon(const struct volume_args *a)
+{
+    char sock[4096], path[VOLUME_NAME_MAX + 16];
+    int rc = daemon_socket(a, sock, sizeof(sock)), status = 0;
+    if (rc)
+        return rc;
+    for (int i = 0; i < a->nnames; i++) {
+        /* a name that passed name_ok needs no escaping in a path */
+        snprintf(path, sizeof(path), "/v1/volumes/%s", a->names[i]);
+        json_t *j = ask(sock, "DELETE", path, NULL, 204, &rc);
+        if (j)
+            printf("%s\n", a->names[i]);
+        else
+            status = rc;
+        json_decref(j);
+    }
+    return status;
 }
 
 static int do_rm(int argc, char **argv)
@@ -150,6 +264,8 @@ static int do_rm(int argc, char **argv)
     for (int i = 0; i < a.nnames; i++)
         if ((rc = name_ok(a.names[i])))
             return rc;
+    if (a.socket)
+        return rm_daemon(&a);
     if ((rc = open_store(&a, &vs)))
         return rc;
     static struct volume_rec rec;

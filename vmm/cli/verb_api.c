@@ -10,6 +10,7 @@ json_t *verb_call(const char *sock, const char *method, const char *path, json_t
 {
     struct api_client c;
     char err[512];
+    *status = 0;
     if (api_client_request(&c, sock, method, path, body, err, sizeof(err))) {
         fprintf(stderr, "airlock: %s\n", err);
         return NULL;
@@ -24,6 +25,11 @@ json_t *verb_call(const char *sock, const char *method, const char *path, json_t
         return NULL;
     }
     return j ? j : json_object();
+}
+
+int verb_refusal_status(int status)
+{
+    return status >= 400 && status < 500 ? EXIT_AIRLOCK_ERROR : 1;
 }
 
 int verb_exit_status(json_t *exit)

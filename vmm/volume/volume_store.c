@@ -102,19 +102,23 @@ static json_t *file_json(const struct volume_rec *rec)
     return o;
 }
 
-/* A record file's JSON back, every field checked (it is ours, but a
- * damaged one must not name a file or a sandbox it should not). */
-static int from_json(json_t *o, const char *name, struct volume_rec *rec)
+/* A record's JSON back (a record file's, or an API answer's), every field
+ * checked: a damaged file must not name a file or a sandbox it should
+ * not, and an answer read from a socket is not trusted either. */
+int volume_rec_from_json(json_t *o, struct volume_rec *rec)
 {
     memset(rec, 0, sizeof(*rec));
     json_t *hs = json_object_get(o, "holders");
     const char *n = json_string_value(json_object_get(o, "name"));
     json_int_t size = json_integer_value(json_object_get(o, "size_mib"));
-    if (!n || strcmp(n, name) || size < VOLUME_SIZE_MIN_MIB || size > VOLUME_SIZE_MAX_MIB ||
-        !json_is_array(hs) || json_array_size(hs) > VOLUME_HOLDERS_MAX)
+    json_int_t used = json_integer_value(json_object_get(o, "used_bytes"));
+    if (!n || !volume_name_ok(n, strlen(n)) || size < VOLUME_SIZE_MIN_MIB ||
+        size > VOLUME_SIZE_MAX_MIB || used < 0 || !json_is_array(hs) ||
+        json_array_size(hs) > VOLUME_HOLDERS_MAX)
         return -EIO;
     snprintf(rec->name, sizeof(rec->name), "%s", n);
     rec->size_mib = (uint32_t)size;
+    rec->used_bytes = (uint64_t)used; /* only an answer has it: a file's is its disk's */
     rec->created_ms = json_integer_value(json_object_get(o, "created_ms"));
     size_t i;
     json_t *h;
@@ -154,7 +158,9 @@ int volume_store_read(const struct volume_store *vs, const char *name, struct vo
     if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size <= VOLUME_RECORD_MAX)
         o = json_loadfd(fd, JSON_REJECT_DUPLICATES, NULL);
     close(fd);
-    int rc = o ? from_json(o, name, rec) : -EIO;
+    int rc = o ? volume_rec_from_json(o, rec) : -EIO;
+    if (!rc && strcmp(rec->name, name))
+        rc = -EIO;
     json_decref(o);
     volume_disk_path(vs, name, disk, sizeof(disk));
     if (!rc && !stat(disk, &st))

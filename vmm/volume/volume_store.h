@@ -99,4 +99,8 @@ bool volume_holder_alive(const struct volume_holder *h);
  * holders [{"sandbox": ID | "pid": N, "readonly": B}]. */
 json_t *volume_rec_json(const struct volume_rec *rec);
 
+/* Such a record (or a record file's JSON) back into *rec, each field
+ * checked: 0, or -EIO when one is missing or out of bounds. */
+int volume_rec_from_json(json_t *o, struct volume_rec *rec);
+
 #endif
