@@ -44,7 +44,9 @@ static int announcements(char *ann, size_t cap, unsigned n)
     return 0;
 }
 
-int vdevs_cmdline(char *out, size_t cap, const char *line, unsigned n)
+/* line with the announcements of slots [0, n) put in (or, undo, taken
+ * out of it). */
+static int announced(char *out, size_t cap, const char *line, unsigned n, bool undo)
 {
     char ann[64 * LAYOUT_VIRTIO_SLOTS];
     if (announcements(ann, sizeof(ann), n))
@@ -54,19 +56,17 @@ int vdevs_cmdline(char *out, size_t cap, const char *line, unsigned n)
         return w >= 0 && (size_t)w < cap ? 0 : -E2BIG;
     }
     /* Before a "--": what follows it is init's argv, not the kernel's. */
-    return kcmdline_insert(out, cap, line, ann);
+    return undo ? kcmdline_remove(out, cap, line, ann) : kcmdline_insert(out, cap, line, ann);
+}
+
+int vdevs_cmdline(char *out, size_t cap, const char *line, unsigned n)
+{
+    return announced(out, cap, line, n, false);
 }
 
 int vdevs_cmdline_undo(char *out, size_t cap, const char *full, unsigned n)
 {
-    char ann[64 * LAYOUT_VIRTIO_SLOTS];
-    if (announcements(ann, sizeof(ann), n))
-        return -E2BIG;
-    if (n == 0) {
-        int w = snprintf(out, cap, "%s", full);
-        return w >= 0 && (size_t)w < cap ? 0 : -E2BIG;
-    }
-    return kcmdline_remove(out, cap, full, ann);
+    return announced(out, cap, full, n, true);
 }
 
 static void vdev_interrupt(void *opaque)
