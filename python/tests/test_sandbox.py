@@ -521,3 +521,21 @@ def test_e2b_names(daemon):
     finally:
         s.kill()
     assert s.id not in [x["id"] for x in Sandbox.list()]
+
+
+def test_pause_resume_and_files_only(daemon):
+    with Sandbox(**SMALL) as s:
+        boot = s.run("cat /proc/sys/kernel/random/boot_id").stdout
+        s.run("echo kept > /kept", user="0")
+        s.pause()
+        assert s.state == "paused" and s.info["memory_saved"] is True
+        s.resume()
+        assert s.state == "running"
+        assert s.run("cat /kept /proc/sys/kernel/random/boot_id").stdout == "kept\n" + boot
+        s.pause(memory=False)
+        assert s.state == "paused" and s.info["memory_saved"] is False
+        r = s.run("cat /kept /proc/sys/kernel/random/boot_id")  # resumes: a new boot
+        assert r.stdout.startswith("kept\n") and r.stdout != "kept\n" + boot
+    with pytest.raises(AirlockError) as e:
+        Sandbox(**SMALL, pause_memory=False)
+    assert "pause_memory" in str(e.value)
