@@ -240,7 +240,7 @@ static int upload(const char *sock, const struct side *src, const struct side *d
 int cmd_cp(int argc, char **argv)
 {
     const char *sock_flag = NULL;
-    int opt = verb_socket_option(argc, argv, "cp", CP_USAGE, &sock_flag);
+    int opt = verb_socket_option(argc, argv, "cp", CP_USAGE, &sock_flag, NULL, NULL);
     if (opt)
         return opt < 0 ? 0 : opt;
     if (argc - optind != 2)

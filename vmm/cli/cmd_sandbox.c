@@ -251,12 +251,16 @@ int cmd_ls(int argc, char **argv)
 }
 
 /* A verb that does one request per sandbox id (rm, pause, resume): each
- * id it did is printed; the status of the last that failed, else 0. */
+ * id it did is printed; the status of the last that failed, else 0.
+ * flag, when not NULL, is one more option (--FLAG), which sends
+ * flag_body with each request. */
 static int each_id(int argc, char **argv, const char *verb, const char *help, const char *method,
-                   const char *suffix, json_t *body, int want)
+                   const char *suffix, int want, const char *flag, json_t *flag_body)
 {
     const char *sock_flag = NULL;
-    int opt = verb_socket_option(argc, argv, verb, help, &sock_flag);
+    bool flag_set = false;
+    int opt = verb_socket_option(argc, argv, verb, help, &sock_flag, flag, &flag_set);
+    json_t *body = flag_set ? flag_body : NULL;
     if (opt)
         return opt < 0 ? 0 : opt;
     if (optind >= argc)
@@ -288,34 +292,19 @@ int cmd_rm(int argc, char **argv)
 {
     return each_id(argc, argv, "rm", "usage: airlock rm [--socket PATH] ID...\n"
                    "Destroys each sandbox (paused ones too) and prints its id.\n",
-                   "DELETE", "", NULL, 204);
+                   "DELETE", "", 204, NULL, NULL);
 }
 
 int cmd_pause(int argc, char **argv)
 {
-    /* --no-memory among the options (before the first id): taken out
-     * here, the rest as every verb's. */
-    char *args[argc + 1];
-    int n = 0;
-    bool memory = true, ids = false;
-    for (int i = 0; i < argc; i++) {
-        ids = ids || (i > 0 && argv[i][0] != '-') || !strcmp(argv[i], "--");
-        if (!ids && !strcmp(argv[i], "--no-memory"))
-            memory = false;
-        else
-            args[n++] = argv[i];
-        if (!ids && !strcmp(argv[i], "--socket") && i + 1 < argc)
-            args[n++] = argv[++i]; /* its value is no id */
-    }
-    args[n] = NULL;
-    json_t *body = memory ? NULL : json_pack("{s:b}", "memory", 0);
-    int rc = each_id(n, args, "pause", "usage: airlock pause [--no-memory] [--socket PATH] ID...\n"
+    json_t *no_memory = json_pack("{s:b}", "memory", 0);
+    int rc = each_id(argc, argv, "pause", "usage: airlock pause [--no-memory] [--socket PATH] ID...\n"
                      "Saves each sandbox to the daemon's state folder and ends its VM; it keeps\n"
                      "its id, its files and its background commands, and prints its id.\n"
                      "--no-memory keeps its files only (synced first): it resumes by booting\n"
                      "afresh, without its processes (E2B's filesystem-only pause).\n",
-                     "POST", "/pause", body, 200);
-    json_decref(body);
+                     "POST", "/pause", 200, "no-memory", no_memory);
+    json_decref(no_memory);
     return rc;
 }
 
@@ -324,5 +313,5 @@ int cmd_resume(int argc, char **argv)
     return each_id(argc, argv, "resume", "usage: airlock resume [--socket PATH] ID...\n"
                    "Restores each paused sandbox where it was paused and prints its id (any\n"
                    "command or file request resumes one too).\n",
-                   "POST", "/resume", NULL, 200);
+                   "POST", "/resume", 200, NULL, NULL);
 }

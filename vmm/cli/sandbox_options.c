@@ -223,10 +223,11 @@ bool verb_id_ok(const char *id)
 }
 
 int verb_socket_option(int argc, char **argv, const char *verb, const char *usage,
-                       const char **sock_flag)
+                       const char **sock_flag, const char *flag, bool *flag_set)
 {
-    static const struct option opts[] = {
-        {"socket", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'}, {0},
+    const struct option opts[] = {
+        {"socket", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
+        {flag, no_argument, NULL, 'F'}, {0},
     };
     int c;
     optind = 0;
@@ -234,6 +235,7 @@ int verb_socket_option(int argc, char **argv, const char *verb, const char *usag
     while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
         switch (c) {
         case 'S': *sock_flag = optarg; break;
+        case 'F': *flag_set = true; break;
         case 'h': printf("%s", usage); return -1;
         case ':': return verb_fail("%s needs a value", argv[optind - 1]);
         default:

@@ -37,11 +37,12 @@ int sandbox_create_options(int argc, char **argv, const char *verb, const char *
 /* Prints "airlock: " and the message on stderr; returns 125. */
 int verb_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The options of a verb that takes only --socket PATH and --help: 0 with
- * optind at its first argument, -1 when --help printed usage, or 125
- * after a one-line error. */
+/* The options of a verb that takes only --socket PATH, --help and, when
+ * flag is not NULL, --FLAG (then *flag_set is true): 0 with optind at its
+ * first argument, -1 when --help printed usage, or 125 after a one-line
+ * error. */
 int verb_socket_option(int argc, char **argv, const char *verb, const char *usage,
-                       const char **sock_flag);
+                       const char **sock_flag, const char *flag, bool *flag_set);
 
 /* Whether id can be a sandbox id in a request path (the daemon says
  * whether there is such a sandbox): 1 to 64 bytes, none of "/?#% ". */

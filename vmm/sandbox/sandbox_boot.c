@@ -251,20 +251,27 @@ int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_b
     return http;
 }
 
+int sandbox_sync(struct sandbox *sb, char *why, size_t cap)
+{
+    int fd = vm_proc_dial(sb->sock); /* fails at once when the VM is gone */
+    if (fd < 0) {
+        snprintf(why, cap, "its agent does not answer: %s", strerror(-fd));
+        return fd;
+    }
+    int e = agent_sync(fd, AGENT_SYNC_WAIT_MS, why, cap);
+    close(fd);
+    return e;
+}
+
 /* A read-write volume's writes still in the guest's page cache reach its
  * file before the VM is stopped (SIGTERM ends it at once, no shutdown).
  * A guest that does not answer (wedged, or its agent killed) loses what
  * it had not written back; e2fsck repairs the rest at the next attach. */
 static void sync_volumes(struct sandbox *sb)
 {
-    if (!sb->volume_rw || sb->pid <= 0)
-        return;
-    int fd = vm_proc_dial(sb->sock); /* fails at once when the VM is gone */
-    if (fd < 0)
-        return;
     char why[256];
-    agent_sync(fd, AGENT_SYNC_WAIT_MS, why, sizeof(why));
-    close(fd);
+    if (sb->volume_rw && sb->pid > 0)
+        sandbox_sync(sb, why, sizeof(why));
 }
 
 void sandbox_vm_stop(struct sandbox *sb)

@@ -45,6 +45,11 @@ struct sandbox_boot_req {
 int sandbox_boot(const char *run_dir, struct sandbox *sb, const struct sandbox_boot_req *b,
                  char *err, size_t cap, const char **field);
 
+/* Asks sb's guest to write back what its file systems hold (the agent's
+ * SYNC, waiting AGENT_SYNC_WAIT_MS at most): 0 once it is on its disks,
+ * or -errno with one line in why (no VM or agent answering included). */
+int sandbox_sync(struct sandbox *sb, char *why, size_t cap);
+
 /* Stops sb's VM process (a pause: the folder stays). */
 void sandbox_vm_stop(struct sandbox *sb);
 

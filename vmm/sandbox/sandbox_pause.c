@@ -9,13 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/agent_client/agent_client.h"
 #include "vmm/agent_client/agent_conn.h"
 #include "vmm/sandbox/daemon_state.h"
 #include "vmm/sandbox/sandbox_boot.h"
 #include "vmm/sandbox/sandbox_record.h"
 #include "vmm/sandbox/vm_identity.h"
-#include "vmm/sandbox/vm_proc.h"
 #include "vmm/sandbox/snapshots.h"
 #include "vmm/snapshot/snapshot_dir.h"
 #include "vmm/util/rmtree.h"
@@ -30,26 +28,6 @@ static void state_folder(const struct api_server *srv, const struct sandbox *sb,
 const char *sandbox_state_name(const struct sandbox *sb)
 {
     return sb->state == SB_PAUSED ? "paused" : "running";
-}
-
-/* A pause without memory keeps what the guest has written back to its
- * disks: everything, once its file systems are synced.  0, or -1 with
- * err saying why not. */
-static int sync_guest(struct sandbox *sb, char *err, size_t cap)
-{
-    int fd = vm_proc_dial(sb->sock);
-    if (fd < 0) {
-        snprintf(err, cap, "sandbox %s: its agent does not answer (%s), so its files cannot be "
-                 "synced for a pause without memory", sb->id, strerror(-fd));
-        return -1;
-    }
-    char why[256];
-    int e = agent_sync(fd, AGENT_SYNC_WAIT_MS, why, sizeof(why));
-    close(fd);
-    if (e)
-        snprintf(err, cap, "sandbox %s: its files could not be synced for a pause without "
-                 "memory: %s", sb->id, why);
-    return e ? -1 : 0;
 }
 
 int sandbox_pause(struct api_server *srv, struct sandbox *sb, bool memory, char *err, size_t cap)
@@ -76,7 +54,12 @@ int sandbox_pause(struct api_server *srv, struct sandbox *sb, bool memory, char 
         sb->state = SB_PAUSED;
     }
     pthread_mutex_unlock(&srv->reg.lock);
-    if (!http && !memory && sync_guest(sb, err, cap)) {
+    /* A pause without memory keeps what the guest has written back to its
+     * disks: everything, once its file systems are synced. */
+    char why[256];
+    if (!http && !memory && sandbox_sync(sb, why, sizeof(why))) {
+        snprintf(err, cap, "sandbox %s: its files could not be synced for a pause without "
+                 "memory: %s", sb->id, why);
         pthread_mutex_lock(&srv->reg.lock);
         sb->state = SB_RUNNING; /* nothing was stopped */
         pthread_mutex_unlock(&srv->reg.lock);
